@@ -1,0 +1,113 @@
+# dcpi — continuous profiling infrastructure.  Plain make, pkg-config, no magic.
+#   make            build bin/dcpi and its command links
+#   make check      install build deps if missing, build, run the test suite
+#                   (plain, then ASan+UBSan, then a fuzz smoke run)
+#   make test       run the test suite on the current build only
+#   make asan       the suite under AddressSanitizer + UBSan (separate build dir)
+#   make fuzz       build the libFuzzer targets and smoke-run each
+#   make demo       profile a real workload into ./dcpidb and show the report
+#   make install    DESTDIR/prefix install
+
+prefix  ?= /usr/local
+bindir  ?= $(prefix)/bin
+mandir  ?= $(prefix)/share/man
+O       ?= build
+CC      ?= cc
+
+PKGS    := libelf libdw capstone zlib
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
+           -Wmissing-prototypes -Wvla -Wno-sign-compare
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude $(PKG_CFLAGS) \
+              -D_GNU_SOURCE -MMD -MP
+LDLIBS  := $(PKG_LIBS) -ldebuginfod -liberty -lm $(EXTRA_LDFLAGS)
+
+LIB_SRC   := $(sort $(wildcard lib/*.c))
+CMD_SRC   := $(sort $(wildcard src/*.c))
+UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+WL_SRC    := $(sort $(wildcard tests/workloads/*.c))
+LIB_OBJ   := $(LIB_SRC:%.c=$(O)/%.o)
+CMD_OBJ   := $(CMD_SRC:%.c=$(O)/%.o)
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
+
+# Every command is the one multi-call binary under its classic name.
+COMMANDS  := dcpid dcpictl dcpiepoch dcpiflush dcpiquit dcpicat dcpiprof dcpilist \
+             dcpitopcounts
+BIN       := bin/dcpi $(COMMANDS:%=bin/%)
+
+all: $(BIN) $(UNIT_BIN)
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(O)/libdcpi.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(O)/dcpi: $(CMD_OBJ) $(O)/libdcpi.a
+	$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJ) $(O)/libdcpi.a $(LDLIBS)
+
+bin/dcpi: $(O)/dcpi
+	@mkdir -p bin
+	cp $< $@
+
+$(COMMANDS:%=bin/%): bin/dcpi
+	ln -sf dcpi $@
+
+$(O)/tests/%: tests/unit/%.c $(O)/libdcpi.a tests/unit/tap.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(O)/libdcpi.a $(LDLIBS)
+
+# ---- tests -----------------------------------------------------------------
+test: all
+	O=$(O) tests/run
+
+deps:
+	scripts/install-deps
+
+check: deps
+	$(MAKE) all
+	scripts/check-all
+
+asan:
+	$(MAKE) O=build-asan CC=clang \
+	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  EXTRA_LDFLAGS="-fsanitize=address,undefined" \
+	  bin-asan
+	O=build-asan DCPI_BIN=build-asan/bin tests/run
+
+bin-asan: $(O)/dcpi $(UNIT_BIN)
+	@mkdir -p $(O)/bin
+	cp $(O)/dcpi $(O)/bin/dcpi
+	for c in $(COMMANDS); do ln -sf dcpi $(O)/bin/$$c; done
+
+FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
+build-fuzz/%: fuzz/%.c $(LIB_SRC)
+	@mkdir -p build-fuzz
+	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude $(PKG_CFLAGS) \
+	  -D_GNU_SOURCE -o $@ $< $(LIB_SRC) $(LDLIBS)
+fuzz: $(FUZZ_BIN)
+	scripts/fuzz-smoke $(FUZZ_BIN)
+
+demo: deps
+	$(MAKE) all
+	scripts/demo
+
+# ---- install ---------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 \
+	  $(DESTDIR)$(mandir)/man8
+	install -m 755 bin/dcpi $(DESTDIR)$(bindir)/dcpi
+	for c in $(COMMANDS); do ln -sf dcpi $(DESTDIR)$(bindir)/$$c; done
+	for m in man/*.[158]; do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(mandir)/man$$s/; done
+
+clean:
+	rm -rf build build-asan build-fuzz bin
+
+.PHONY: all test deps check asan bin-asan fuzz demo install clean
+-include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d)

@@ -1,0 +1,89 @@
+/* Messages and small option helpers for the commands: see cli.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dcpi/error.h"
+
+const char *cli_prog = "dcpi";
+
+static void vmsg(const char *kind, const char *fmt, va_list ap, const char *tail)
+{
+	fprintf(stderr, "%s: %s", cli_prog, kind);
+	vfprintf(stderr, fmt, ap);
+	if (tail && *tail)
+		fprintf(stderr, ": %s", tail);
+	fputc('\n', stderr);
+}
+
+void cli_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("error: ", fmt, ap, NULL);
+	va_end(ap);
+	exit(1);
+}
+
+void cli_die_lib(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("error: ", fmt, ap, dcpi_errmsg());
+	va_end(ap);
+	exit(1);
+}
+
+void cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap, NULL);
+	va_end(ap);
+	fprintf(stderr, "Try '%s --help'.\n", cli_prog);
+	exit(EXIT_USAGE);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap, NULL);
+	va_end(ap);
+}
+
+const char *cli_db(const char *db_opt)
+{
+	const char *env = getenv("DCPIDB");
+
+	if (db_opt && *db_opt)
+		return db_opt;
+	if (env && *env)
+		return env;
+	cli_usage_error("no database: give -db DIR or set DCPIDB");
+}
+
+unsigned long long cli_parse_count(const char *opt, const char *arg)
+{
+	unsigned long long v, mul = 1;
+	char *end;
+
+	errno = 0;
+	if (!arg || !*arg || *arg == '-')
+		cli_usage_error("-%s wants a non-negative number, not '%s'", opt, arg ? arg : "");
+	v = strtoull(arg, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		mul = 1000, end++;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1000000, end++;
+	if (errno || end == arg || *end || (mul > 1 && v > ~0ULL / mul))
+		cli_usage_error("-%s wants a non-negative number, not '%s'", opt, arg);
+	return v * mul;
+}

@@ -1,0 +1,32 @@
+/* What the commands share: messages, exit codes, the database option.
+ * Commands own every message and exit code; libdcpi returns errors.
+ * Exit codes: 0 success, 1 error, 2 usage error. */
+#ifndef DCPI_CLI_H
+#define DCPI_CLI_H
+
+#define EXIT_USAGE 2
+
+extern const char *cli_prog; /* the name the user typed: "dcpicat", "dcpi cat" */
+
+/* "dcpicat: error: <msg>" on stderr, exit 1. */
+_Noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same with libdcpi's last message appended: "dcpicat: error: <msg>: <errmsg>". */
+_Noreturn void cli_die_lib(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "dcpicat: <msg>" + "Try 'dcpicat --help'." on stderr, exit 2. */
+_Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The database directory: the -db argument if given, else $DCPIDB, else
+ * a usage error naming both. */
+const char *cli_db(const char *db_opt);
+
+/* Parse a non-negative integer option with optional K/M suffix; usage
+ * error naming the option on anything else. */
+unsigned long long cli_parse_count(const char *opt, const char *arg);
+
+/* The commands of the multi-call binary. */
+int cmd_dcpid(int argc, char **argv);
+int cmd_dcpictl(int argc, char **argv);
+int cmd_dcpicat(int argc, char **argv);
+
+#endif

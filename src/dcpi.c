@@ -1,0 +1,76 @@
+/* The multi-call binary: `dcpi prof ...` and `dcpiprof ...` are one thing.
+ * Dispatch on the name it was called by, as git and perf do. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "dcpid", cmd_dcpid, "the collection daemon: sample every CPU into a database" },
+	{ "dcpictl", cmd_dcpictl, "control a running dcpid: status, flush, epoch, quit" },
+	{ "dcpiepoch", cmd_dcpictl, "same as dcpictl epoch" },
+	{ "dcpiflush", cmd_dcpictl, "same as dcpictl flush" },
+	{ "dcpiquit", cmd_dcpictl, "same as dcpictl quit" },
+	{ "dcpicat", cmd_dcpicat, "print a profile file" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *lookup(const char *name)
+{
+	char full[64];
+
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	snprintf(full, sizeof(full), "dcpi%s", name); /* "dcpi prof" */
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, full))
+			return &commands[i];
+	return NULL;
+}
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: dcpi COMMAND [ARGS...]   (or call a command by its own name)\n\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nEach command has --help and a man page.\n");
+	return f == stdout ? 0 : EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	static char prog[80];
+	const char *base = strrchr(argv[0], '/');
+	const struct command *c;
+
+	base = base ? base + 1 : argv[0];
+	if (strcmp(base, "dcpi") != 0) {
+		c = lookup(base);
+		if (!c) {
+			fprintf(stderr, "dcpi: unknown command name '%s'\n", base);
+			return EXIT_USAGE;
+		}
+		cli_prog = c->name;
+		return c->fn(argc, argv);
+	}
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-help") || !strcmp(argv[1], "help"))
+		return usage(stdout);
+	c = lookup(argv[1]);
+	if (!c) {
+		fprintf(stderr, "dcpi: '%s' is not a dcpi command\n", argv[1]);
+		return usage(stderr);
+	}
+	snprintf(prog, sizeof(prog), "%s", c->name);
+	cli_prog = prog;
+	return c->fn(argc - 1, argv + 1);
+}
