@@ -1,0 +1,249 @@
+/* In-memory sample aggregation: see dcpi/agg.h.
+ * Open addressing with linear probing at most half full, in both levels. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/agg.h"
+#include "dcpi/error.h"
+
+struct bin {
+	int image;
+	int64_t pid;
+	size_t nrows, cap;      /* cap: a power of 2, 0 before the first add */
+	uint64_t *keys;         /* offset + 1; 0 = empty slot */
+	uint64_t *counts;       /* cap * nevents */
+};
+
+struct dcpi_agg {
+	unsigned nevents;
+	struct bin *bins;
+	size_t nbins, bins_cap;
+	size_t *index;          /* hash of (image, pid) -> bin + 1 */
+	size_t index_cap;
+	size_t last;            /* bin of the previous add: samples cluster */
+	size_t total_rows;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+struct dcpi_agg *dcpi_agg_new(unsigned nevents)
+{
+	struct dcpi_agg *a;
+
+	if (nevents == 0 || nevents > DCPI_MAX_EVENTS)
+		return NULL;
+	a = calloc(1, sizeof(*a));
+	if (a) {
+		a->nevents = nevents;
+		a->last = (size_t)-1;
+	}
+	return a;
+}
+
+static void bin_release(struct bin *b)
+{
+	free(b->keys);
+	free(b->counts);
+	memset(b, 0, sizeof(*b));
+}
+
+void dcpi_agg_clear(struct dcpi_agg *a)
+{
+	for (size_t i = 0; i < a->nbins; i++)
+		bin_release(&a->bins[i]);
+	a->nbins = 0;
+	a->total_rows = 0;
+	a->last = (size_t)-1;
+	if (a->index)
+		memset(a->index, 0, a->index_cap * sizeof(*a->index));
+}
+
+void dcpi_agg_free(struct dcpi_agg *a)
+{
+	if (!a)
+		return;
+	dcpi_agg_clear(a);
+	free(a->bins);
+	free(a->index);
+	free(a);
+}
+
+static size_t key_hash(int image, int64_t pid)
+{
+	return (size_t)mix((uint64_t)(uint32_t)image << 32 ^ (uint64_t)pid);
+}
+
+static int index_grow(struct dcpi_agg *a)
+{
+	size_t ncap = a->index_cap ? a->index_cap * 2 : 64;
+	size_t *ni = calloc(ncap, sizeof(*ni));
+
+	if (!ni)
+		return dcpi_error(ENOMEM, "out of memory");
+	for (size_t b = 0; b < a->nbins; b++) {
+		size_t h = key_hash(a->bins[b].image, a->bins[b].pid) & (ncap - 1);
+
+		while (ni[h])
+			h = (h + 1) & (ncap - 1);
+		ni[h] = b + 1;
+	}
+	free(a->index);
+	a->index = ni;
+	a->index_cap = ncap;
+	return 0;
+}
+
+static int find_bin(struct dcpi_agg *a, int image, int64_t pid, size_t *out)
+{
+	size_t h;
+	int err;
+
+	if (a->last != (size_t)-1 && a->bins[a->last].image == image && a->bins[a->last].pid == pid) {
+		*out = a->last;
+		return 0;
+	}
+	if ((a->nbins + 1) * 2 > a->index_cap && (err = index_grow(a)))
+		return err;
+	for (h = key_hash(image, pid) & (a->index_cap - 1); a->index[h];
+	     h = (h + 1) & (a->index_cap - 1)) {
+		struct bin *b = &a->bins[a->index[h] - 1];
+
+		if (b->image == image && b->pid == pid) {
+			*out = a->last = a->index[h] - 1;
+			return 0;
+		}
+	}
+	if (a->nbins == a->bins_cap) {
+		size_t ncap = a->bins_cap ? a->bins_cap * 2 : 32;
+		struct bin *nb = realloc(a->bins, ncap * sizeof(*nb));
+
+		if (!nb)
+			return dcpi_error(ENOMEM, "out of memory");
+		a->bins = nb;
+		a->bins_cap = ncap;
+	}
+	memset(&a->bins[a->nbins], 0, sizeof(a->bins[0]));
+	a->bins[a->nbins].image = image;
+	a->bins[a->nbins].pid = pid;
+	a->index[h] = a->nbins + 1;
+	*out = a->last = a->nbins++;
+	return 0;
+}
+
+static int bin_grow(struct bin *b, unsigned nevents)
+{
+	size_t ncap = b->cap ? b->cap * 2 : 64;
+	uint64_t *nk = calloc(ncap, sizeof(*nk));
+	uint64_t *nc = calloc(ncap * nevents, sizeof(*nc));
+
+	if (!nk || !nc) {
+		free(nk);
+		free(nc);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < b->cap; i++) {
+		size_t h;
+
+		if (!b->keys[i])
+			continue;
+		for (h = mix(b->keys[i]) & (ncap - 1); nk[h]; h = (h + 1) & (ncap - 1))
+			;
+		nk[h] = b->keys[i];
+		memcpy(&nc[h * nevents], &b->counts[i * nevents], nevents * sizeof(*nc));
+	}
+	free(b->keys);
+	free(b->counts);
+	b->keys = nk;
+	b->counts = nc;
+	b->cap = ncap;
+	return 0;
+}
+
+int dcpi_agg_add(struct dcpi_agg *a, int image, int64_t pid, uint64_t offset, unsigned ev,
+		 uint64_t n)
+{
+	uint64_t key = offset + 1; /* offset ~0 would collide with "empty": fold it */
+	struct bin *b;
+	size_t bi, h;
+	int err;
+
+	if (ev >= a->nevents)
+		return dcpi_error(EINVAL, "event %u out of range", ev);
+	if (key == 0)
+		key = 1;
+	err = find_bin(a, image, pid, &bi);
+	if (err)
+		return err;
+	b = &a->bins[bi];
+	if ((b->nrows + 1) * 2 > b->cap) {
+		if (a->total_rows >= DCPI_AGG_MAX_ROWS)
+			return dcpi_error(ENOSPC, "aggregation table full (%u rows)", DCPI_AGG_MAX_ROWS);
+		err = bin_grow(b, a->nevents);
+		if (err)
+			return err;
+	}
+	for (h = mix(key) & (b->cap - 1); b->keys[h] && b->keys[h] != key; h = (h + 1) & (b->cap - 1))
+		;
+	if (!b->keys[h]) {
+		b->keys[h] = key;
+		b->nrows++;
+		a->total_rows++;
+	}
+	b->counts[h * a->nevents + ev] += n;
+	return 0;
+}
+
+size_t dcpi_agg_nbins(const struct dcpi_agg *a)
+{
+	return a->nbins;
+}
+
+void dcpi_agg_bin_key(const struct dcpi_agg *a, size_t bin, int *image, int64_t *pid)
+{
+	*image = a->bins[bin].image;
+	*pid = a->bins[bin].pid;
+}
+
+size_t dcpi_agg_nrows(const struct dcpi_agg *a)
+{
+	return a->total_rows;
+}
+
+int dcpi_agg_bin_rows(const struct dcpi_agg *a, size_t bin, struct dcpi_profile *p)
+{
+	const struct bin *b = &a->bins[bin];
+	uint64_t *offs, *cnts;
+	size_t n = 0;
+	int err;
+
+	if (p->nevents != a->nevents)
+		return dcpi_error(EINVAL, "profile has %u events, aggregator %u", p->nevents,
+				  a->nevents);
+	offs = malloc((b->nrows ? b->nrows : 1) * sizeof(*offs));
+	cnts = malloc((b->nrows ? b->nrows : 1) * a->nevents * sizeof(*cnts));
+	if (!offs || !cnts) {
+		err = dcpi_error(ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < b->cap; i++) {
+		if (!b->keys[i])
+			continue;
+		offs[n] = b->keys[i] - 1;
+		memcpy(&cnts[n * a->nevents], &b->counts[i * a->nevents],
+		       a->nevents * sizeof(*cnts));
+		n++;
+	}
+	err = dcpi_profile_set_rows(p, n, offs, cnts);
+out:
+	free(offs);
+	free(cnts);
+	return err;
+}

@@ -1,0 +1,318 @@
+/* The database layout: epochs, platform directories, the writer lock.
+ * See dcpi/db.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dcpi/db.h"
+#include "dcpi/error.h"
+
+static int mkdir_p(const char *path, unsigned mode)
+{
+	char tmp[4096];
+	size_t n = strlen(path);
+
+	if (n == 0 || n >= sizeof(tmp))
+		return dcpi_error(ENAMETOOLONG, "%s: bad or too long path", path);
+	memcpy(tmp, path, n + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, mode) && errno != EEXIST)
+			return dcpi_error(errno, "%s: cannot create: %s", tmp, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) && errno != EEXIST)
+		return dcpi_error(errno, "%s: cannot create: %s", tmp, strerror(errno));
+	return 0;
+}
+
+int dcpi_db_init(const char *root, unsigned dirmode)
+{
+	struct stat st;
+	int err = mkdir_p(root, dirmode);
+
+	if (err)
+		return err;
+	if (stat(root, &st))
+		return dcpi_error(errno, "%s: %s", root, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return dcpi_error(ENOTDIR, "%s: not a directory", root);
+	return 0;
+}
+
+int dcpi_db_host(char *out, size_t len)
+{
+	char h[DCPI_HOST_MAX];
+
+	if (gethostname(h, sizeof(h) - 1))
+		snprintf(h, sizeof(h), "localhost");
+	h[sizeof(h) - 1] = 0;
+	if (!h[0])
+		snprintf(h, sizeof(h), "localhost");
+	for (char *p = h; *p; p++)
+		if (*p == '/' || (p == h && *p == '.'))
+			*p = '_';
+	if (strlen(h) >= len)
+		return dcpi_error(ENAMETOOLONG, "host name too long");
+	snprintf(out, len, "%s", h);
+	return 0;
+}
+
+int dcpi_db_path(char *out, size_t len, const char *root, const char *epoch,
+		 const char *host, const char *file)
+{
+	int n = snprintf(out, len, "%s%s%s%s%s%s%s", root,
+			 epoch ? "/" : "", epoch ? epoch : "",
+			 host ? "/" : "", host ? host : "",
+			 file ? "/" : "", file ? file : "");
+
+	if (n < 0 || (size_t)n >= len)
+		return dcpi_error(ENAMETOOLONG, "%s: path too long", root);
+	return 0;
+}
+
+int dcpi_db_is_epoch_name(const char *s)
+{
+	/* YYYYMMDDTHHMMSSZ, optionally -N */
+	static const char shape[] = "ddddddddTddddddZ";
+
+	for (size_t i = 0; i < sizeof(shape) - 1; i++) {
+		if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i])
+			return 0;
+	}
+	s += sizeof(shape) - 1;
+	if (!*s)
+		return 1;
+	if (*s++ != '-' || !*s)
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+int dcpi_db_epoch_create(const char *root, time_t t, unsigned dirmode,
+			 char name[DCPI_EPOCH_NAME_MAX])
+{
+	char base[DCPI_EPOCH_NAME_MAX], path[4096];
+	struct tm tm;
+	int err;
+
+	gmtime_r(&t, &tm);
+	strftime(base, sizeof(base), "%Y%m%dT%H%M%SZ", &tm);
+	/* Bounded: a thousand epochs in one second means something is wrong. */
+	for (int i = 1; i < 1000; i++) {
+		if (i == 1)
+			snprintf(name, DCPI_EPOCH_NAME_MAX, "%.20s", base);
+		else
+			snprintf(name, DCPI_EPOCH_NAME_MAX, "%.20s-%d", base, i);
+		err = dcpi_db_path(path, sizeof(path), root, name, NULL, NULL);
+		if (err)
+			return err;
+		if (mkdir(path, dirmode) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return dcpi_error(errno, "%s: cannot create epoch: %s", path, strerror(errno));
+	}
+	return dcpi_error(EEXIST, "%s: too many epochs named %s", root, base);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	size_t lx = strlen(x), ly = strlen(y);
+
+	/* Epoch "X-10" sorts after "X-9": compare suffix numbers by length. */
+	if (lx != ly && !strncmp(x, y, 16) && dcpi_db_is_epoch_name(x) && dcpi_db_is_epoch_name(y))
+		return lx < ly ? -1 : 1;
+	return strcmp(x, y);
+}
+
+void dcpi_db_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* List the entries of dir accepted by want(), sorted.  With prefix, each
+ * name is returned as "dir/name". */
+static int list_dir(const char *dir, int (*want)(const char *dir, const struct dirent *),
+		    int full, char ***out, size_t *nout)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	if (!d)
+		return dcpi_error(errno, "%s: %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		char *s;
+
+		if (!want(dir, de))
+			continue;
+		if (n == cap) {
+			char **nv;
+
+			cap = cap ? cap * 2 : 16;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				err = dcpi_error(ENOMEM, "out of memory listing %s", dir);
+				goto out;
+			}
+			v = nv;
+		}
+		if (full ? asprintf(&s, "%s/%s", dir, de->d_name) < 0
+			 : !(s = strdup(de->d_name))) {
+			err = dcpi_error(ENOMEM, "out of memory listing %s", dir);
+			goto out;
+		}
+		v[n++] = s;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+out:
+	closedir(d);
+	if (err) {
+		dcpi_db_names_free(v, n);
+		return err;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+static int is_subdir(const char *dir, const struct dirent *de)
+{
+	char p[4096];
+	struct stat st;
+
+	if (de->d_name[0] == '.')
+		return 0;
+	if (de->d_type == DT_DIR)
+		return 1;
+	if (de->d_type != DT_UNKNOWN)
+		return 0;
+	snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+	return !stat(p, &st) && S_ISDIR(st.st_mode);
+}
+
+static int is_epoch_dir(const char *dir, const struct dirent *de)
+{
+	return dcpi_db_is_epoch_name(de->d_name) && is_subdir(dir, de);
+}
+
+static int is_profile(const char *dir, const struct dirent *de)
+{
+	size_t n = strlen(de->d_name);
+
+	(void)dir;
+	return de->d_name[0] != '.' && n > 5 && !strcmp(de->d_name + n - 5, ".prof");
+}
+
+int dcpi_db_epochs(const char *root, char ***names, size_t *n)
+{
+	return list_dir(root, is_epoch_dir, 0, names, n);
+}
+
+int dcpi_db_epoch_latest(const char *root, char name[DCPI_EPOCH_NAME_MAX])
+{
+	char **v;
+	size_t n;
+	int err = dcpi_db_epochs(root, &v, &n);
+
+	if (err)
+		return err;
+	if (n == 0) {
+		free(v);
+		return dcpi_error(ENOENT, "%s: no epochs in this database", root);
+	}
+	snprintf(name, DCPI_EPOCH_NAME_MAX, "%s", v[n - 1]);
+	dcpi_db_names_free(v, n);
+	return 0;
+}
+
+int dcpi_db_hosts(const char *root, const char *epoch, char ***names, size_t *n)
+{
+	char p[4096];
+	int err = dcpi_db_path(p, sizeof(p), root, epoch, NULL, NULL);
+
+	return err ? err : list_dir(p, is_subdir, 0, names, n);
+}
+
+int dcpi_db_profiles(const char *platdir, char ***paths, size_t *n)
+{
+	return list_dir(platdir, is_profile, 1, paths, n);
+}
+
+static int lock_path(char *out, size_t len, const char *root, const char *host)
+{
+	char f[DCPI_HOST_MAX + 16];
+
+	snprintf(f, sizeof(f), ".dcpid-%s.lock", host);
+	return dcpi_db_path(out, len, root, NULL, NULL, f);
+}
+
+int dcpi_db_lock_holder(const char *root, const char *host)
+{
+	char p[4096], buf[32] = "";
+	int fd, pid = 0;
+	ssize_t r;
+
+	if (lock_path(p, sizeof(p), root, host))
+		return 0;
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) { /* nobody holds it */
+		close(fd);
+		return 0;
+	}
+	r = read(fd, buf, sizeof(buf) - 1);
+	if (r > 0) {
+		buf[r] = 0;
+		pid = atoi(buf);
+	}
+	close(fd);
+	return pid > 0 ? pid : -1;
+}
+
+int dcpi_db_lock(const char *root, const char *host, int *out)
+{
+	char p[4096], pid[32];
+	int fd, err, holder;
+
+	err = lock_path(p, sizeof(p), root, host);
+	if (err)
+		return err;
+	fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return dcpi_error(errno, "%s: %s", p, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		err = errno;
+		close(fd);
+		if (err != EWOULDBLOCK)
+			return dcpi_error(err, "%s: cannot lock: %s", p, strerror(err));
+		holder = dcpi_db_lock_holder(root, host);
+		return dcpi_error(EBUSY, "another dcpid (pid %d) is already running on %s for host %s",
+				  holder, root, host);
+	}
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, strlen(pid), 0) < 0) {
+		err = dcpi_error(errno, "%s: %s", p, strerror(errno));
+		close(fd);
+		return err;
+	}
+	*out = fd;
+	return 0;
+}

@@ -1,0 +1,198 @@
+/* Decoding perf ring-buffer records.  The layouts follow the sample_type
+ * the sampler asks for: IDENTIFIER | IP | TID | TIME, with sample_id_all,
+ * so every side-band record ends in {pid, tid, time, identifier}.
+ * The kernel writes these, but a bug or a future layout must give an
+ * error, not a read past the record: every field is bounds-checked. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <string.h>
+
+#include "dcpi/error.h"
+#include "dcpi/sampler.h"
+
+#define TRAILER 24 /* pid, tid (2 x u32), time (u64), identifier (u64) */
+
+struct rd {
+	const uint8_t *p;
+	size_t len, pos;
+};
+
+static int rd_u64(struct rd *r, uint64_t *v)
+{
+	if (8 > r->len - r->pos)
+		return -1;
+	memcpy(v, r->p + r->pos, 8);
+	r->pos += 8;
+	return 0;
+}
+
+static int rd_u32(struct rd *r, uint32_t *v)
+{
+	if (4 > r->len - r->pos)
+		return -1;
+	memcpy(v, r->p + r->pos, 4);
+	r->pos += 4;
+	return 0;
+}
+
+static int trailer(const uint8_t *p, size_t len, struct dcpi_record *out)
+{
+	struct rd r = { p, len, 0 };
+	uint32_t pid, tid;
+
+	if (len < sizeof(struct perf_event_header) + TRAILER)
+		return -1;
+	r.pos = len - TRAILER;
+	rd_u32(&r, &pid);
+	rd_u32(&r, &tid);
+	rd_u64(&r, &out->time);
+	rd_u64(&r, &out->id);
+	out->pid = (int32_t)pid;
+	out->tid = (int32_t)tid;
+	return 0;
+}
+
+/* A NUL-terminated string starting at pos and ending before the trailer. */
+static const char *rd_str(struct rd *r, size_t end)
+{
+	const char *s = (const char *)r->p + r->pos;
+
+	if (r->pos >= end || !memchr(s, 0, end - r->pos))
+		return NULL;
+	return s;
+}
+
+static int decode_sample(struct rd *r, struct dcpi_record *out)
+{
+	uint32_t pid, tid;
+
+	if (rd_u64(r, &out->id) || rd_u64(r, &out->ip) || rd_u32(r, &pid) ||
+	    rd_u32(r, &tid) || rd_u64(r, &out->time))
+		return -1;
+	out->pid = (int32_t)pid;
+	out->tid = (int32_t)tid;
+	return 0;
+}
+
+static int decode_mmap2(struct rd *r, struct dcpi_record *out, size_t end)
+{
+	struct dcpi_mmap_event *m = &out->mmap;
+	uint32_t pid, tid, maj, min, prot, flags;
+	uint64_t ino, gen;
+
+	if (rd_u32(r, &pid) || rd_u32(r, &tid) || rd_u64(r, &m->start) || rd_u64(r, &m->len) ||
+	    rd_u64(r, &m->pgoff))
+		return -1;
+	if (out->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		uint8_t n;
+
+		if (r->len - r->pos < 24)
+			return -1;
+		n = r->p[r->pos];
+		if (n > 20)
+			return -1;
+		m->build_id = r->p + r->pos + 4;
+		m->build_id_len = n;
+		r->pos += 24;
+		maj = min = 0;
+		ino = 0;
+	} else {
+		if (rd_u32(r, &maj) || rd_u32(r, &min) || rd_u64(r, &ino) || rd_u64(r, &gen))
+			return -1;
+		m->build_id = NULL;
+		m->build_id_len = 0;
+	}
+	if (rd_u32(r, &prot) || rd_u32(r, &flags))
+		return -1;
+	m->pid = (int32_t)pid;
+	m->tid = (int32_t)tid;
+	m->maj = maj;
+	m->min = min;
+	m->ino = ino;
+	m->prot = prot;
+	m->flags = flags;
+	m->path = rd_str(r, end);
+	return m->path ? 0 : -1;
+}
+
+static int decode_task(struct rd *r, struct dcpi_record *out)
+{
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t t;
+
+	if (rd_u32(r, &pid) || rd_u32(r, &ppid) || rd_u32(r, &tid) || rd_u32(r, &ptid) ||
+	    rd_u64(r, &t))
+		return -1;
+	out->pid = (int32_t)pid;
+	out->ppid = (int32_t)ppid;
+	out->tid = (int32_t)tid;
+	out->ptid = (int32_t)ptid;
+	out->time = t;
+	return 0;
+}
+
+int dcpi_record_decode(const void *raw, size_t len, struct dcpi_record *out)
+{
+	const struct perf_event_header *h = raw;
+	struct rd r = { raw, len, sizeof(*h) };
+	size_t end = len - TRAILER;
+	uint64_t skip;
+	int bad = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (len < sizeof(*h) || h->size != len)
+		return dcpi_error(EBADMSG, "perf record of %zu bytes with header size %u", len,
+				  len >= sizeof(*h) ? h->size : 0);
+	out->type = h->type;
+	out->misc = h->misc;
+	if (h->type == PERF_RECORD_SAMPLE)
+		bad = decode_sample(&r, out);
+	else if (trailer(raw, len, out))
+		bad = 1;
+	else switch (h->type) {
+	case PERF_RECORD_MMAP2:
+		bad = decode_mmap2(&r, out, end);
+		break;
+	case PERF_RECORD_COMM: {
+		uint32_t pid, tid;
+
+		bad = rd_u32(&r, &pid) || rd_u32(&r, &tid) || !(out->comm = rd_str(&r, end));
+		out->pid = (int32_t)pid;
+		out->tid = (int32_t)tid;
+		out->exec = !!(h->misc & PERF_RECORD_MISC_COMM_EXEC);
+		break;
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		bad = decode_task(&r, out);
+		break;
+	case PERF_RECORD_LOST:
+		bad = rd_u64(&r, &skip) || rd_u64(&r, &out->lost);
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		bad = rd_u64(&r, &out->lost);
+		break;
+	default:
+		break; /* THROTTLE etc.: the header and trailer are all we need */
+	}
+	if (bad)
+		return dcpi_error(EBADMSG, "malformed perf record of type %u (%zu bytes)", h->type,
+				  len);
+	return 0;
+}
+
+uint64_t dcpi_record_time(const void *raw, size_t len)
+{
+	struct dcpi_record r;
+
+	if (len < sizeof(struct perf_event_header))
+		return 0;
+	if (((const struct perf_event_header *)raw)->type == PERF_RECORD_SAMPLE) {
+		struct rd rr = { raw, len, sizeof(struct perf_event_header) + 8 + 8 + 8 };
+		uint64_t t = 0;
+
+		return rd_u64(&rr, &t) ? 0 : t;
+	}
+	memset(&r, 0, sizeof(r));
+	return trailer(raw, len, &r) ? 0 : r.time;
+}

@@ -1,0 +1,172 @@
+/* The epoch statistics file (epoch.stats): plain "key value" lines so a
+ * person can read it and the tools can show it.  See dcpi/db.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/buf.h"
+#include "dcpi/db.h"
+#include "dcpi/error.h"
+
+#define STATS_MAX (1 << 20) /* a stats file is a few hundred bytes */
+
+int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsigned mode)
+{
+	struct dcpi_buf b = DCPI_BUF_INIT;
+	int err;
+
+	err = dcpi_buf_printf(&b,
+		"# dcpi epoch statistics\n"
+		"epoch %s\nplatform %s\nstart %" PRId64 "\nupdated %" PRId64 "\n"
+		"cpus %u\nsamples %" PRIu64 "\nlost %" PRIu64 "\nthrottled %" PRIu64 "\n"
+		"unknown %" PRIu64 "\nkernel %" PRIu64 "\nimages %" PRIu64 "\n",
+		st->epoch, st->platform, st->start, st->updated, st->ncpus, st->samples,
+		st->lost, st->throttled, st->unknown, st->kernel, st->images);
+	for (uint32_t i = 0; !err && i < st->nevents && i < DCPI_MAX_EVENTS; i++) {
+		const struct dcpi_stats_event *e = &st->ev[i];
+
+		err = dcpi_buf_printf(&b, "event %s period %" PRIu64 " samples %" PRIu64
+				      " enabled %" PRIu64 " running %" PRIu64 "\n",
+				      e->name, e->period, e->samples, e->time_enabled,
+				      e->time_running);
+	}
+	if (!err)
+		err = dcpi_write_file_atomic(path, b.data, b.len, mode);
+	dcpi_buf_release(&b);
+	return err;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+static int parse_event(char *rest, struct dcpi_epoch_stats *st)
+{
+	struct dcpi_stats_event *e;
+	char *save = NULL, *name = strtok_r(rest, " ", &save), *k, *v;
+
+	if (!name || strlen(name) >= sizeof(e->name))
+		return -1;
+	if (st->nevents >= DCPI_MAX_EVENTS)
+		return -1;
+	e = &st->ev[st->nevents];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	while ((k = strtok_r(NULL, " ", &save)) && (v = strtok_r(NULL, " ", &save))) {
+		uint64_t x;
+
+		if (parse_u64(v, &x))
+			return -1;
+		if (!strcmp(k, "period"))
+			e->period = x;
+		else if (!strcmp(k, "samples"))
+			e->samples = x;
+		else if (!strcmp(k, "enabled"))
+			e->time_enabled = x;
+		else if (!strcmp(k, "running"))
+			e->time_running = x;
+	}
+	if (k) /* a key without a value */
+		return -1;
+	st->nevents++;
+	return 0;
+}
+
+static int parse_line(char *line, struct dcpi_epoch_stats *st)
+{
+	static const struct { const char *key; size_t off; } u64s[] = {
+		{ "samples", offsetof(struct dcpi_epoch_stats, samples) },
+		{ "lost", offsetof(struct dcpi_epoch_stats, lost) },
+		{ "throttled", offsetof(struct dcpi_epoch_stats, throttled) },
+		{ "unknown", offsetof(struct dcpi_epoch_stats, unknown) },
+		{ "kernel", offsetof(struct dcpi_epoch_stats, kernel) },
+		{ "images", offsetof(struct dcpi_epoch_stats, images) },
+	};
+	char *val = strchr(line, ' ');
+	uint64_t x;
+
+	if (!val)
+		return -1;
+	*val++ = 0;
+	if (!strcmp(line, "event"))
+		return parse_event(val, st);
+	if (!strcmp(line, "epoch"))
+		return strlen(val) < sizeof(st->epoch) ? (snprintf(st->epoch, sizeof(st->epoch), "%s", val), 0) : -1;
+	if (!strcmp(line, "platform"))
+		return strlen(val) < sizeof(st->platform) ? (snprintf(st->platform, sizeof(st->platform), "%s", val), 0) : -1;
+	for (size_t i = 0; i < sizeof(u64s) / sizeof(u64s[0]); i++)
+		if (!strcmp(line, u64s[i].key))
+			return parse_u64(val, (uint64_t *)((char *)st + u64s[i].off));
+	if (!strcmp(line, "start") || !strcmp(line, "updated") || !strcmp(line, "cpus")) {
+		if (parse_u64(val, &x) || x > INT64_MAX)
+			return -1;
+		if (line[0] == 's')
+			st->start = (int64_t)x;
+		else if (line[0] == 'u')
+			st->updated = (int64_t)x;
+		else
+			st->ncpus = x > UINT32_MAX ? UINT32_MAX : (uint32_t)x;
+		return 0;
+	}
+	return 0; /* unknown key: a newer writer; ignore */
+}
+
+int dcpi_stats_parse(const char *text, size_t len, struct dcpi_epoch_stats *st)
+{
+	char *copy, *line, *save = NULL;
+	unsigned lineno = 0;
+	int err = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (len > STATS_MAX)
+		return dcpi_error(EFBIG, "statistics larger than %d bytes", STATS_MAX);
+	copy = malloc(len + 1);
+	if (!copy)
+		return dcpi_error(ENOMEM, "out of memory");
+	memcpy(copy, text, len);
+	copy[len] = 0;
+	if (strlen(copy) != len) {
+		free(copy);
+		return dcpi_error(EBADMSG, "NUL byte in statistics");
+	}
+	/* strtok_r skips empty lines, so count lines separately for messages */
+	for (line = copy; line && !err; line = save) {
+		char *nl = strchr(line, '\n');
+
+		save = nl ? nl + 1 : NULL;
+		if (nl)
+			*nl = 0;
+		lineno++;
+		if (!*line || *line == '#')
+			continue;
+		if (parse_line(line, st))
+			err = dcpi_error(EBADMSG, "line %u: malformed", lineno);
+	}
+	free(copy);
+	return err;
+}
+
+int dcpi_stats_read(const char *path, struct dcpi_epoch_stats *st)
+{
+	uint8_t *data;
+	size_t len;
+	int err = dcpi_read_file(path, STATS_MAX, &data, &len);
+
+	if (err)
+		return err;
+	err = dcpi_stats_parse((const char *)data, len, st);
+	free(data);
+	if (err)
+		return dcpi_error_prefix(err, "%s", path);
+	return 0;
+}
