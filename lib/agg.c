@@ -212,6 +212,22 @@ void dcpi_agg_bin_key(const struct dcpi_agg *a, size_t bin, int *image, int64_t 
 	*pid = a->bins[bin].pid;
 }
 
+size_t dcpi_agg_bin_nrows(const struct dcpi_agg *a, size_t bin)
+{
+	return a->bins[bin].nrows;
+}
+
+void dcpi_agg_bin_clear(struct dcpi_agg *a, size_t bin)
+{
+	struct bin *b = &a->bins[bin];
+
+	a->total_rows -= b->nrows;
+	free(b->keys);
+	free(b->counts);
+	b->keys = b->counts = NULL;
+	b->nrows = b->cap = 0;
+}
+
 size_t dcpi_agg_nrows(const struct dcpi_agg *a)
 {
 	return a->total_rows;

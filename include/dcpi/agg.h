@@ -33,6 +33,10 @@ void dcpi_agg_bin_key(const struct dcpi_agg *a, size_t bin, int *image, int64_t 
  * aggregator's and its identity fields are left alone. */
 int dcpi_agg_bin_rows(const struct dcpi_agg *a, size_t bin, struct dcpi_profile *p);
 
+/* Rows in one bin; forget one bin's counts (after writing it). */
+size_t dcpi_agg_bin_nrows(const struct dcpi_agg *a, size_t bin);
+void dcpi_agg_bin_clear(struct dcpi_agg *a, size_t bin);
+
 /* Forget every count (after a merge). */
 void dcpi_agg_clear(struct dcpi_agg *a);
 /* Distinct rows held now, across bins. */

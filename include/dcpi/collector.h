@@ -1,0 +1,70 @@
+/* The collector: the daemon's engine, without the daemon.  It takes raw
+ * perf records (or decoded ones, in tests), puts them in time order,
+ * attributes samples to images through the loadmap, aggregates them, and
+ * merges the aggregate into a platform directory of the database.
+ *
+ * Records of different CPUs reach us out of order (each CPU has its own
+ * ring), and a process's exit read from one ring may precede its last
+ * samples read from another.  So raw records are queued and processed in
+ * timestamp order up to a horizon the caller gives (the time it started
+ * draining, minus a little): everything before it is already in the
+ * rings, so nothing read later can precede it.
+ */
+#ifndef DCPI_COLLECTOR_H
+#define DCPI_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/db.h"
+#include "dcpi/event.h"
+#include "dcpi/loadmap.h"
+#include "dcpi/sampler.h"
+
+struct dcpi_collector_opts {
+	const struct dcpi_eventlist *events;
+	const char *procroot;          /* "/proc" */
+	const char *host;              /* platform name */
+	const char *const *bypid;      /* images profiled per process */
+	size_t nbypid;
+	int unknown_per_pid;           /* -unknown */
+	unsigned filemode;             /* of profile files: 0600 */
+	/* (pid, ip) of every sample; for a debugging log (-logmaps) */
+	void (*on_unknown)(void *arg, int32_t pid, uint64_t ip, int kernel);
+	void *arg;
+};
+
+struct dcpi_collector;
+
+int dcpi_collector_new(const struct dcpi_collector_opts *o, struct dcpi_collector **out);
+void dcpi_collector_free(struct dcpi_collector *c);
+struct dcpi_loadmap *dcpi_collector_loadmap(struct dcpi_collector *c);
+
+/* Queue a raw record (copied). */
+int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len);
+/* Process queued records with time <= horizon, oldest first.  event_of
+ * maps a record id to an event index (the sampler's). */
+int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
+			   int (*event_of)(const void *arg, uint64_t id), const void *arg);
+/* Process one decoded record now (tests feed synthetic streams here); ev
+ * is the event index of a sample. */
+int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, int ev);
+
+/* The running statistics of the current epoch (writable: the daemon sets
+ * epoch, start, times; the collector counts samples and losses). */
+struct dcpi_epoch_stats *dcpi_collector_stats(struct dcpi_collector *c);
+/* Samples aggregated in memory, not yet merged. */
+uint64_t dcpi_collector_pending(const struct dcpi_collector *c);
+
+/* Merge everything aggregated into platdir (profiles, epoch.stats), then
+ * clear the aggregate.  A corrupt existing profile is kept aside as
+ * NAME.prof.corrupt and a fresh one written: nothing is silently lost. */
+int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir);
+
+/* The file name of a profile (no directory): NAME-HASH.prof for an
+ * image, with _HOSTPID for a per-process one; unknown@HOST.prof, and
+ * HOSTPID@0xREGION.prof for per-process unknown regions. */
+int dcpi_profile_filename(const struct dcpi_image *img, int64_t pid, const char *host,
+			  char *out, size_t len);
+
+#endif

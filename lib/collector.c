@@ -1,0 +1,470 @@
+/* The collector: ordering, attribution, aggregation, merge.  See
+ * dcpi/collector.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcpi/agg.h"
+#include "dcpi/buf.h"
+#include "dcpi/collector.h"
+#include "dcpi/error.h"
+
+#define QUEUE_MAX_BYTES (64u << 20) /* past this, process without waiting */
+#define REGION_SHIFT 20             /* -unknown groups by 1 MB regions */
+
+struct qent {
+	uint64_t time;
+	uint64_t seq;                /* ties keep ring order */
+	size_t off;
+	uint32_t len;
+};
+
+struct dcpi_collector {
+	struct dcpi_collector_opts o;
+	struct dcpi_eventlist events;
+	struct dcpi_loadmap *lm;
+	struct dcpi_agg *agg;
+	struct dcpi_buf arena;       /* raw records queued */
+	struct qent *q;
+	size_t nq, qcap;
+	uint64_t seq;
+	uint64_t pending;
+	int unknown_image;           /* the shared unknown@host pseudo-image */
+	int *bypid_cache;            /* per image: -1 untested, 0 no, 1 yes */
+	size_t bypid_cache_len;
+	struct dcpi_epoch_stats stats;
+};
+
+int dcpi_collector_new(const struct dcpi_collector_opts *o, struct dcpi_collector **out)
+{
+	struct dcpi_collector *c = calloc(1, sizeof(*c));
+	struct dcpi_image unk = { .path = "[unknown]", .kind = DCPI_IMAGE_UNKNOWN };
+	int err;
+
+	if (!c)
+		return dcpi_error(ENOMEM, "out of memory");
+	c->o = *o;
+	c->events = *o->events;
+	c->lm = dcpi_loadmap_new(o->procroot ? o->procroot : "/proc");
+	c->agg = dcpi_agg_new(c->events.n);
+	if (!c->lm || !c->agg) {
+		err = dcpi_error(ENOMEM, "out of memory");
+		goto fail;
+	}
+	c->unknown_image = dcpi_loadmap_intern(c->lm, &unk);
+	if (c->unknown_image < 0) {
+		err = c->unknown_image;
+		goto fail;
+	}
+	c->stats.nevents = c->events.n;
+	for (unsigned i = 0; i < c->events.n; i++) {
+		snprintf(c->stats.ev[i].name, sizeof(c->stats.ev[i].name), "%s", c->events.ev[i].name);
+		c->stats.ev[i].period = c->events.ev[i].period;
+	}
+	snprintf(c->stats.platform, sizeof(c->stats.platform), "%s", o->host ? o->host : "");
+	*out = c;
+	return 0;
+fail:
+	dcpi_collector_free(c);
+	return err;
+}
+
+void dcpi_collector_free(struct dcpi_collector *c)
+{
+	if (!c)
+		return;
+	if (c->lm)
+		dcpi_loadmap_free(c->lm);
+	dcpi_agg_free(c->agg);
+	dcpi_buf_release(&c->arena);
+	free(c->q);
+	free(c->bypid_cache);
+	free(c);
+}
+
+struct dcpi_loadmap *dcpi_collector_loadmap(struct dcpi_collector *c)
+{
+	return c->lm;
+}
+
+struct dcpi_epoch_stats *dcpi_collector_stats(struct dcpi_collector *c)
+{
+	return &c->stats;
+}
+
+uint64_t dcpi_collector_pending(const struct dcpi_collector *c)
+{
+	return c->pending;
+}
+
+/* ---- attribution -------------------------------------------------------- */
+
+static int path_matches(const char *path, const char *want)
+{
+	const char *base = strrchr(path, '/');
+
+	return !strcmp(path, want) || (base && !strcmp(base + 1, want));
+}
+
+/* Whether image idx is one the user asked to profile per process. */
+static int is_bypid(struct dcpi_collector *c, int idx)
+{
+	const struct dcpi_image *img;
+	int yes = 0;
+
+	if (c->o.nbypid == 0 || idx < 0)
+		return 0;
+	if ((size_t)idx >= c->bypid_cache_len) {
+		size_t n = (size_t)idx * 2 + 64;
+		int *nc = realloc(c->bypid_cache, n * sizeof(*nc));
+
+		if (!nc)
+			return 0;
+		for (size_t i = c->bypid_cache_len; i < n; i++)
+			nc[i] = -1;
+		c->bypid_cache = nc;
+		c->bypid_cache_len = n;
+	}
+	if (c->bypid_cache[idx] >= 0)
+		return c->bypid_cache[idx];
+	img = dcpi_loadmap_image(c->lm, idx);
+	for (size_t i = 0; img && i < c->o.nbypid && !yes; i++)
+		yes = path_matches(img->path, c->o.bypid[i]);
+	c->bypid_cache[idx] = yes;
+	return yes;
+}
+
+static int unknown_region_image(struct dcpi_collector *c, uint64_t ip)
+{
+	char path[64];
+	uint64_t region = ip >> REGION_SHIFT << REGION_SHIFT;
+	struct dcpi_image t = { .path = path, .kind = DCPI_IMAGE_UNKNOWN, .text_start = region,
+				.text_size = 1u << REGION_SHIFT };
+
+	snprintf(path, sizeof(path), "[unknown 0x%" PRIx64 "]", region);
+	return dcpi_loadmap_intern(c->lm, &t);
+}
+
+static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, int ev)
+{
+	int kernel = (r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	uint64_t off;
+	int64_t pid = -1;
+	int idx, err;
+
+	if (ev < 0 || (unsigned)ev >= c->events.n)
+		return 0; /* not one of ours: cannot happen with our own rings */
+	c->stats.samples++;
+	c->stats.ev[ev].samples++;
+	if (kernel)
+		c->stats.kernel++;
+	idx = dcpi_loadmap_resolve(c->lm, r->pid, r->ip, kernel, &off);
+	if (idx < 0) {
+		c->stats.unknown++;
+		if (c->o.on_unknown)
+			c->o.on_unknown(c->o.arg, r->pid, r->ip, kernel);
+		if (c->o.unknown_per_pid && r->pid > 0) {
+			idx = unknown_region_image(c, r->ip);
+			if (idx < 0)
+				return idx;
+			pid = r->pid;
+			off = r->ip - (r->ip >> REGION_SHIFT << REGION_SHIFT);
+		} else {
+			idx = c->unknown_image;
+			off = r->ip;
+		}
+	} else if (is_bypid(c, idx)) {
+		pid = r->pid;
+	}
+	err = dcpi_agg_add(c->agg, idx, pid, off, (unsigned)ev, 1);
+	if (err == -ENOSPC) {
+		c->stats.lost++; /* counted, never silent */
+		return 0;
+	}
+	if (!err)
+		c->pending++;
+	return err;
+}
+
+int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, int ev)
+{
+	switch (r->type) {
+	case PERF_RECORD_SAMPLE:
+		return count_sample(c, r, ev);
+	case PERF_RECORD_MMAP2:
+		return dcpi_loadmap_mmap(c->lm, &r->mmap);
+	case PERF_RECORD_COMM:
+		return r->exec ? dcpi_loadmap_exec(c->lm, r->pid) : 0;
+	case PERF_RECORD_FORK:
+		return dcpi_loadmap_fork(c->lm, r->pid, r->ppid);
+	case PERF_RECORD_EXIT:
+		return r->pid == r->tid ? dcpi_loadmap_exit(c->lm, r->pid) : 0;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		c->stats.lost += r->lost;
+		return 0;
+	case PERF_RECORD_THROTTLE:
+		c->stats.throttled++;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- ordering ----------------------------------------------------------- */
+
+int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len)
+{
+	size_t off = c->arena.len;
+	int err;
+
+	if (c->nq == c->qcap) {
+		size_t ncap = c->qcap ? c->qcap * 2 : 4096;
+		struct qent *nq = realloc(c->q, ncap * sizeof(*nq));
+
+		if (!nq)
+			return dcpi_error(ENOMEM, "out of memory queueing records");
+		c->q = nq;
+		c->qcap = ncap;
+	}
+	err = dcpi_buf_put(&c->arena, raw, len);
+	if (err)
+		return err;
+	c->q[c->nq++] = (struct qent){ dcpi_record_time(raw, len), c->seq++, off, (uint32_t)len };
+	return 0;
+}
+
+static int cmp_qent(const void *a, const void *b)
+{
+	const struct qent *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
+			   int (*event_of)(const void *arg, uint64_t id), const void *arg)
+{
+	struct dcpi_buf rest = DCPI_BUF_INIT;
+	size_t i, keep = 0;
+	int err = 0;
+
+	if (c->arena.len > QUEUE_MAX_BYTES)
+		horizon = UINT64_MAX; /* bounded memory beats perfect order */
+	qsort(c->q, c->nq, sizeof(*c->q), cmp_qent);
+	for (i = 0; i < c->nq && c->q[i].time <= horizon; i++) {
+		struct dcpi_record r;
+		const uint8_t *raw = c->arena.data + c->q[i].off;
+
+		if (dcpi_record_decode(raw, c->q[i].len, &r))
+			continue; /* malformed: skip it, never crash on it */
+		err = dcpi_collector_feed(c, &r, r.type == PERF_RECORD_SAMPLE ? event_of(arg, r.id) : -1);
+		if (err && err != -ENOMEM)
+			err = 0; /* a record we could not use is not fatal */
+		if (err)
+			break;
+	}
+	/* keep the records past the horizon, compacted */
+	for (; i < c->nq; i++) {
+		struct qent e = c->q[i];
+		int perr = dcpi_buf_put(&rest, c->arena.data + e.off, e.len);
+
+		if (perr) {
+			err = perr;
+			break;
+		}
+		e.off = rest.len - e.len;
+		c->q[keep++] = e;
+	}
+	c->nq = keep;
+	dcpi_buf_release(&c->arena);
+	c->arena = rest;
+	return err;
+}
+
+/* ---- merge -------------------------------------------------------------- */
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+int dcpi_profile_filename(const struct dcpi_image *img, int64_t pid, const char *host,
+			  char *out, size_t len)
+{
+	const char *base = strrchr(img->path, '/');
+	char name[101], suffix[DCPI_HOST_MAX + 32] = "";
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t n = 0;
+	int r;
+
+	if (img->kind == DCPI_IMAGE_UNKNOWN) {
+		if (pid < 0)
+			r = snprintf(out, len, "unknown@%s.prof", host);
+		else
+			r = snprintf(out, len, "%s%" PRId64 "@0x%" PRIx64 ".prof", host, pid,
+				     img->text_start);
+		goto done;
+	}
+	base = base ? base + 1 : img->path;
+	for (; *base && n < sizeof(name) - 1; base++) {
+		char ch = *base;
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '+' || ch == '-'))
+			ch = '_';
+		if (n == 0 && ch == '.')
+			ch = '_';
+		name[n++] = ch;
+	}
+	name[n] = 0;
+	h = fnv1a(h, img->path, strlen(img->path));
+	h = fnv1a(h, &img->kind, sizeof(img->kind));
+	if (img->build_id_len) {
+		h = fnv1a(h, img->build_id, img->build_id_len);
+	} else {
+		h = fnv1a(h, &img->size, sizeof(img->size));
+		h = fnv1a(h, &img->mtime, sizeof(img->mtime));
+	}
+	if (pid >= 0)
+		snprintf(suffix, sizeof(suffix), "_%s%" PRId64, host, pid);
+	r = snprintf(out, len, "%s-%016" PRIx64 "%s.prof", n ? name : "image", h, suffix);
+done:
+	if (r < 0 || (size_t)r >= len)
+		return dcpi_error(ENAMETOOLONG, "profile name too long");
+	return 0;
+}
+
+static void set_identity(struct dcpi_collector *c, const struct dcpi_image *img, int64_t pid,
+			 struct dcpi_profile *p)
+{
+	p->path = strdup(img->path);
+	memcpy(p->build_id, img->build_id, img->build_id_len);
+	p->build_id_len = img->build_id_len;
+	p->size = img->size;
+	p->mtime = img->mtime;
+	p->epoch = strdup(c->stats.epoch);
+	p->platform = strdup(c->stats.platform);
+	p->kind = img->kind;
+	p->pid = pid;
+	p->text_start = img->text_start;
+	p->text_size = img->text_size;
+	p->nevents = c->events.n;
+	for (unsigned e = 0; e < c->events.n; e++) {
+		const struct dcpi_stats_event *se = &c->stats.ev[e];
+
+		p->events[e].name = strdup(c->events.ev[e].name);
+		p->events[e].period = c->events.ev[e].period;
+		p->events[e].monitored_ppm = se->time_enabled
+			? (uint32_t)((double)se->time_running / se->time_enabled * 1e6 + 0.5)
+			: 1000000;
+	}
+}
+
+static int same_identity(const struct dcpi_profile *a, const struct dcpi_profile *b)
+{
+	return !strcmp(a->path, b->path) && a->kind == b->kind && a->pid == b->pid &&
+	       a->build_id_len == b->build_id_len &&
+	       !memcmp(a->build_id, b->build_id, a->build_id_len) &&
+	       (a->build_id_len || (a->size == b->size && a->mtime == b->mtime));
+}
+
+/* Write p into dir/name, adding to what is there.  A file of another
+ * identity under the same name (a hash collision) moves p to name~N. */
+static int merge_one(const char *dir, const char *name, struct dcpi_profile *p, unsigned mode)
+{
+	char path[4096], aside[4200];
+	struct dcpi_profile old;
+	int err;
+
+	for (int attempt = 0; attempt < 8; attempt++) {
+		if (attempt == 0)
+			snprintf(path, sizeof(path), "%s/%s", dir, name);
+		else
+			snprintf(path, sizeof(path), "%s/%.*s~%d.prof", dir,
+				 (int)(strlen(name) - 5), name, attempt);
+		dcpi_profile_init(&old);
+		err = dcpi_profile_read(path, &old);
+		if (err == -ENOENT)
+			return dcpi_profile_write(path, p, mode);
+		if (err) { /* corrupt: keep it for a human, start afresh */
+			snprintf(aside, sizeof(aside), "%s.corrupt", path);
+			rename(path, aside);
+			return dcpi_profile_write(path, p, mode);
+		}
+		if (same_identity(&old, p)) {
+			err = dcpi_profile_merge(&old, p);
+			if (!err)
+				err = dcpi_profile_write(path, &old, mode);
+			dcpi_profile_free(&old);
+			return err;
+		}
+		dcpi_profile_free(&old);
+	}
+	return dcpi_error(EEXIST, "%s/%s: too many profiles share this name", dir, name);
+}
+
+static int count_profiles(const char *platdir, uint64_t *n)
+{
+	char **v;
+	size_t k;
+	int err = dcpi_db_profiles(platdir, &v, &k);
+
+	if (err)
+		return err;
+	dcpi_db_names_free(v, k);
+	*n = k;
+	return 0;
+}
+
+int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
+{
+	unsigned mode = c->o.filemode ? c->o.filemode : 0600;
+	char name[512], spath[4096];
+	int err = 0;
+
+	/* Each bin is cleared once it is on disk, so a merge that fails half
+	 * way (a full disk) neither loses nor double-counts: the next retries
+	 * what is left. */
+	for (size_t b = 0; b < dcpi_agg_nbins(c->agg) && !err; b++) {
+		struct dcpi_profile p;
+		const struct dcpi_image *img;
+		int idx;
+		int64_t pid;
+
+		dcpi_agg_bin_key(c->agg, b, &idx, &pid);
+		img = dcpi_loadmap_image(c->lm, idx);
+		if (!img || dcpi_agg_bin_nrows(c->agg, b) == 0)
+			continue;
+		dcpi_profile_init(&p);
+		set_identity(c, img, pid, &p);
+		err = dcpi_profile_filename(img, pid, c->stats.platform, name, sizeof(name));
+		if (!err)
+			err = dcpi_agg_bin_rows(c->agg, b, &p);
+		if (!err)
+			err = merge_one(platdir, name, &p, mode);
+		if (!err)
+			dcpi_agg_bin_clear(c->agg, b);
+		dcpi_profile_free(&p);
+	}
+	if (err)
+		return err; /* keep the aggregate: the next merge retries */
+	dcpi_agg_clear(c->agg);
+	c->pending = 0;
+	c->stats.updated = (int64_t)time(NULL);
+	count_profiles(platdir, &c->stats.images);
+	snprintf(spath, sizeof(spath), "%s/epoch.stats", platdir);
+	return dcpi_stats_write(spath, &c->stats, mode);
+}
