@@ -1,0 +1,101 @@
+/* dcpictl: control a running dcpid (status, flush, epoch, quit).
+ * dcpiepoch, dcpiflush and dcpiquit are the same command with the verb
+ * in its name, as in DCPI. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "dcpi/ctl.h"
+#include "dcpi/db.h"
+#include "dcpi/error.h"
+
+static const char *const verbs[] = { "status", "flush", "epoch", "quit" };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: dcpictl [-db DIR] [-host NAME] [-timeout SECONDS] COMMAND\n"
+"       dcpiepoch | dcpiflush | dcpiquit  [-db DIR]\n"
+"Control the dcpid running on a database (-db DIR or $DCPIDB).\n\n"
+"Commands:\n"
+"  status   events, periods, samples so far, lost, unknown, images\n"
+"  flush    write every buffered sample to the database; returns when done\n"
+"  epoch    flush, close this epoch and start a new one\n"
+"  quit     flush and stop the daemon\n\n"
+"  -host NAME        the daemon of another host sharing the database\n"
+"  -timeout SECONDS  how long to wait for an answer (default 120)\n");
+}
+
+static const char *verb_from_name(void)
+{
+	static const char *const names[][2] = {
+		{ "dcpiepoch", "epoch" }, { "dcpiflush", "flush" }, { "dcpiquit", "quit" },
+	};
+
+	for (size_t i = 0; i < 3; i++)
+		if (!strcmp(cli_prog, names[i][0]))
+			return names[i][1];
+	return NULL;
+}
+
+int cmd_dcpictl(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct dcpi_buf reply = DCPI_BUF_INIT;
+	const char *db = NULL, *host = NULL, *verb = verb_from_name(), *last;
+	char myhost[DCPI_HOST_MAX];
+	unsigned long long timeout = 120;
+	int c, ok;
+
+	while ((c = getopt_long_only(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': db = optarg; break;
+		case 'H': host = optarg; break;
+		case 't': timeout = cli_parse_count("timeout", optarg); break;
+		case 'h': usage(stdout); return 0;
+		default: cli_usage_error("bad option");
+		}
+	}
+	if (!verb) {
+		if (optind >= argc)
+			cli_usage_error("no command: status, flush, epoch or quit");
+		verb = argv[optind++];
+		ok = 0;
+		for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+			ok |= !strcmp(verb, verbs[i]);
+		if (!ok)
+			cli_usage_error("unknown command '%s': status, flush, epoch or quit", verb);
+	}
+	if (optind < argc)
+		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (timeout == 0 || timeout > 86400)
+		cli_usage_error("-timeout wants 1 to 86400 seconds");
+	db = cli_db(db);
+	if (!host) {
+		if (dcpi_db_host(myhost, sizeof(myhost)))
+			cli_die_lib("host name");
+		host = myhost;
+	}
+	if (dcpi_ctl_request(db, host, verb, &reply, (int)timeout * 1000))
+		cli_die("%s", dcpi_errmsg());
+	/* The last line says how it went: "ok" or "error: ..." */
+	while (reply.len && reply.data[reply.len - 1] == '\n')
+		reply.data[--reply.len] = 0;
+	last = strrchr((char *)reply.data, '\n');
+	last = last ? last + 1 : (const char *)reply.data;
+	fwrite(reply.data, 1, (size_t)(last - (const char *)reply.data), stdout);
+	ok = !strcmp(last, "ok");
+	if (!ok)
+		fprintf(stderr, "%s: %s\n", cli_prog, last);
+	dcpi_buf_release(&reply);
+	return ok ? 0 : 1;
+}

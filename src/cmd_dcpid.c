@@ -1,0 +1,643 @@
+/* dcpid: the collection daemon.  Samples every CPU with perf_events,
+ * attributes samples to images, aggregates in memory and merges into the
+ * database every -merge seconds and on flush, epoch and quit. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "dcpi/collector.h"
+#include "dcpi/ctl.h"
+#include "dcpi/db.h"
+#include "dcpi/error.h"
+#include "dcpi/event.h"
+#include "dcpi/profile.h"
+#include "dcpi/sampler.h"
+
+#define MAX_BYPID 64
+#define HORIZON_SLACK_NS 2000000ull /* records this recent may still be in flight */
+
+enum { LOG_ERR, LOG_INFO, LOG_DEBUG };
+
+struct daemon {
+	/* options */
+	const char *db;
+	struct dcpi_eventlist events;
+	const char *bypid[MAX_BYPID];
+	size_t nbypid;
+	int unknown_per_pid, reuse_epoch, nodaemon, loglevel, logmaps, nice_val, shared;
+	unsigned merge_secs, status_secs, ring_pages;
+	const char *logfile;
+	/* state */
+	char host[DCPI_HOST_MAX];
+	char epoch[DCPI_EPOCH_NAME_MAX];
+	char platdir[4096];
+	FILE *log;
+	int lockfd, ctlfd, sigfd;
+	unsigned dirmode, filemode;
+	struct dcpi_sampler *sampler;
+	struct dcpi_collector *col;
+	uint64_t base_enabled[DCPI_MAX_EVENTS], base_running[DCPI_MAX_EVENTS];
+	time_t next_merge, next_status;
+	uint64_t logged_unknown;
+	int quit;
+};
+
+static void logmsg(struct daemon *d, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void logmsg(struct daemon *d, int level, const char *fmt, ...)
+{
+	char ts[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	va_list ap;
+
+	if (level > d->loglevel || !d->log)
+		return;
+	localtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
+	fprintf(d->log, "%s dcpid[%d]: %s", ts, (int)getpid(), level == LOG_ERR ? "error: " : "");
+	va_start(ap, fmt);
+	vfprintf(d->log, fmt, ap);
+	va_end(ap);
+	fputc('\n', d->log);
+	fflush(d->log);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: dcpid [options] [DB]\n"
+"Sample every CPU continuously into the profile database DB (or -db DIR,\n"
+"or $DCPIDB).  Runs as a daemon; control it with dcpictl.\n\n"
+"  -db DIR            the database (created 0700 if missing)\n"
+"  -event SPEC        what to sample, repeatable: TYPE[:[F|R]PERIOD[K|M]], and\n"
+"                     a+b+c for one multiplexed set (see dcpi-events(7)).\n"
+"                     Default: cycles and instructions, or cpu-clock without a PMU\n"
+"  -bypid IMAGE       per-process profiles for IMAGE (path or file name), repeatable\n"
+"  -unknown           per-process profiles of unattributable samples, by 1 MB region\n"
+"  -merge SECONDS     merge into the database this often (default 60)\n"
+"  -epoch             continue the latest epoch instead of starting a new one\n"
+"  -nodaemon          stay in the foreground\n"
+"  -log FILE          log here (default DB/dcpid-HOST.log; '-' for stderr)\n"
+"  -quiet             log only errors\n"
+"  -verbose           log more (each merge, each control request)\n"
+"  -logmaps           log samples that map to no image (the first 1000)\n"
+"  -status SECONDS    log a status line this often\n"
+"  -nice N            run at this nice value\n"
+"  -bufpages N        ring buffer data pages per CPU, a power of 2 (default 128)\n"
+"  -shared            make the database readable by other users (0755/0644)\n"
+"  -h, -help          this help\n");
+}
+
+static void parse_options(struct daemon *d, int argc, char **argv)
+{
+	enum { O_DB = 256, O_EVENT, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
+	       O_QUIET, O_VERBOSE, O_LOGMAPS, O_STATUS, O_NICE, O_BUFPAGES, O_SHARED };
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, O_DB },
+		{ "event", required_argument, NULL, O_EVENT },
+		{ "bypid", required_argument, NULL, O_BYPID },
+		{ "unknown", no_argument, NULL, O_UNKNOWN },
+		{ "merge", required_argument, NULL, O_MERGE },
+		{ "epoch", no_argument, NULL, O_EPOCH },
+		{ "nodaemon", no_argument, NULL, O_NODAEMON },
+		{ "log", required_argument, NULL, O_LOG },
+		{ "quiet", no_argument, NULL, O_QUIET },
+		{ "verbose", no_argument, NULL, O_VERBOSE },
+		{ "logmaps", no_argument, NULL, O_LOGMAPS },
+		{ "status", required_argument, NULL, O_STATUS },
+		{ "nice", required_argument, NULL, O_NICE },
+		{ "bufpages", required_argument, NULL, O_BUFPAGES },
+		{ "shared", no_argument, NULL, O_SHARED },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *db = NULL;
+	int c;
+
+	d->merge_secs = 60;
+	d->loglevel = LOG_INFO;
+	while ((c = getopt_long_only(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case O_DB: db = optarg; break;
+		case O_EVENT:
+			if (dcpi_event_parse(&d->events, optarg))
+				cli_usage_error("%s", dcpi_errmsg());
+			break;
+		case O_BYPID:
+			if (d->nbypid == MAX_BYPID)
+				cli_usage_error("at most %d -bypid images", MAX_BYPID);
+			d->bypid[d->nbypid++] = optarg;
+			break;
+		case O_UNKNOWN: d->unknown_per_pid = 1; break;
+		case O_MERGE:
+			d->merge_secs = (unsigned)cli_parse_count("merge", optarg);
+			if (d->merge_secs == 0 || d->merge_secs > 86400)
+				cli_usage_error("-merge wants 1 to 86400 seconds, not '%s'", optarg);
+			break;
+		case O_EPOCH: d->reuse_epoch = 1; break;
+		case O_NODAEMON: d->nodaemon = 1; break;
+		case O_LOG: d->logfile = optarg; break;
+		case O_QUIET: d->loglevel = LOG_ERR; break;
+		case O_VERBOSE: d->loglevel = LOG_DEBUG; break;
+		case O_LOGMAPS: d->logmaps = 1; break;
+		case O_STATUS: d->status_secs = (unsigned)cli_parse_count("status", optarg); break;
+		case O_NICE: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v < -20 || v > 19)
+				cli_usage_error("-nice wants -20 to 19, not '%s'", optarg);
+			d->nice_val = (int)v;
+			break;
+		}
+		case O_BUFPAGES: {
+			unsigned long long v = cli_parse_count("bufpages", optarg);
+
+			if (v == 0 || v > 65536 || (v & (v - 1)))
+				cli_usage_error("-bufpages wants a power of 2 up to 65536, not '%s'", optarg);
+			d->ring_pages = (unsigned)v;
+			break;
+		}
+		case O_SHARED: d->shared = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: cli_usage_error("bad option");
+		}
+	}
+	if (optind < argc) {
+		if (db)
+			cli_usage_error("database given twice: -db %s and %s", db, argv[optind]);
+		db = argv[optind++];
+	}
+	if (optind < argc)
+		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	d->db = cli_db(db);
+	d->dirmode = d->shared ? 0755 : 0700;
+	d->filemode = d->shared ? 0644 : 0600;
+}
+
+/* ---- epochs ------------------------------------------------------------- */
+
+static int copy_file(const char *from, const char *to, unsigned mode)
+{
+	/* /proc files report size 0: read them as a stream */
+	struct dcpi_buf b = DCPI_BUF_INIT;
+	char chunk[65536];
+	size_t n;
+	FILE *f = fopen(from, "r");
+	int err = 0;
+
+	if (!f)
+		return dcpi_error(errno, "%s: %s", from, strerror(errno));
+	while (!err && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		err = dcpi_buf_put(&b, chunk, n);
+	fclose(f);
+	if (!err)
+		err = dcpi_write_file_atomic(to, b.data, b.len, mode);
+	dcpi_buf_release(&b);
+	return err;
+}
+
+static void snapshot_kernel(struct daemon *d)
+{
+	static const char *const files[][2] = {
+		{ "/proc/kallsyms", "kallsyms" }, { "/proc/modules", "modules" },
+	};
+	char to[4200];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(to, sizeof(to), "%s/%s", d->platdir, files[i][1]);
+		if (copy_file(files[i][0], to, d->filemode))
+			logmsg(d, LOG_ERR, "kernel symbol snapshot: %s", dcpi_errmsg());
+	}
+}
+
+static int enter_epoch(struct daemon *d, const char *name)
+{
+	struct dcpi_epoch_stats *st = dcpi_collector_stats(d->col);
+	struct dcpi_epoch_stats old;
+	char spath[4200];
+	int err;
+
+	snprintf(d->epoch, sizeof(d->epoch), "%s", name);
+	err = dcpi_db_path(d->platdir, sizeof(d->platdir), d->db, d->epoch, d->host, NULL);
+	if (!err)
+		err = dcpi_db_init(d->platdir, d->dirmode);
+	if (err)
+		return err;
+	/* statistics start afresh, except when continuing an epoch */
+	snprintf(spath, sizeof(spath), "%s/epoch.stats", d->platdir);
+	memset(&old, 0, sizeof(old));
+	if (!dcpi_stats_read(spath, &old) && old.nevents == st->nevents) {
+		st->samples = old.samples;
+		st->lost = old.lost;
+		st->throttled = old.throttled;
+		st->unknown = old.unknown;
+		st->kernel = old.kernel;
+		st->start = old.start;
+		for (unsigned e = 0; e < st->nevents; e++)
+			st->ev[e].samples = old.ev[e].samples;
+	} else {
+		st->samples = st->lost = st->throttled = st->unknown = st->kernel = 0;
+		st->start = (int64_t)time(NULL);
+		for (unsigned e = 0; e < st->nevents; e++)
+			st->ev[e].samples = 0;
+	}
+	snprintf(st->epoch, sizeof(st->epoch), "%s", d->epoch);
+	st->ncpus = d->sampler ? dcpi_sampler_ncpus(d->sampler) : 0;
+	for (unsigned e = 0; d->sampler && e < d->events.n; e++)
+		dcpi_sampler_times(d->sampler, e, &d->base_enabled[e], &d->base_running[e]);
+	snapshot_kernel(d);
+	logmsg(d, LOG_INFO, "epoch %s (%s)", d->epoch, d->platdir);
+	return 0;
+}
+
+static int new_epoch(struct daemon *d)
+{
+	char name[DCPI_EPOCH_NAME_MAX];
+	int err = dcpi_db_epoch_create(d->db, time(NULL), d->dirmode, name);
+
+	return err ? err : enter_epoch(d, name);
+}
+
+/* ---- sampling ----------------------------------------------------------- */
+
+static int queue_cb(void *arg, const void *raw, size_t len)
+{
+	return dcpi_collector_queue(arg, raw, len);
+}
+
+static int event_of(const void *arg, uint64_t id)
+{
+	return dcpi_sampler_event_of(arg, id);
+}
+
+/* Read all rings; process what is certainly in order (all = everything). */
+static int drain(struct daemon *d, int all)
+{
+	uint64_t t0 = now_ns();
+	int err = dcpi_sampler_drain(d->sampler, queue_cb, d->col);
+
+	if (err)
+		logmsg(d, LOG_ERR, "%s", dcpi_errmsg());
+	err = dcpi_collector_process(d->col, all ? UINT64_MAX : t0 - HORIZON_SLACK_NS,
+				     event_of, d->sampler);
+	if (err)
+		logmsg(d, LOG_ERR, "processing samples: %s", dcpi_errmsg());
+	return err;
+}
+
+static void update_times(struct daemon *d)
+{
+	struct dcpi_epoch_stats *st = dcpi_collector_stats(d->col);
+
+	for (unsigned e = 0; e < d->events.n; e++) {
+		uint64_t en, run;
+
+		if (dcpi_sampler_times(d->sampler, e, &en, &run))
+			continue;
+		st->ev[e].time_enabled = en - d->base_enabled[e];
+		st->ev[e].time_running = run - d->base_running[e];
+	}
+}
+
+static int merge(struct daemon *d)
+{
+	uint64_t t0 = now_ns(), pending;
+	int err;
+
+	drain(d, 1);
+	update_times(d);
+	pending = dcpi_collector_pending(d->col);
+	err = dcpi_collector_merge(d->col, d->platdir);
+	dcpi_loadmap_reap(dcpi_collector_loadmap(d->col));
+	if (err)
+		logmsg(d, LOG_ERR, "merge into %s failed, samples kept in memory for the next "
+		       "try: %s", d->platdir, dcpi_errmsg());
+	else
+		logmsg(d, LOG_DEBUG, "merged %" PRIu64 " samples into %s in %.1f ms", pending,
+		       d->platdir, (now_ns() - t0) / 1e6);
+	d->next_merge = time(NULL) + d->merge_secs;
+	return err;
+}
+
+static void status_text(struct daemon *d, struct dcpi_buf *b)
+{
+	const struct dcpi_epoch_stats *st = dcpi_collector_stats(d->col);
+	struct dcpi_loadmap_stats ls;
+
+	dcpi_loadmap_stats(dcpi_collector_loadmap(d->col), &ls);
+	dcpi_buf_printf(b, "pid: %d\ndatabase: %s\nhost: %s\nepoch: %s\ncpus: %u\n",
+			(int)getpid(), d->db, d->host, d->epoch, st->ncpus);
+	for (unsigned e = 0; e < d->events.n; e++)
+		dcpi_buf_printf(b, "event: %s period %" PRIu64 "%s samples %" PRIu64
+				" monitored %.1f%%\n", d->events.ev[e].name, d->events.ev[e].period,
+				d->events.ev[e].randomize ? " (randomised)" : "", st->ev[e].samples,
+				st->ev[e].time_enabled
+					? 100.0 * st->ev[e].time_running / st->ev[e].time_enabled
+					: 100.0);
+	dcpi_buf_printf(b, "samples: %" PRIu64 "\nlost: %" PRIu64 "\nthrottled: %" PRIu64
+			"\nunknown: %" PRIu64 "\nkernel: %" PRIu64 "\nimages: %" PRIu64
+			"\nprocesses: %" PRIu64 "\npending: %" PRIu64 "\nmerge interval: %u s\n",
+			st->samples, st->lost, st->throttled, st->unknown, st->kernel,
+			st->images, ls.processes, dcpi_collector_pending(d->col), d->merge_secs);
+}
+
+/* ---- control requests --------------------------------------------------- */
+
+static void handle_request(struct daemon *d, int conn, const char *req)
+{
+	struct dcpi_buf out = DCPI_BUF_INIT;
+	int err = 0;
+
+	logmsg(d, LOG_DEBUG, "control request '%s'", req);
+	if (!strcmp(req, "status")) {
+		drain(d, 0);
+		update_times(d);
+		status_text(d, &out);
+	} else if (!strcmp(req, "flush")) {
+		err = merge(d);
+	} else if (!strcmp(req, "epoch")) {
+		err = merge(d);
+		if (!err)
+			err = new_epoch(d);
+		if (!err)
+			dcpi_buf_printf(&out, "epoch: %s\n", d->epoch);
+	} else if (!strcmp(req, "quit")) {
+		err = merge(d);
+		d->quit = 1;
+	} else {
+		dcpi_error(EINVAL, "unknown request '%.64s' (status, flush, epoch, quit)", req);
+		err = -EINVAL;
+	}
+	if (err)
+		dcpi_buf_printf(&out, "error: %s\n", dcpi_errmsg());
+	else
+		dcpi_buf_printf(&out, "ok\n");
+	if (out.len && write(conn, out.data, out.len) < 0)
+		logmsg(d, LOG_DEBUG, "control reply lost: %s", strerror(errno));
+	dcpi_buf_release(&out);
+}
+
+static void serve_control(struct daemon *d)
+{
+	char req[DCPI_CTL_LINE_MAX];
+	uid_t uid;
+	int conn, err = dcpi_ctl_accept(d->ctlfd, &conn, req, sizeof(req), &uid);
+
+	if (err) {
+		if (err != -EAGAIN)
+			logmsg(d, LOG_ERR, "%s", dcpi_errmsg());
+		return;
+	}
+	handle_request(d, conn, req);
+	close(conn);
+}
+
+/* ---- set-up ------------------------------------------------------------- */
+
+static void on_unknown(void *arg, int32_t pid, uint64_t ip, int kernel)
+{
+	struct daemon *d = arg;
+
+	/* bounded: a storm of unknown samples must not fill the disk */
+	if (d->logged_unknown++ < 1000)
+		logmsg(d, LOG_INFO, "unknown sample: pid %d ip 0x%" PRIx64 "%s", (int)pid, ip,
+		       kernel ? " (kernel)" : "");
+}
+
+static void open_log(struct daemon *d)
+{
+	char path[4200];
+
+	if (d->logfile && !strcmp(d->logfile, "-")) {
+		d->log = stderr;
+		return;
+	}
+	if (d->logfile)
+		snprintf(path, sizeof(path), "%s", d->logfile);
+	else
+		snprintf(path, sizeof(path), "%s/dcpid-%s.log", d->db, d->host);
+	d->log = fopen(path, "a");
+	if (!d->log)
+		cli_die("cannot open log %s: %s", path, strerror(errno));
+	fchmod(fileno(d->log), d->filemode);
+}
+
+static void setup_events(struct daemon *d)
+{
+	char why[512] = "";
+
+	if (d->events.n)
+		return;
+	if (dcpi_event_defaults(&d->events, why, sizeof(why)))
+		cli_die_lib("choosing default events");
+	if (why[0])
+		logmsg(d, LOG_INFO, "%s", why);
+}
+
+static void setup_sampling(struct daemon *d)
+{
+	struct dcpi_sampler_opts so = { .pid = -1, .ring_pages = d->ring_pages, .sideband = 1 };
+	struct dcpi_collector_opts co = {
+		.events = &d->events, .procroot = "/proc", .host = d->host,
+		.bypid = d->bypid, .nbypid = d->nbypid, .unknown_per_pid = d->unknown_per_pid,
+		.filemode = d->filemode, .on_unknown = d->logmaps ? on_unknown : NULL, .arg = d,
+	};
+	struct dcpi_loadmap *lm;
+
+	if (dcpi_sampler_open(&d->events, &so, &d->sampler))
+		cli_die_lib("cannot start sampling");
+	if (dcpi_collector_new(&co, &d->col))
+		cli_die_lib("cannot start the collector");
+	lm = dcpi_collector_loadmap(d->col);
+	/* enable first, then scan: a process started in between is seen by
+	 * both, which is harmless, rather than by neither */
+	if (dcpi_sampler_enable(d->sampler))
+		cli_die_lib("cannot enable sampling");
+	if (dcpi_loadmap_load_kernel(lm, "/proc/kallsyms", "/proc/modules"))
+		logmsg(d, LOG_ERR, "kernel images: %s (kernel samples will be unknown)",
+		       dcpi_errmsg());
+	if (dcpi_loadmap_scan(lm) < 0)
+		logmsg(d, LOG_ERR, "initial process scan: %s", dcpi_errmsg());
+}
+
+static void daemonize(struct daemon *d)
+{
+	pid_t pid;
+	int fd;
+	char buf[32];
+
+	if (d->nodaemon)
+		return;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		cli_die("fork: %s", strerror(errno));
+	if (pid > 0)
+		_exit(0);
+	setsid();
+	pid = fork(); /* never reacquire a terminal */
+	if (pid < 0)
+		_exit(1);
+	if (pid > 0)
+		_exit(0);
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		if (d->log != stderr)
+			dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	/* the lock file names the process that holds it */
+	snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(d->lockfd, 0) == 0)
+		(void)!pwrite(d->lockfd, buf, strlen(buf), 0);
+}
+
+static int setup_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static void setup(struct daemon *d)
+{
+	char name[DCPI_EPOCH_NAME_MAX];
+
+	umask(d->shared ? 022 : 077);
+	if (d->nice_val && setpriority(PRIO_PROCESS, 0, d->nice_val))
+		cli_die("-nice %d: %s", d->nice_val, strerror(errno));
+	if (dcpi_db_host(d->host, sizeof(d->host)) || dcpi_db_init(d->db, d->dirmode))
+		cli_die_lib("cannot use database");
+	if (dcpi_db_lock(d->db, d->host, &d->lockfd))
+		cli_die_lib("cannot start");
+	open_log(d);
+	setup_events(d);
+	setup_sampling(d);
+	if (d->reuse_epoch && dcpi_db_epoch_latest(d->db, name) == 0) {
+		if (enter_epoch(d, name))
+			cli_die_lib("cannot continue epoch %s", name);
+	} else if (new_epoch(d)) {
+		cli_die_lib("cannot start an epoch");
+	}
+	if (dcpi_ctl_listen(d->db, d->host, 0600, &d->ctlfd))
+		cli_die_lib("cannot create the control socket");
+	d->sigfd = setup_signals();
+	if (d->sigfd < 0)
+		cli_die("signalfd: %s", strerror(errno));
+	logmsg(d, LOG_INFO, "sampling %u CPUs into %s", dcpi_sampler_ncpus(d->sampler),
+	       d->platdir);
+	for (unsigned e = 0; e < d->events.n; e++)
+		logmsg(d, LOG_INFO, "event %s (set %u) period %" PRIu64 "%s", d->events.ev[e].name,
+		       d->events.ev[e].set, d->events.ev[e].period,
+		       d->events.ev[e].randomize ? " randomised" : "");
+}
+
+/* ---- main loop ---------------------------------------------------------- */
+
+static void tick(struct daemon *d)
+{
+	time_t now = time(NULL);
+
+	drain(d, 0);
+	dcpi_sampler_rerandomize(d->sampler);
+	if (now >= d->next_merge)
+		merge(d);
+	if (d->status_secs && now >= d->next_status) {
+		const struct dcpi_epoch_stats *st = dcpi_collector_stats(d->col);
+
+		logmsg(d, LOG_INFO, "status: samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64
+		       " unknown %" PRIu64 " pending %" PRIu64, st->samples, st->lost,
+		       st->throttled, st->unknown, dcpi_collector_pending(d->col));
+		d->next_status = now + d->status_secs;
+	}
+}
+
+static void run(struct daemon *d)
+{
+	enum { MAXFDS = 4096 };
+	static struct pollfd fds[MAXFDS + 2];
+	size_t nrings = dcpi_sampler_pollfds(d->sampler, fds + 2, MAXFDS);
+
+	fds[0] = (struct pollfd){ d->ctlfd, POLLIN, 0 };
+	fds[1] = (struct pollfd){ d->sigfd, POLLIN, 0 };
+	d->next_merge = time(NULL) + d->merge_secs;
+	d->next_status = time(NULL) + d->status_secs;
+	while (!d->quit) {
+		int ring_ready = 0, r = poll(fds, nrings + 2, 1000);
+
+		if (r < 0 && errno != EINTR) {
+			logmsg(d, LOG_ERR, "poll: %s", strerror(errno));
+			break;
+		}
+		for (size_t i = 2; i < nrings + 2; i++)
+			ring_ready |= fds[i].revents & POLLIN;
+		if (ring_ready)
+			drain(d, 0);
+		if (fds[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+				logmsg(d, LOG_INFO, "signal %u: merging and stopping", si.ssi_signo);
+				merge(d);
+				d->quit = 1;
+			}
+		}
+		if (fds[0].revents & POLLIN)
+			serve_control(d);
+		tick(d);
+	}
+}
+
+int cmd_dcpid(int argc, char **argv)
+{
+	static struct daemon d; /* large; and one per process */
+	const struct dcpi_epoch_stats *st;
+
+	d.lockfd = d.ctlfd = d.sigfd = -1;
+	parse_options(&d, argc, argv);
+	setup(&d);
+	daemonize(&d);
+	run(&d);
+	st = dcpi_collector_stats(d.col);
+	logmsg(&d, LOG_INFO, "stopped: samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64
+	       " unknown %" PRIu64, st->samples, st->lost, st->throttled, st->unknown);
+	dcpi_ctl_unlink(d.db, d.host);
+	dcpi_sampler_close(d.sampler);
+	dcpi_collector_free(d.col);
+	return 0;
+}
