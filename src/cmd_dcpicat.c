@@ -1,0 +1,251 @@
+/* dcpicat: print profile files in human-readable form.  The format is
+ * described in dcpiformat(5); this is its reference reader for people. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "dcpi/error.h"
+#include "dcpi/profile.h"
+
+enum cat_sort { SORT_OFFSET, SORT_COUNT };
+
+struct cat_opts {
+	enum cat_sort sort;
+	int keep_set;
+	unsigned long long keep;
+	int header_only;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s [options] FILE...\n"
+		"Print dcpi profile files: the header, then one row per offset.\n"
+		"\n"
+		"  -sort count|offset  order of the rows: by count (first event, highest first;\n"
+		"                      ties by the next events, then by offset) or by offset\n"
+		"                      (the default)\n"
+		"  -keep N             print only the first N rows (after sorting)\n"
+		"  -header             print the header only\n"
+		"  -h, --help          show this help\n"
+		"\n"
+		"Options take one dash or two.  Exit status: 0 all files printed, 1 a file\n"
+		"could not be read (the others are still printed), 2 usage error.\n"
+		"See dcpicat(1) and dcpiformat(5).\n",
+		cli_prog);
+}
+
+#define ESCAPED_MAX (4 * DCPI_PROFILE_STR_MAX + 1)
+
+/* Strings come from the file: control bytes are escaped so that a
+ * hostile name cannot forge lines or drive the terminal.  out holds
+ * ESCAPED_MAX bytes, enough for any string a profile may contain. */
+static const char *escape(const char *s, char out[ESCAPED_MAX])
+{
+	size_t n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (n > ESCAPED_MAX - 5)
+			break;
+		if (*p < 0x20 || *p == 0x7f || *p == '\\')
+			n += (size_t)snprintf(out + n, 5, "\\x%02x", *p);
+		else
+			out[n++] = (char)*p;
+	}
+	out[n] = 0;
+	return out;
+}
+
+static const char *kind_name(uint32_t kind)
+{
+	static const char *const names[] = { "file", "kernel", "module", "anon", "unknown" };
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "invalid";
+}
+
+static void print_mtime(int64_t mtime)
+{
+	time_t t = (time_t)mtime;
+	struct tm tm;
+	char when[64];
+
+	printf("mtime: %" PRId64, mtime);
+	if ((int64_t)t == mtime && gmtime_r(&t, &tm) &&
+	    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		printf(" (%s)", when);
+	putchar('\n');
+}
+
+static void print_header(const struct dcpi_profile *p)
+{
+	static char esc[ESCAPED_MAX];
+
+	printf("path: %s\nbuild-id: ", escape(p->path, esc));
+	for (uint32_t i = 0; i < p->build_id_len; i++)
+		printf("%02x", p->build_id[i]);
+	printf("%s\nsize: %" PRIu64 "\n", p->build_id_len ? "" : "none", p->size);
+	print_mtime(p->mtime);
+	printf("epoch: %s\n", escape(p->epoch, esc));
+	printf("platform: %s\n", escape(p->platform, esc));
+	printf("kind: %s\n", kind_name(p->kind));
+	if (p->pid >= 0)
+		printf("pid: %" PRId64 "\n", p->pid);
+	printf("text start: %#" PRIx64 "\ntext size: %#" PRIx64 "\n", p->text_start, p->text_size);
+	for (uint32_t e = 0; e < p->nevents; e++) {
+		const struct dcpi_profile_event *ev = &p->events[e];
+
+		printf("event %s: period %" PRIu64 ", samples %" PRIu64 ", monitored %u.%04u%%\n",
+		       escape(ev->name, esc), ev->period, ev->total, ev->monitored_ppm / 10000,
+		       ev->monitored_ppm % 10000);
+	}
+	printf("rows: %zu\n", p->nrows);
+}
+
+static int column_width(const struct dcpi_profile_event *ev)
+{
+	size_t n = ev->name ? strlen(ev->name) : 0;
+
+	return n > 12 ? (int)(n > 64 ? 64 : n) : 12;
+}
+
+static void print_row(const struct dcpi_profile *p, size_t r)
+{
+	char off[24];
+
+	snprintf(off, sizeof(off), "0x%" PRIx64, p->offsets[r]);
+	printf("%-18s", off);
+	for (uint32_t e = 0; e < p->nevents; e++)
+		printf("  %*" PRIu64, column_width(&p->events[e]), p->counts[r * p->nevents + e]);
+	putchar('\n');
+}
+
+/* qsort has no context argument; the profile being sorted is this one. */
+static const struct dcpi_profile *sort_profile;
+
+static int by_count(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	const struct dcpi_profile *p = sort_profile;
+
+	for (uint32_t e = 0; e < p->nevents; e++) {
+		uint64_t cx = p->counts[x * p->nevents + e], cy = p->counts[y * p->nevents + e];
+
+		if (cx != cy)
+			return cx > cy ? -1 : 1;
+	}
+	return x < y ? -1 : x > y; /* rows are in offset order */
+}
+
+static void print_column_header(const struct dcpi_profile *p)
+{
+	static char esc[ESCAPED_MAX];
+
+	printf("\n%-18s", "offset");
+	for (uint32_t e = 0; e < p->nevents; e++)
+		printf("  %*s", column_width(&p->events[e]), escape(p->events[e].name, esc));
+	putchar('\n');
+}
+
+static int print_rows(const struct dcpi_profile *p, const struct cat_opts *o)
+{
+	size_t n = p->nrows, *order;
+
+	if (o->keep_set && o->keep < n)
+		n = (size_t)o->keep;
+	order = malloc((p->nrows ? p->nrows : 1) * sizeof(*order));
+	if (!order)
+		return dcpi_error(ENOMEM, "out of memory sorting %zu rows", p->nrows);
+	for (size_t r = 0; r < p->nrows; r++)
+		order[r] = r;
+	if (o->sort == SORT_COUNT) {
+		sort_profile = p;
+		qsort(order, p->nrows, sizeof(*order), by_count);
+	}
+	print_column_header(p);
+	for (size_t i = 0; i < n; i++)
+		print_row(p, order[i]);
+	free(order);
+	return 0;
+}
+
+/* One file; 0 printed, -1 reported on stderr.  *printed counts the files
+ * shown so far, for tail's "==> FILE <==" separators. */
+static int cat_file(const char *path, const struct cat_opts *o, int nfiles, int *printed)
+{
+	struct dcpi_profile p;
+	int err = dcpi_profile_read(path, &p);
+
+	if (!err) {
+		if (nfiles > 1)
+			printf("%s==> %s <==\n", *printed ? "\n" : "", path);
+		print_header(&p);
+		if (!o->header_only)
+			err = print_rows(&p, o);
+		(*printed)++;
+	}
+	dcpi_profile_free(&p);
+	if (err) {
+		fflush(stdout); /* keep stdout and stderr in order on a terminal */
+		fprintf(stderr, "%s: error: %s\n", cli_prog, dcpi_errmsg());
+		return -1;
+	}
+	return 0;
+}
+
+static void parse_sort(struct cat_opts *o, const char *arg)
+{
+	if (!strcmp(arg, "count"))
+		o->sort = SORT_COUNT;
+	else if (!strcmp(arg, "offset"))
+		o->sort = SORT_OFFSET;
+	else
+		cli_usage_error("-sort wants count or offset, not '%s'", arg);
+}
+
+static void parse_options(int argc, char **argv, struct cat_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "sort", required_argument, NULL, 's' },
+		{ "keep", required_argument, NULL, 'k' },
+		{ "header", no_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0; /* our own messages, in our format */
+	while ((c = getopt_long_only(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': parse_sort(o, optarg); break;
+		case 'k': o->keep = cli_parse_count("keep", optarg); o->keep_set = 1; break;
+		case 'H': o->header_only = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default:
+			if (optopt == 's' || optopt == 'k')
+				cli_usage_error("option '%s' wants an argument", argv[optind - 1]);
+			cli_usage_error("unknown or ambiguous option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		cli_usage_error("no profile file given");
+}
+
+int cmd_dcpicat(int argc, char **argv)
+{
+	struct cat_opts o = { SORT_OFFSET, 0, 0, 0 };
+	int printed = 0, failed = 0;
+
+	parse_options(argc, argv, &o);
+	for (int i = optind; i < argc; i++)
+		failed |= cat_file(argv[i], &o, argc - optind, &printed) < 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "%s: error: writing the output failed\n", cli_prog);
+		return 1;
+	}
+	return failed ? 1 : 0;
+}
