@@ -172,7 +172,7 @@ int dcpi_agg_add(struct dcpi_agg *a, int image, int64_t pid, uint64_t offset, un
 {
 	uint64_t key = offset + 1; /* offset ~0 would collide with "empty": fold it */
 	struct bin *b;
-	size_t bi, h;
+	size_t bi = 0, h;
 	int err;
 
 	if (ev >= a->nevents)

@@ -124,7 +124,7 @@ int dcpi_get_varint(struct dcpi_cursor *c, uint64_t *v)
 
 int dcpi_get_u32le(struct dcpi_cursor *c, uint32_t *v)
 {
-	const uint8_t *p;
+	const uint8_t *p = NULL;
 	int err = dcpi_get_bytes(c, &p, 4);
 
 	if (err)
@@ -145,7 +145,7 @@ int dcpi_get_bytes(struct dcpi_cursor *c, const uint8_t **p, size_t n)
 
 int dcpi_get_str(struct dcpi_cursor *c, char **s, size_t max)
 {
-	const uint8_t *p;
+	const uint8_t *p = NULL;
 	uint64_t n;
 	char *r;
 	int err = dcpi_get_varint(c, &n);

@@ -319,7 +319,9 @@ int dcpi_profile_filename(const struct dcpi_image *img, int64_t pid, const char 
 		goto done;
 	}
 	base = base ? base + 1 : img->path;
-	for (; *base && n < sizeof(name) - 1; base++) {
+	if (*base == '[') /* "[kernel.kallsyms]", "[vdso]" */
+		base++;
+	for (; *base && *base != ']' && n < sizeof(name) - 1; base++) {
 		char ch = *base;
 
 		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||

@@ -98,16 +98,10 @@ int dcpi_ctl_accept(int lfd, int *out, char *req, size_t len, uid_t *peer_uid)
 		return dcpi_error(errno, "SO_PEERCRED: %s", strerror(errno));
 	}
 	*peer_uid = cred.uid;
-	if (cred.uid != 0 && cred.uid != geteuid()) {
-		static const char no[] = "error: permission denied\n";
-
-		(void)!write(fd, no, sizeof(no) - 1);
-		close(fd);
-		return dcpi_error(EACCES, "refused control connection from uid %u (pid %d)",
-				  (unsigned)cred.uid, (int)cred.pid);
-	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/* read the request even from a peer we refuse: closing a socket with
+	 * unread data resets it, and the peer would not see our answer */
 	while (n < len - 1) {
 		ssize_t r = read(fd, req + n, len - 1 - n);
 
@@ -119,6 +113,14 @@ int dcpi_ctl_accept(int lfd, int *out, char *req, size_t len, uid_t *peer_uid)
 	}
 	req[n] = 0;
 	req[strcspn(req, "\r\n")] = 0;
+	if (cred.uid != 0 && cred.uid != geteuid()) {
+		static const char no[] = "error: permission denied\n";
+
+		(void)!write(fd, no, sizeof(no) - 1);
+		close(fd);
+		return dcpi_error(EACCES, "refused control connection from uid %u (pid %d)",
+				  (unsigned)cred.uid, (int)cred.pid);
+	}
 	*out = fd;
 	return 0;
 }

@@ -33,6 +33,6 @@ int dcpi_error_prefix(int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
-	snprintf(errmsg, sizeof(errmsg), "%s: %s", prefix, old);
+	snprintf(errmsg, sizeof(errmsg), "%.400s: %.600s", prefix, old);
 	return err > 0 ? -err : err;
 }

@@ -154,7 +154,7 @@ int dcpi_record_decode(const void *raw, size_t len, struct dcpi_record *out)
 		bad = decode_mmap2(&r, out, end);
 		break;
 	case PERF_RECORD_COMM: {
-		uint32_t pid, tid;
+		uint32_t pid = 0, tid = 0;
 
 		bad = rd_u32(&r, &pid) || rd_u32(&r, &tid) || !(out->comm = rd_str(&r, end));
 		out->pid = (int32_t)pid;

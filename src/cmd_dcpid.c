@@ -231,7 +231,7 @@ static void snapshot_kernel(struct daemon *d)
 
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(to, sizeof(to), "%s/%s", d->platdir, files[i][1]);
-		if (copy_file(files[i][0], to, d->filemode))
+		if (copy_file(files[i][0], to, d->filemode) && access(files[i][0], F_OK) == 0)
 			logmsg(d, LOG_ERR, "kernel symbol snapshot: %s", dcpi_errmsg());
 	}
 }
@@ -486,26 +486,45 @@ static void setup_sampling(struct daemon *d)
 		logmsg(d, LOG_ERR, "initial process scan: %s", dcpi_errmsg());
 }
 
-static void daemonize(struct daemon *d)
+/* perf rings are not inherited across fork (the kernel marks them
+ * VM_DONTCOPY), so we fork before setting up, and the parent waits on a
+ * pipe for the daemon's word: "ok", or EOF after the daemon printed its
+ * error on the terminal's stderr and exited.  So `dcpid DB` fails
+ * visibly when the daemon cannot start. */
+static int daemonize_start(struct daemon *d)
 {
+	int p[2];
+	char ok[2];
 	pid_t pid;
-	int fd;
-	char buf[32];
 
 	if (d->nodaemon)
-		return;
+		return -1;
+	if (pipe2(p, O_CLOEXEC))
+		cli_die("pipe: %s", strerror(errno));
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
 		cli_die("fork: %s", strerror(errno));
-	if (pid > 0)
-		_exit(0);
+	if (pid > 0) {
+		close(p[1]);
+		_exit(read(p[0], ok, 2) == 2 && !memcmp(ok, "ok", 2) ? 0 : 1);
+	}
+	close(p[0]);
 	setsid();
-	pid = fork(); /* never reacquire a terminal */
+	pid = fork(); /* not a session leader: never reacquires a terminal */
 	if (pid < 0)
-		_exit(1);
+		cli_die("fork: %s", strerror(errno));
 	if (pid > 0)
 		_exit(0);
+	return p[1];
+}
+
+static void daemonize_finish(struct daemon *d, int ready_fd)
+{
+	int fd;
+
+	if (ready_fd < 0)
+		return;
 	fd = open("/dev/null", O_RDWR);
 	if (fd >= 0) {
 		dup2(fd, 0);
@@ -515,10 +534,8 @@ static void daemonize(struct daemon *d)
 		if (fd > 2)
 			close(fd);
 	}
-	/* the lock file names the process that holds it */
-	snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-	if (ftruncate(d->lockfd, 0) == 0)
-		(void)!pwrite(d->lockfd, buf, strlen(buf), 0);
+	(void)!write(ready_fd, "ok", 2);
+	close(ready_fd);
 }
 
 static int setup_signals(void)
@@ -629,9 +646,12 @@ int cmd_dcpid(int argc, char **argv)
 	const struct dcpi_epoch_stats *st;
 
 	d.lockfd = d.ctlfd = d.sigfd = -1;
+	int ready;
+
 	parse_options(&d, argc, argv);
+	ready = daemonize_start(&d);
 	setup(&d);
-	daemonize(&d);
+	daemonize_finish(&d, ready);
 	run(&d);
 	st = dcpi_collector_stats(d.col);
 	logmsg(&d, LOG_INFO, "stopped: samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64

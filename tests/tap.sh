@@ -1,0 +1,75 @@
+# Shell TAP helpers for tests/e2e/*.sh (sourced).
+#   ok COND_CMD... -- "name"   is awkward in bash; use:
+#   check "name" test-command args...    one test point: passes if the command succeeds
+#   pass "name" / fail "name" [detail]   explicit points
+#   skip "reason"                        a skipped point
+#   done_testing                         prints the plan; exit status = failures
+# $T is a fresh temp dir removed at exit; cleanup hooks run first.
+set -u
+: "${DCPI_BIN:?DCPI_BIN must name the directory of the built commands}"
+_t_n=0
+_t_failed=0
+_t_cleanups=()
+T=$(mktemp -d /tmp/dcpi-e2e.XXXXXX)
+chmod 755 "$T"
+
+pass() { _t_n=$((_t_n + 1)); echo "ok $_t_n - $1"; }
+fail() {
+	_t_n=$((_t_n + 1)); _t_failed=$((_t_failed + 1))
+	echo "not ok $_t_n - $1"
+	[ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/#   /'
+	return 0
+}
+skip() { _t_n=$((_t_n + 1)); echo "ok $_t_n # SKIP $1"; }
+check() {
+	local name=$1; shift
+	local out
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "command: $* | $out"; fi
+}
+at_exit() { _t_cleanups+=("$1"); }
+_t_cleanup() {
+	local c
+	for c in "${_t_cleanups[@]}"; do eval "$c" >/dev/null 2>&1; done
+	rm -rf "$T"
+}
+trap _t_cleanup EXIT
+done_testing() {
+	echo "1..$_t_n"
+	[ "$_t_failed" -eq 0 ]
+	exit $?
+}
+
+# Build a workload from tests/workloads/NAME.c into $T/NAME (or OUT).
+build_workload() {
+	local name=$1 out=${2:-$T/$1}
+	cc -g -O1 -o "$out" "$DCPI_ROOT/tests/workloads/$name.c"
+}
+
+# The profile file in DB's latest epoch whose header path is PATH.
+profile_of() {
+	local db=$1 path=$2 f
+	for f in "$db"/*/*/*.prof; do
+		[ -e "$f" ] || continue
+		if "$DCPI_BIN/dcpicat" -header "$f" 2>/dev/null | grep -qxF "path: $path"; then
+			echo "$f"
+		fi
+	done
+}
+
+# Total samples of the first event in a profile file.
+profile_samples() {
+	"$DCPI_BIN/dcpicat" -header "$1" | sed -n 's/^event [^:]*: period [0-9]*, samples \([0-9]*\),.*/\1/p' | head -1
+}
+
+# Start dcpid on DB (extra options follow); waits until it answers.
+start_dcpid() {
+	local db=$1; shift
+	"$DCPI_BIN/dcpid" -db "$db" "$@" || return 1
+	at_exit "'$DCPI_BIN/dcpictl' -db '$db' -timeout 10 quit"
+	local i
+	for i in $(seq 50); do
+		"$DCPI_BIN/dcpictl" -db "$db" status >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
