@@ -37,6 +37,9 @@ struct dcpi_image {
 	uint64_t text_size;
 };
 
+/* Longest maps line accepted: PATH_MAX of path plus the fixed fields. */
+#define DCPI_MAPS_LINE_MAX (4096 + 128)
+
 /* One line of /proc/PID/maps, parsed.  path points into the line. */
 struct dcpi_maps_entry {
 	uint64_t start, end, pgoff;
@@ -47,10 +50,15 @@ struct dcpi_maps_entry {
 };
 
 /* Parse one maps line (without or with trailing newline; the line may be
- * modified to cut the newline).  -EBADMSG on anything malformed. */
+ * modified to cut the newline).  -EBADMSG on anything malformed (the
+ * message quotes the line).  path is the rest of the line after the inode
+ * and its padding, verbatim: it may contain spaces and end in " (deleted)". */
 int dcpi_maps_parse_line(char *line, struct dcpi_maps_entry *e);
 
-/* A PERF_RECORD_MMAP2, decoded. */
+/* A PERF_RECORD_MMAP2, decoded.  prot must carry PROT_EXEC for executable
+ * mappings: a decoded PERF_RECORD_MMAP (no prot field; without mmap_data
+ * it only reports executable mappings) should set it.  Mappings without
+ * PROT_EXEC only clear what they cover. */
 struct dcpi_mmap_event {
 	int32_t pid, tid;       /* pid -1: a kernel mapping (module) */
 	uint64_t start, len, pgoff;
@@ -64,9 +72,14 @@ struct dcpi_mmap_event {
 
 struct dcpi_loadmap;
 
-/* procroot: normally "/proc"; tests point it at a fake tree. */
+/* procroot: normally "/proc"; tests point it at a fake tree.  NULL on
+ * allocation failure. */
 struct dcpi_loadmap *dcpi_loadmap_new(const char *procroot);
 void dcpi_loadmap_free(struct dcpi_loadmap *lm);
+/* Where the kernel's note files are: SYSFS/kernel/notes for the kernel's
+ * build-id, SYSFS/module/NAME/notes/.note.gnu.build-id for modules.
+ * Default "/sys"; call before dcpi_loadmap_load_kernel().  0 or -errno. */
+int dcpi_loadmap_set_sysfs(struct dcpi_loadmap *lm, const char *sysfs);
 
 /* Initial scan of every process under procroot; unreadable processes are
  * skipped and counted (dcpi_loadmap_stats).  Returns processes scanned. */
@@ -75,21 +88,33 @@ int dcpi_loadmap_scan(struct dcpi_loadmap *lm);
 int dcpi_loadmap_scan_pid(struct dcpi_loadmap *lm, int32_t pid);
 
 /* Kernel and modules from kallsyms and modules files (normally
- * /proc/kallsyms and /proc/modules).  Returns 0 or -errno. */
+ * /proc/kallsyms and /proc/modules).  Returns 0 or -errno.  modules may be
+ * NULL, or name a missing file (a kernel without module support): then
+ * there are no modules.  Module addresses shown as 0 (no privilege) are
+ * taken from the module's text symbols in kallsyms.  Calling it again
+ * replaces the module list (modules loaded since: the kernel emits no
+ * record for them), keeping image indices of unchanged identities. */
 int dcpi_loadmap_load_kernel(struct dcpi_loadmap *lm, const char *kallsyms,
 			     const char *modules);
 
+/* A mapping of pid.  pid -1 is a kernel mapping: the kernel emits none for
+ * module loads, but synthesized records name a module "[name]" or by its
+ * .ko path, and are registered as that module; other kernel mappings are
+ * ignored (kernel samples in them resolve to the kernel image). */
 int dcpi_loadmap_mmap(struct dcpi_loadmap *lm, const struct dcpi_mmap_event *ev);
 /* exec: forget pid's mappings (the new image's mmap records follow). */
 int dcpi_loadmap_exec(struct dcpi_loadmap *lm, int32_t pid);
 /* A new process (pid != ppid) inherits its parent's mappings; a new
  * thread (pid == ppid) changes nothing. */
 int dcpi_loadmap_fork(struct dcpi_loadmap *lm, int32_t pid, int32_t ppid);
-/* A process ended.  Its mappings stay resolvable until the next
+/* A process ended (call it for the exit of the group leader, pid == tid,
+ * not for each thread).  Its mappings stay resolvable until the next
  * dcpi_loadmap_reap(), so samples read late from another CPU's ring still
  * find them. */
 int dcpi_loadmap_exit(struct dcpi_loadmap *lm, int32_t pid);
 void dcpi_loadmap_reap(struct dcpi_loadmap *lm);
+/* Reap also forgets pids whose lazy lookup failed, so each unknown pid
+ * costs one procroot lookup per reap interval, not one per sample. */
 
 /* Resolve a sample: kernel != 0 for kernel-mode samples.  Returns the
  * image index and sets *offset, or DCPI_NO_IMAGE (then *offset = ip).
@@ -97,8 +122,13 @@ void dcpi_loadmap_reap(struct dcpi_loadmap *lm);
 int dcpi_loadmap_resolve(struct dcpi_loadmap *lm, int32_t pid, uint64_t ip, int kernel,
 			 uint64_t *offset);
 
-/* Intern an image identity (copies tmpl's strings); returns its index. */
+/* Intern an image identity (copies tmpl's strings); returns its index or
+ * -errno.  The identity is kind + path + build-id when build_id_len > 0,
+ * else kind + path + size + mtime; the other fields of the first interned
+ * copy are kept. */
 int dcpi_loadmap_intern(struct dcpi_loadmap *lm, const struct dcpi_image *tmpl);
+/* NULL for an index out of range.  The pointer is valid until the next
+ * call that may intern an image (mmap, scan, resolve, load_kernel). */
 const struct dcpi_image *dcpi_loadmap_image(const struct dcpi_loadmap *lm, int index);
 size_t dcpi_loadmap_nimages(const struct dcpi_loadmap *lm);
 
@@ -107,6 +137,8 @@ struct dcpi_loadmap_stats {
 	uint64_t mappings;      /* executable mappings tracked */
 	uint64_t scan_failed;   /* processes whose maps could not be read */
 	uint64_t id_failed;     /* images whose build-id/size could not be read */
+	uint64_t lazy_scans;    /* pids first met in a record or sample, looked up */
+	uint64_t images;        /* images interned */
 };
 void dcpi_loadmap_stats(const struct dcpi_loadmap *lm, struct dcpi_loadmap_stats *st);
 
@@ -114,6 +146,13 @@ void dcpi_loadmap_stats(const struct dcpi_loadmap *lm, struct dcpi_loadmap_stats
  * length (> 0), 0 when the file has none, or -errno (-ENOEXEC: not ELF). */
 int dcpi_elf_build_id(const char *path, uint8_t *id, size_t max);
 int dcpi_elf_build_id_fd(int fd, uint8_t *id, size_t max);
+
+/* The GNU build-id in a buffer of raw ELF notes (the format of
+ * /sys/kernel/notes: u32 namesz, descsz, type, then name and desc each
+ * padded to 4 bytes).  Length, 0 if none, -EBADMSG if a note is cut. */
+int dcpi_notes_build_id(const void *notes, size_t len, uint8_t *id, size_t max);
+/* The same for a file of raw notes. */
+int dcpi_notes_file_build_id(const char *path, uint8_t *id, size_t max);
 
 /* Hex form of a build-id into out (2*len+1 bytes). */
 void dcpi_build_id_hex(const uint8_t *id, size_t len, char *out);

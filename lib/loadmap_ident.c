@@ -1,0 +1,249 @@
+/* Image identity of file mappings.  See dcpi/loadmap.h.
+ *
+ * A file is found the way the process sees it: PROCROOT/PID/root/PATH
+ * (right for containers), checked against the mapping's inode; else the
+ * mapped file itself through PROCROOT/PID/map_files/START-END; else, for a
+ * process already gone, PATH in our own namespace, but only when its
+ * device and inode are the mapping's.  Once opened, (dev, ino, size,
+ * mtime) at that path is remembered, so each image's ELF is read once, not
+ * once per mmap.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "dcpi/error.h"
+#include "dcpi/loadmap.h"
+#include "loadmap_priv.h"
+
+#define DELETED_SUFFIX " (deleted)"
+
+/* Open a regular file for reading without blocking on FIFOs or devices
+ * that a hostile path could name. */
+static int open_regular(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int open_map_file(const struct dcpi_loadmap *lm, const struct lm_src *src,
+			 struct stat *st)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%d/map_files/%llx-%llx", lm->procroot, (int)src->pid,
+		 (unsigned long long)src->start, (unsigned long long)src->end);
+	return open_regular(p, st);
+}
+
+static int open_in_root(const struct dcpi_loadmap *lm, const struct lm_src *src,
+			const char *path, struct stat *st)
+{
+	char p[PATH_MAX];
+	int n = snprintf(p, sizeof(p), "%s/%d/root%s", lm->procroot, (int)src->pid, path);
+
+	if (n < 0 || (size_t)n >= sizeof(p))
+		return -1;
+	return open_regular(p, st);
+}
+
+static int same_file(const struct lm_src *src, const struct stat *st)
+{
+	return st->st_ino == src->ino && st->st_dev == makedev(src->maj, src->min);
+}
+
+/* The mapped file opened, or -1. */
+static int open_mapped(const struct dcpi_loadmap *lm, const struct lm_src *src,
+		       const char *path, int deleted, struct stat *st)
+{
+	struct stat st2;
+	int fd = -1, fd2;
+
+	if (!deleted) {
+		fd = open_in_root(lm, src, path, st);
+		if (fd >= 0 && (src->ino == 0 || st->st_ino == src->ino))
+			return fd;
+	}
+	fd2 = open_map_file(lm, src, &st2);
+	if (fd2 >= 0) {
+		if (fd >= 0)
+			close(fd);
+		*st = st2;
+		return fd2;
+	}
+	if (fd >= 0 || deleted)
+		return fd;
+	fd = open_regular(path, st);
+	if (fd >= 0 && !same_file(src, st)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* ---- the identity cache ---------------------------------------------------- */
+
+static int64_t mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+struct ident_key {
+	const struct dcpi_loadmap *lm;
+	const struct lm_ident *id;
+	const char *path;
+};
+
+static uint64_t ident_hash(const struct lm_ident *id, const char *path)
+{
+	uint64_t h = dcpi_lm_hash(LM_HASH_INIT, &id->dev, sizeof(id->dev));
+
+	h = dcpi_lm_hash(h, &id->ino, sizeof(id->ino));
+	h = dcpi_lm_hash(h, &id->size, sizeof(id->size));
+	h = dcpi_lm_hash(h, &id->mtime_ns, sizeof(id->mtime_ns));
+	return dcpi_lm_hash(h, path, strlen(path));
+}
+
+static int ident_eq(const void *ctx, size_t idx)
+{
+	const struct ident_key *k = ctx;
+	const struct lm_ident *a = k->id, *b = &k->lm->idents[idx];
+
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_ns == b->mtime_ns && !strcmp(k->path, k->lm->images[b->image]->path);
+}
+
+static int ident_add(struct dcpi_loadmap *lm, const struct lm_ident *id, const char *path)
+{
+	if (lm->nidents == lm->idents_cap) {
+		size_t cap = lm->idents_cap ? lm->idents_cap * 2 : 64;
+		struct lm_ident *v;
+		if (lm->nidents >= LM_IMAGES_MAX)
+			return 0; /* only a cache: stop growing it */
+		v = realloc(lm->idents, cap * sizeof(*v));
+		if (!v)
+			return dcpi_error(ENOMEM, "out of memory for the identity cache");
+		lm->idents = v;
+		lm->idents_cap = cap;
+	}
+	if (dcpi_lm_set_add(&lm->ident_set, ident_hash(id, path), lm->nidents) < 0)
+		return dcpi_error(ENOMEM, "out of memory for the identity cache");
+	lm->idents[lm->nidents++] = *id;
+	return 0;
+}
+
+void dcpi_lm_idents_free(struct dcpi_loadmap *lm)
+{
+	free(lm->idents);
+	lm->idents = NULL;
+	lm->nidents = lm->idents_cap = 0;
+	dcpi_lm_set_free(&lm->ident_set);
+}
+
+/* ---- identities ------------------------------------------------------------ */
+
+static int intern_path_alone(struct dcpi_loadmap *lm, char *path)
+{
+	struct dcpi_image tmpl = { .path = path, .kind = DCPI_IMAGE_FILE };
+	size_t before = lm->nimages;
+	int idx = dcpi_loadmap_intern(lm, &tmpl);
+
+	if (idx >= 0 && (size_t)idx == before)
+		lm->id_failed++; /* counted once per image, not per mapping */
+	return idx;
+}
+
+/* The record carried the build-id: only size and mtime are left to find,
+ * and only for an identity not seen before. */
+static int image_with_id(struct dcpi_loadmap *lm, const struct lm_src *src, char *path,
+			 int deleted)
+{
+	struct dcpi_image tmpl = { .path = path, .kind = DCPI_IMAGE_FILE };
+	struct stat st;
+	int idx, fd;
+
+	memcpy(tmpl.build_id, src->build_id, src->build_id_len);
+	tmpl.build_id_len = src->build_id_len;
+	idx = dcpi_lm_image_find(lm, &tmpl);
+	if (idx >= 0)
+		return idx;
+	fd = open_mapped(lm, src, path, deleted, &st);
+	if (fd >= 0) {
+		tmpl.size = (uint64_t)st.st_size;
+		tmpl.mtime = st.st_mtim.tv_sec;
+		close(fd);
+	}
+	return dcpi_loadmap_intern(lm, &tmpl);
+}
+
+static int image_from_fd(struct dcpi_loadmap *lm, int fd, const struct stat *st, char *path)
+{
+	struct dcpi_image tmpl = { .path = path, .kind = DCPI_IMAGE_FILE };
+	struct lm_ident id = { (uint64_t)st->st_dev, (uint64_t)st->st_ino,
+			       (uint64_t)st->st_size, mtime_ns(st), 0 };
+	struct ident_key k = { lm, &id, path };
+	int64_t found;
+	int rc, idx;
+
+	found = dcpi_lm_set_find(&lm->ident_set, ident_hash(&id, path), ident_eq, &k);
+	if (found >= 0)
+		return lm->idents[found].image;
+	tmpl.size = id.size;
+	tmpl.mtime = st->st_mtim.tv_sec;
+	rc = dcpi_elf_build_id_fd(fd, tmpl.build_id, sizeof(tmpl.build_id));
+	/* Not ELF, or no note: size and mtime identify it. */
+	tmpl.build_id_len = rc > 0 ? (uint32_t)rc : 0;
+	idx = dcpi_loadmap_intern(lm, &tmpl);
+	if (idx < 0)
+		return idx;
+	id.image = idx;
+	rc = ident_add(lm, &id, path);
+	return rc < 0 ? rc : idx;
+}
+
+/* The path without the kernel's " (deleted)" suffix, malloc'd. */
+static char *strip_deleted(const char *raw, int *deleted)
+{
+	size_t n = strlen(raw), sn = strlen(DELETED_SUFFIX);
+
+	*deleted = n > sn && !strcmp(raw + n - sn, DELETED_SUFFIX);
+	return strndup(raw, *deleted ? n - sn : n);
+}
+
+int dcpi_lm_file_image(struct dcpi_loadmap *lm, const struct lm_src *src)
+{
+	struct stat st;
+	char *path;
+	int deleted, fd, idx;
+
+	path = strip_deleted(src->path, &deleted);
+	if (!path)
+		return dcpi_error(ENOMEM, "out of memory");
+	if (src->build_id_len > 0) {
+		idx = image_with_id(lm, src, path, deleted);
+		goto out;
+	}
+	fd = open_mapped(lm, src, path, deleted, &st);
+	if (fd < 0) {
+		idx = intern_path_alone(lm, path);
+		goto out;
+	}
+	idx = image_from_fd(lm, fd, &st, path);
+	close(fd);
+out:
+	free(path);
+	return idx;
+}
