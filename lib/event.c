@@ -165,7 +165,8 @@ static int read_small(const char *path, char *buf, size_t size)
 	ssize_t got;
 	int fd, err = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted in a fixture tree must not hang us. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	for (;;) {
@@ -390,6 +391,8 @@ static int lookup_pmu(const char *name, struct dcpi_event_spec *out)
 	if (err < 0)
 		return dcpi_error(ENOENT, "unknown event '%s' (PMU '%s' has no event '%.*s': %s)",
 				  out->name, pmu, (int)evlen, ev, strerror(-err));
+	if (!terms[0])
+		return dcpi_error(EINVAL, "event '%s': empty definition in %s", out->name, path);
 	err = apply_terms(pmu, out->name, terms, &cfg);
 	if (err < 0)
 		return err;

@@ -389,13 +389,17 @@ static void build_fixture(const char *root)
 		{ "events/backward", "backward=1" },
 		{ "events/bigbit", "bigbit=1" },
 	};
-	char rel[256];
+	char rel[256], fifo[4096];
 	size_t i;
 
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(rel, sizeof(rel), "sys/bus/event_source/devices/fake/%s", files[i][0]);
 		put(root, rel, files[i][1]);
 	}
+	put(root, "sys/bus/event_source/devices/fake/events/empty", "");
+	snprintf(fifo, sizeof(fifo), "%s/sys/bus/event_source/devices/fake/events/fifo", root);
+	if (mkfifo(fifo, 0600))
+		perror(fifo);
 	put(root, "sys/kernel/tracing/events/sched/sched_switch/id", "316");
 	put(root, "sys/kernel/tracing/events/rcu/rcu_utilization/id", "17");
 	put(root, "sys/kernel/debug/tracing/events/olddebug/only_here/id", "7");
@@ -434,6 +438,8 @@ static void test_fixture_pmu(void)
 	expect_lookup_fails("fake/badfmt", -EINVAL, "format 'config3:0-7'");
 	expect_lookup_fails("fake/backward", -EINVAL, "format 'config:7-3'");
 	expect_lookup_fails("fake/bigbit", -EINVAL, "format 'config:60-64'");
+	expect_lookup_fails("fake/empty", -EINVAL, "event 'fake/empty': empty definition");
+	expect_lookup_fails("fake/fifo", -EINVAL, "event 'fake/fifo': empty definition");
 	expect_lookup_fails("fake/none", -ENOENT, "unknown event 'fake/none' (PMU 'fake' has "
 			    "no event 'none'");
 	expect_lookup_fails("nope/loads", -ENOENT, "no PMU 'nope'");
