@@ -1,0 +1,573 @@
+/* The symbol table proper: building, lookups, accessors.  See
+ * dcpi/symtab.h; the loaders are symtab_elf.c and symtab_kallsyms.c. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/error.h"
+#include "symtab_int.h"
+
+#define POOL_CHUNK 65536
+#define LOOKUP_BACKTRACK 16 /* earlier symbols tried for an address past the
+			       nearest one's end (nested/overlapping symbols);
+			       bounded so a lookup stays O(log n) */
+
+struct symtab_pool_chunk {
+	struct symtab_pool_chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct dcpi_symtab *dcpi_symtab_new(enum dcpi_image_kind kind, const char *path)
+{
+	struct dcpi_symtab *st = calloc(1, sizeof(*st));
+
+	if (!st) {
+		dcpi_error(ENOMEM, "out of memory");
+		return NULL;
+	}
+	st->kind = kind;
+	st->path = strdup(path);
+	if (!st->path) {
+		free(st);
+		dcpi_error(ENOMEM, "out of memory");
+		return NULL;
+	}
+	return st;
+}
+
+int dcpi_symtab_set_str(char **dst, const char *src)
+{
+	char *s = src ? strdup(src) : NULL;
+
+	if (src && !s)
+		return dcpi_error(ENOMEM, "out of memory");
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static struct symtab_pool_chunk *pool_chunk(struct dcpi_symtab *st, size_t need)
+{
+	struct symtab_pool_chunk *c = st->pool;
+	size_t cap = need > POOL_CHUNK ? need : POOL_CHUNK;
+
+	if (c && c->cap - c->used >= need)
+		return c;
+	if (cap > SYMTAB_POOL_MAX - st->pool_bytes) {
+		dcpi_error(EFBIG, "%s: symbol names exceed %zu bytes", st->path, SYMTAB_POOL_MAX);
+		return NULL;
+	}
+	c = malloc(sizeof(*c) + cap);
+	if (!c) {
+		dcpi_error(ENOMEM, "out of memory");
+		return NULL;
+	}
+	c->next = st->pool;
+	c->used = 0;
+	c->cap = cap;
+	st->pool = c;
+	st->pool_bytes += cap;
+	return c;
+}
+
+const char *dcpi_symtab_intern(struct dcpi_symtab *st, const char *s, size_t len)
+{
+	struct symtab_pool_chunk *c;
+	char *p;
+
+	if (len > SYMTAB_POOL_MAX - 1) {
+		dcpi_error(EFBIG, "%s: symbol name too long", st->path);
+		return NULL;
+	}
+	c = pool_chunk(st, len + 1);
+	if (!c)
+		return NULL;
+	p = c->data + c->used;
+	memcpy(p, s, len);
+	p[len] = '\0';
+	c->used += len + 1;
+	return p;
+}
+
+/* Grow an array of n elements of size sz to hold one more, up to max. */
+static int grow(void **arr, size_t *cap, size_t n, size_t sz, size_t max)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	if (n >= max)
+		return dcpi_error(EFBIG, "more than %zu entries", max);
+	ncap = *cap ? *cap * 2 : 64;
+	if (ncap > max)
+		ncap = max;
+	if (ncap > SIZE_MAX / sz)
+		return dcpi_error(ENOMEM, "array too large");
+	p = realloc(*arr, ncap * sz);
+	if (!p)
+		return dcpi_error(ENOMEM, "out of memory");
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+int dcpi_symtab_add(struct dcpi_symtab *st, const struct symtab_in *sym)
+{
+	int err = grow((void **)&st->in, &st->capin, st->nin, sizeof(*st->in),
+		       DCPI_SYMTAB_MAX_SYMS);
+
+	if (err)
+		return dcpi_error_prefix(-err, "%s: symbols", st->path);
+	st->in[st->nin++] = *sym;
+	return 0;
+}
+
+int dcpi_symtab_add_seg(struct dcpi_symtab *st, const struct symtab_seg *seg)
+{
+	if (st->nsegs >= SYMTAB_MAX_SEGS)
+		return dcpi_error(EFBIG, "%s: more than %d PT_LOAD segments", st->path,
+				  SYMTAB_MAX_SEGS);
+	if (!st->segs) {
+		st->segs = calloc(SYMTAB_MAX_SEGS, sizeof(*st->segs));
+		if (!st->segs)
+			return dcpi_error(ENOMEM, "out of memory");
+	}
+	st->segs[st->nsegs++] = *seg;
+	return 0;
+}
+
+int dcpi_symtab_add_sec(struct dcpi_symtab *st, uint64_t addr, uint64_t size, const char *name)
+{
+	const char *n;
+
+	if (st->nsecs >= SYMTAB_MAX_SECS)
+		return 0; /* only describe() uses them: more are ignored, not fatal */
+	if (!st->secs) {
+		st->secs = calloc(SYMTAB_MAX_SECS, sizeof(*st->secs));
+		if (!st->secs)
+			return dcpi_error(ENOMEM, "out of memory");
+	}
+	n = dcpi_symtab_intern(st, name, strlen(name));
+	if (!n)
+		return -ENOMEM;
+	st->secs[st->nsecs++] = (struct symtab_sec){ addr, size, n };
+	return 0;
+}
+
+int dcpi_symtab_note(struct dcpi_symtab *st, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (st->msg.len) {
+		st->msg.len--; /* drop the NUL */
+		err = dcpi_buf_put(&st->msg, "; ", 2);
+		if (err)
+			return err;
+	}
+	return dcpi_buf_put(&st->msg, line, strlen(line) + 1);
+}
+
+/* ---- finishing ---------------------------------------------------------- */
+
+static size_t underscores(const char *s)
+{
+	return strspn(s, "_");
+}
+
+/* Order within one address decides which name is shown: global before
+ * weak before local, functions before untyped labels, sized before
+ * size-less, fewer leading underscores (the public name over internal
+ * aliases such as __pi_ or __libc_ ones), then by name so the choice
+ * never depends on input order. */
+static int in_cmp(const void *a, const void *b)
+{
+	const struct symtab_in *x = a, *y = b;
+	size_t ux, uy;
+
+	if (x->s.vaddr != y->s.vaddr)
+		return x->s.vaddr < y->s.vaddr ? -1 : 1;
+	if (x->s.bind != y->s.bind)
+		return x->s.bind < y->s.bind ? -1 : 1;
+	if (x->is_func != y->is_func)
+		return x->is_func ? -1 : 1;
+	if (!x->s.size != !y->s.size)
+		return x->s.size ? -1 : 1;
+	ux = underscores(x->s.name);
+	uy = underscores(y->s.name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	return strcmp(x->s.name, y->s.name);
+}
+
+static int sec_cmp(const void *a, const void *b)
+{
+	const struct symtab_sec *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int demangle_one(struct dcpi_symtab *st, struct dcpi_sym *s)
+{
+	char *d = dcpi_demangle(s->name);
+
+	s->demangled = s->name;
+	if (!d)
+		return 0;
+	s->demangled = dcpi_symtab_intern(st, d, strlen(d));
+	free(d);
+	return s->demangled ? 0 : -ENOMEM;
+}
+
+/* Size-less symbols run to the next symbol, but never past the end of
+ * their section: padding and the next section's code are not theirs. */
+static void fill_sizes(struct dcpi_symtab *st, const uint64_t *limits)
+{
+	size_t i;
+
+	for (i = 0; i < st->nsyms; i++) {
+		struct dcpi_sym *s = &st->syms[i];
+		uint64_t end = limits[i];
+
+		if (s->size)
+			continue;
+		if (i + 1 < st->nsyms && st->syms[i + 1].vaddr < end)
+			end = st->syms[i + 1].vaddr;
+		if (end != UINT64_MAX && end > s->vaddr)
+			s->size = end - s->vaddr;
+	}
+}
+
+/* Split the sorted staging array into primaries and aliases. */
+static int split_aliases(struct dcpi_symtab *st, uint64_t *limits)
+{
+	size_t i, np = 0, na = 0;
+
+	for (i = 0; i < st->nin; i++) {
+		struct symtab_in *in = &st->in[i];
+		struct dcpi_sym *p = np ? &st->syms[np - 1] : NULL;
+
+		if (p && p->vaddr == in->s.vaddr) {
+			if (!strcmp(p->name, in->s.name))
+				continue;
+			if (!p->size)
+				p->size = in->s.size;
+			if (in->limit < limits[np - 1])
+				limits[np - 1] = in->limit;
+			st->aliases[na] = in->s;
+			st->aliases[na++].is_alias = 1;
+			continue;
+		}
+		st->syms[np] = in->s;
+		limits[np++] = in->limit;
+	}
+	st->nsyms = np;
+	st->naliases = na;
+	return 0;
+}
+
+/* Aliases take their primary's (now final) size. */
+static void size_aliases(struct dcpi_symtab *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->naliases; i++) {
+		const struct dcpi_sym *p = dcpi_symtab_lookup_vaddr(st, st->aliases[i].vaddr);
+
+		if (p)
+			st->aliases[i].size = p->size;
+	}
+}
+
+int dcpi_symtab_finish(struct dcpi_symtab *st)
+{
+	uint64_t *limits = NULL;
+	size_t i, n = st->nin ? st->nin : 1;
+	int err = -ENOMEM;
+
+	qsort(st->in, st->nin, sizeof(*st->in), in_cmp);
+	if (st->secs)
+		qsort(st->secs, st->nsecs, sizeof(*st->secs), sec_cmp);
+	st->syms = calloc(n, sizeof(*st->syms));
+	st->aliases = calloc(n, sizeof(*st->aliases));
+	limits = calloc(n, sizeof(*limits));
+	if (!st->syms || !st->aliases || !limits) {
+		dcpi_error(ENOMEM, "out of memory");
+		goto out;
+	}
+	split_aliases(st, limits);
+	fill_sizes(st, limits);
+	size_aliases(st);
+	for (i = 0; i < st->nsyms; i++)
+		if (demangle_one(st, &st->syms[i]))
+			goto out;
+	for (i = 0; i < st->naliases; i++)
+		if (demangle_one(st, &st->aliases[i]))
+			goto out;
+	err = 0;
+out:
+	free(limits);
+	free(st->in);
+	st->in = NULL;
+	st->nin = st->capin = 0;
+	return err;
+}
+
+void dcpi_symtab_close(struct dcpi_symtab *st)
+{
+	struct symtab_pool_chunk *c, *next;
+
+	if (!st)
+		return;
+	for (c = st->pool; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(st->in);
+	free(st->syms);
+	free(st->aliases);
+	free(st->segs);
+	free(st->secs);
+	dcpi_buf_release(&st->msg);
+	free(st->path);
+	free(st->image_file);
+	free(st->debug_file);
+	free(st->label);
+	free(st);
+}
+
+/* ---- lookups ------------------------------------------------------------ */
+
+static int sym_contains(const struct dcpi_sym *s, uint64_t vaddr)
+{
+	if (vaddr < s->vaddr)
+		return 0;
+	return s->size ? vaddr - s->vaddr < s->size : vaddr == s->vaddr;
+}
+
+const struct dcpi_sym *dcpi_symtab_lookup_vaddr(const struct dcpi_symtab *st, uint64_t vaddr)
+{
+	size_t lo = 0, hi = st->nsyms, i, k;
+
+	while (lo < hi) { /* first symbol starting after vaddr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->syms[mid].vaddr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo, k = 0; i > 0 && k < LOOKUP_BACKTRACK; i--, k++)
+		if (sym_contains(&st->syms[i - 1], vaddr))
+			return &st->syms[i - 1];
+	return NULL;
+}
+
+int dcpi_symtab_off2vaddr(const struct dcpi_symtab *st, uint64_t off, uint64_t *vaddr)
+{
+	const struct symtab_seg *hit = NULL;
+	size_t i;
+
+	if (st->kind == DCPI_IMAGE_KERNEL) {
+		*vaddr = off;
+		return 0;
+	}
+	if (st->kind == DCPI_IMAGE_MODULE) {
+		if (off > UINT64_MAX - st->base)
+			return -ERANGE;
+		*vaddr = st->base + off;
+		return 0;
+	}
+	/* Segments may share a page of the file; the executable one wins,
+	 * since samples are taken in code. */
+	for (i = 0; i < st->nsegs; i++) {
+		const struct symtab_seg *g = &st->segs[i];
+
+		if (off < g->off || off - g->off >= g->filesz)
+			continue;
+		if (!hit || (g->exec && !hit->exec))
+			hit = g;
+	}
+	if (!hit)
+		return -ERANGE;
+	*vaddr = off - hit->off + hit->vaddr;
+	return 0;
+}
+
+int dcpi_symtab_vaddr2off(const struct dcpi_symtab *st, uint64_t vaddr, uint64_t *off)
+{
+	size_t i;
+
+	if (st->kind == DCPI_IMAGE_KERNEL) {
+		*off = vaddr;
+		return 0;
+	}
+	if (st->kind == DCPI_IMAGE_MODULE) {
+		if (vaddr < st->base)
+			return -ERANGE;
+		*off = vaddr - st->base;
+		return 0;
+	}
+	for (i = 0; i < st->nsegs; i++) {
+		const struct symtab_seg *g = &st->segs[i];
+
+		if (vaddr < g->vaddr || vaddr - g->vaddr >= g->filesz)
+			continue;
+		*off = vaddr - g->vaddr + g->off;
+		return 0;
+	}
+	return -ERANGE;
+}
+
+const struct dcpi_sym *dcpi_symtab_lookup(const struct dcpi_symtab *st, uint64_t offset)
+{
+	uint64_t vaddr;
+
+	if (dcpi_symtab_off2vaddr(st, offset, &vaddr))
+		return NULL;
+	return dcpi_symtab_lookup_vaddr(st, vaddr);
+}
+
+/* name equals s, or s up to its parameter list ("f" matches "f(int)"). */
+static int name_matches(const char *s, const char *name, size_t nlen)
+{
+	if (!strcmp(s, name))
+		return 1;
+	return !strncmp(s, name, nlen) && s[nlen] == '(';
+}
+
+static size_t find_in(const struct dcpi_sym *arr, size_t n, const char *name,
+		      const struct dcpi_sym **out, size_t max, size_t count)
+{
+	size_t i, nlen = strlen(name);
+
+	for (i = 0; i < n; i++) {
+		const struct dcpi_sym *s = &arr[i];
+
+		if (strcmp(s->name, name) && !name_matches(s->demangled, name, nlen))
+			continue;
+		if (count < max)
+			out[count] = s;
+		count++;
+	}
+	return count;
+}
+
+size_t dcpi_symtab_find(const struct dcpi_symtab *st, const char *name,
+			const struct dcpi_sym **out, size_t max)
+{
+	size_t n = find_in(st->syms, st->nsyms, name, out, max, 0);
+
+	return find_in(st->aliases, st->naliases, name, out, max, n);
+}
+
+size_t dcpi_symtab_count(const struct dcpi_symtab *st)
+{
+	return st->nsyms;
+}
+
+const struct dcpi_sym *dcpi_symtab_sym(const struct dcpi_symtab *st, size_t i)
+{
+	return i < st->nsyms ? &st->syms[i] : NULL;
+}
+
+/* ---- unnamed addresses -------------------------------------------------- */
+
+const char *dcpi_symtab_section(const struct dcpi_symtab *st, uint64_t offset)
+{
+	uint64_t vaddr;
+	size_t lo = 0, hi = st->nsecs;
+
+	if (st->kind != DCPI_IMAGE_FILE || dcpi_symtab_off2vaddr(st, offset, &vaddr))
+		return NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->secs[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Sections do not overlap in a linked image, so the nearest one
+	 * below is the only candidate. */
+	if (lo && vaddr - st->secs[lo - 1].addr < st->secs[lo - 1].size)
+		return st->secs[lo - 1].name;
+	return NULL;
+}
+
+static const char *label_of(const struct dcpi_symtab *st)
+{
+	const char *slash;
+
+	if (st->label)
+		return st->label;
+	slash = strrchr(st->path, '/');
+	return slash && slash[1] ? slash + 1 : st->path;
+}
+
+size_t dcpi_symtab_describe(const struct dcpi_symtab *st, uint64_t offset, char *buf,
+			    size_t len)
+{
+	const char *sec = dcpi_symtab_section(st, offset);
+	int n;
+
+	if (sec)
+		n = snprintf(buf, len, "[%s+0x%llx %s]", label_of(st),
+			     (unsigned long long)offset, sec);
+	else
+		n = snprintf(buf, len, "[%s+0x%llx]", label_of(st), (unsigned long long)offset);
+	return n < 0 ? 0 : (size_t)n;
+}
+
+/* ---- accessors ---------------------------------------------------------- */
+
+const char *dcpi_symtab_path(const struct dcpi_symtab *st)
+{
+	return st->path;
+}
+
+const char *dcpi_symtab_image_file(const struct dcpi_symtab *st)
+{
+	return st->image_file;
+}
+
+const char *dcpi_symtab_debug_file(const struct dcpi_symtab *st)
+{
+	return st->debug_file;
+}
+
+enum dcpi_symtab_status dcpi_symtab_status(const struct dcpi_symtab *st)
+{
+	return st->status;
+}
+
+enum dcpi_symtab_source dcpi_symtab_source(const struct dcpi_symtab *st)
+{
+	return st->source;
+}
+
+const char *dcpi_symtab_message(const struct dcpi_symtab *st)
+{
+	return st->msg.len ? (const char *)st->msg.data : "";
+}
+
+const uint8_t *dcpi_symtab_build_id(const struct dcpi_symtab *st, size_t *len)
+{
+	*len = st->build_id_len;
+	return st->build_id;
+}
+
+size_t dcpi_symtab_skipped(const struct dcpi_symtab *st)
+{
+	return st->skipped;
+}

@@ -1,0 +1,274 @@
+/* Kernel symbols from a kallsyms snapshot: dcpi_symtab_open_kallsyms().
+ * The file is hostile input (it may come from another host's database):
+ * lines are read into a fixed buffer, every field is checked, and bad
+ * lines are counted, never fatal unless nothing at all parsed. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/error.h"
+#include "symtab_int.h"
+
+struct kline {
+	uint64_t addr;
+	char type;
+	const char *name;
+	const char *module; /* NULL: vmlinux */
+};
+
+/* Owner of the symbol table being read, and the addresses of every
+ * symbol of that owner (text or not) to bound the text symbols' sizes. */
+struct kread {
+	const char *module;
+	uint64_t *addrs;
+	size_t naddrs, capaddrs;
+	size_t parsed, nonzero;
+};
+
+static char *next_field(char **p)
+{
+	char *s = *p, *start;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!*s)
+		return NULL;
+	start = s;
+	while (*s && *s != ' ' && *s != '\t')
+		s++;
+	if (*s)
+		*s++ = '\0';
+	*p = s;
+	return start;
+}
+
+static int parse_hex(const char *s, uint64_t *v)
+{
+	size_t n = strlen(s), i;
+	uint64_t x = 0;
+
+	if (!n || n > 16)
+		return -1;
+	for (i = 0; i < n; i++) {
+		int c = tolower((unsigned char)s[i]);
+
+		if (!isxdigit(c))
+			return -1;
+		x = x << 4 | (uint64_t)(c <= '9' ? c - '0' : c - 'a' + 10);
+	}
+	*v = x;
+	return 0;
+}
+
+/* "ADDR TYPE NAME" or "ADDR TYPE NAME [MODULE]"; line is modified. */
+static int parse_line(char *line, struct kline *k)
+{
+	char *p = line, *addr, *type, *mod;
+	size_t mlen;
+
+	addr = next_field(&p);
+	type = next_field(&p);
+	k->name = next_field(&p);
+	mod = next_field(&p);
+	if (!addr || !type || !k->name || type[1] || parse_hex(addr, &k->addr))
+		return -1;
+	k->type = type[0];
+	k->module = NULL;
+	if (!mod)
+		return 0;
+	mlen = strlen(mod);
+	if (mlen < 3 || mod[0] != '[' || mod[mlen - 1] != ']' || next_field(&p))
+		return -1;
+	mod[mlen - 1] = '\0';
+	k->module = mod + 1;
+	return 0;
+}
+
+static int is_text(char type)
+{
+	return type == 't' || type == 'T' || type == 'w' || type == 'W';
+}
+
+static unsigned char kbind(char type)
+{
+	if (type == 'T')
+		return DCPI_SYM_GLOBAL;
+	return type == 'w' || type == 'W' ? DCPI_SYM_WEAK : DCPI_SYM_LOCAL;
+}
+
+static int mine(const struct kread *r, const struct kline *k)
+{
+	if (!r->module)
+		return k->module == NULL;
+	return k->module && !strcmp(k->module, r->module);
+}
+
+static int add_addr(struct kread *r, uint64_t a)
+{
+	uint64_t *p;
+	size_t ncap;
+
+	if (r->naddrs == r->capaddrs) {
+		if (r->capaddrs >= DCPI_SYMTAB_MAX_SYMS)
+			return dcpi_error(EFBIG, "more than %u kallsyms entries",
+					  DCPI_SYMTAB_MAX_SYMS);
+		ncap = r->capaddrs ? r->capaddrs * 2 : 1024;
+		p = realloc(r->addrs, ncap * sizeof(*p));
+		if (!p)
+			return dcpi_error(ENOMEM, "out of memory");
+		r->addrs = p;
+		r->capaddrs = ncap;
+	}
+	r->addrs[r->naddrs++] = a;
+	return 0;
+}
+
+static int take_line(struct dcpi_symtab *st, struct kread *r, char *line)
+{
+	struct symtab_in in = { 0 };
+	struct kline k;
+	int err;
+
+	if (parse_line(line, &k)) {
+		st->skipped++;
+		return 0;
+	}
+	r->parsed++;
+	if (!mine(r, &k))
+		return 0;
+	r->nonzero += k.addr != 0;
+	err = add_addr(r, k.addr);
+	if (err || !is_text(k.type))
+		return err;
+	in.s.vaddr = k.addr;
+	in.s.bind = kbind(k.type);
+	in.s.name = dcpi_symtab_intern(st, k.name, strlen(k.name));
+	in.is_func = 1;
+	in.limit = UINT64_MAX;
+	if (!in.s.name)
+		return -ENOMEM;
+	return dcpi_symtab_add(st, &in);
+}
+
+/* Read lines into a fixed buffer; a line that does not fit is skipped to
+ * its end and counted, so no input makes us allocate more. */
+static int read_lines(FILE *fp, struct dcpi_symtab *st, struct kread *r)
+{
+	char line[DCPI_KALLSYMS_LINE_MAX];
+	int c, err;
+
+	while (fgets(line, sizeof(line), fp)) {
+		size_t n = strlen(line);
+
+		if (n && line[n - 1] == '\n') {
+			line[n - 1] = '\0';
+		} else if (!feof(fp)) {
+			while ((c = getc(fp)) != EOF && c != '\n')
+				;
+			st->skipped++;
+			continue;
+		}
+		err = take_line(st, r, line);
+		if (err)
+			return err;
+	}
+	return ferror(fp) ? dcpi_error(EIO, "%s: read error", st->path) : 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A text symbol ends where the next symbol of its owner begins, data
+ * included, so the last function before a data area does not swallow it. */
+static void set_limits(struct dcpi_symtab *st, struct kread *r)
+{
+	size_t i;
+
+	qsort(r->addrs, r->naddrs, sizeof(*r->addrs), u64_cmp);
+	for (i = 0; i < st->nin; i++) {
+		uint64_t v = st->in[i].s.vaddr;
+		size_t lo = 0, hi = r->naddrs;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (r->addrs[mid] <= v)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < r->naddrs)
+			st->in[i].limit = r->addrs[lo];
+	}
+}
+
+static int check_result(struct dcpi_symtab *st, const struct kread *r, const char *module)
+{
+	if (!r->parsed)
+		return dcpi_error(EBADMSG, "%s: no valid kallsyms line (%zu malformed)", st->path,
+				  st->skipped);
+	if (!st->nin)
+		return dcpi_error(ENOENT, "%s: no text symbols for %s", st->path,
+				  module ? module : "the kernel");
+	if (!r->nonzero)
+		return dcpi_error(EACCES, "%s: every address is zero (hidden by kptr_restrict; "
+				  "read it as root)", st->path);
+	if (st->skipped)
+		return dcpi_symtab_note(st, "%zu malformed kallsyms lines skipped", st->skipped);
+	return 0;
+}
+
+static int setup(struct dcpi_symtab *st, const char *module, uint64_t base)
+{
+	st->base = base;
+	st->source = DCPI_SYMSRC_KALLSYMS;
+	if (dcpi_symtab_set_str(&st->label, module ? module : "kernel") ||
+	    dcpi_symtab_set_str(&st->debug_file, st->path))
+		return -ENOMEM;
+	return 0;
+}
+
+int dcpi_symtab_open_kallsyms(const char *kallsyms_path, const char *module, uint64_t base,
+			      struct dcpi_symtab **out)
+{
+	struct kread r = { .module = module };
+	struct dcpi_symtab *st;
+	FILE *fp = NULL;
+	int err;
+
+	*out = NULL;
+	st = dcpi_symtab_new(module ? DCPI_IMAGE_MODULE : DCPI_IMAGE_KERNEL, kallsyms_path);
+	if (!st)
+		return -ENOMEM;
+	err = setup(st, module, base);
+	if (err)
+		goto out;
+	fp = fopen(kallsyms_path, "re");
+	if (!fp) {
+		err = dcpi_error(errno, "%s: %s", kallsyms_path, strerror(errno));
+		goto out;
+	}
+	err = read_lines(fp, st, &r);
+	if (!err)
+		err = check_result(st, &r, module);
+	if (err)
+		goto out;
+	set_limits(st, &r);
+	err = dcpi_symtab_finish(st);
+out:
+	if (fp)
+		fclose(fp);
+	free(r.addrs);
+	if (err) {
+		dcpi_symtab_close(st);
+		return err;
+	}
+	*out = st;
+	return 0;
+}
