@@ -101,10 +101,10 @@ demo: deps
 # ---- install ---------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 \
-	  $(DESTDIR)$(mandir)/man8
+	  $(DESTDIR)$(mandir)/man7 $(DESTDIR)$(mandir)/man8
 	install -m 755 bin/dcpi $(DESTDIR)$(bindir)/dcpi
 	for c in $(COMMANDS); do ln -sf dcpi $(DESTDIR)$(bindir)/$$c; done
-	for m in man/*.[158]; do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(mandir)/man$$s/; done
+	for m in man/*.[1578]; do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(mandir)/man$$s/; done
 
 clean:
 	rm -rf build build-asan build-fuzz bin
