@@ -66,7 +66,11 @@ struct dcpi_profile {
 void dcpi_profile_init(struct dcpi_profile *p);
 void dcpi_profile_free(struct dcpi_profile *p);
 
-/* Serialise to bytes (appended to out). */
+/* Serialise to bytes (appended to out).  A profile that breaks the
+ * invariants above (or has totals other than its column sums, more than
+ * DCPI_MAX_EVENTS events, an unknown kind, monitored_ppm > 1000000, or a
+ * string over DCPI_PROFILE_STR_MAX) is refused with -EINVAL and nothing is
+ * appended: what we write, we can read back.  NULL strings encode as "". */
 int dcpi_profile_encode(const struct dcpi_profile *p, struct dcpi_buf *out);
 /* Parse bytes.  Anything but a complete, well-formed profile is rejected
  * with -EBADMSG and a message saying what and where (byte offset); p is
@@ -82,7 +86,9 @@ int dcpi_profile_write(const char *path, const struct dcpi_profile *p, unsigned 
 /* Add src's counts into dst.  Events are matched by name; an event of src
  * that dst lacks is appended (-E2BIG past DCPI_MAX_EVENTS).  Event totals
  * add up; monitored_ppm takes src's value (the newer one).  Identity fields
- * of dst are kept. */
+ * of dst are kept.  Same-named events with different periods are refused
+ * with -EINVAL: their counts measure different things.  O(n + m); on any
+ * error dst is unchanged.  src may be dst. */
 int dcpi_profile_merge(struct dcpi_profile *dst, const struct dcpi_profile *src);
 
 /* Set rows from unsorted (offset, counts[nevents]) input: sorts, merges
@@ -94,7 +100,10 @@ int dcpi_profile_set_rows(struct dcpi_profile *p, size_t n, const uint64_t *offs
 int dcpi_profile_event_index(const struct dcpi_profile *p, const char *name);
 
 /* Write a file atomically: tmp + fsync + rename + directory fsync.  Used
- * for profiles and every other database file. */
+ * for profiles and every other database file.  The temporary file is
+ * "<path>.tmp.<pid>" in the same directory, created with exactly mode (not
+ * masked by the umask); on any failure it is removed and an existing file
+ * at path is left as it was.  One writer per path per process. */
 int dcpi_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode);
 /* Read a whole file (at most max bytes, else -EFBIG) into a malloc'd
  * buffer the caller frees. */
