@@ -459,21 +459,18 @@ static void test_truncation_and_flips(void)
 
 	make_small(&p, NSMALL);
 	encode(&p, &b);
+	/* Every other value of every byte (CRC-32 catches any error burst of
+	 * up to 32 bits, so none may get through). */
 	for (size_t i = 0; i < b.len; i++) {
-		for (unsigned x = 1; x < 256; x <<= 1) {
+		for (unsigned x = 1; x < 256; x++) {
 			b.data[i] ^= x;
 			if (dcpi_profile_decode(b.data, b.len, &q) != -EBADMSG || !is_empty(&q))
 				bad_flip++;
 			dcpi_profile_free(&q);
 			b.data[i] ^= x;
 		}
-		b.data[i] ^= 0xff;
-		if (dcpi_profile_decode(b.data, b.len, &q) != -EBADMSG)
-			bad_flip++;
-		dcpi_profile_free(&q);
-		b.data[i] ^= 0xff;
 	}
-	T_EQ(bad_flip, 0, "every bit flip and byte inversion of a %zu-byte profile is rejected",
+	T_EQ(bad_flip, 0, "all 255 other values of each byte of a %zu-byte profile are rejected",
 	     b.len);
 	T_EQ(dcpi_profile_decode(b.data, b.len, &q), 0, "the unflipped bytes still decode");
 	dcpi_profile_free(&q);
