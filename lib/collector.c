@@ -35,6 +35,7 @@ struct dcpi_collector {
 	uint64_t seq;
 	uint64_t pending;
 	int unknown_image;           /* the shared unknown@host pseudo-image */
+	char **bypid;                /* our copy of o.bypid */
 	int *bypid_cache;            /* per image: -1 untested, 0 no, 1 yes */
 	size_t bypid_cache_len;
 	struct dcpi_epoch_stats stats;
@@ -49,7 +50,18 @@ int dcpi_collector_new(const struct dcpi_collector_opts *o, struct dcpi_collecto
 	if (!c)
 		return dcpi_error(ENOMEM, "out of memory");
 	c->o = *o;
+	c->o.bypid = NULL; /* the caller's array need not outlive this call */
 	c->events = *o->events;
+	c->bypid = calloc(o->nbypid + 1, sizeof(*c->bypid));
+	for (size_t i = 0; c->bypid && i < o->nbypid; i++)
+		if (!(c->bypid[i] = strdup(o->bypid[i]))) {
+			err = dcpi_error(ENOMEM, "out of memory");
+			goto fail;
+		}
+	if (!c->bypid) {
+		err = dcpi_error(ENOMEM, "out of memory");
+		goto fail;
+	}
 	c->lm = dcpi_loadmap_new(o->procroot ? o->procroot : "/proc");
 	c->agg = dcpi_agg_new(c->events.n);
 	if (!c->lm || !c->agg) {
@@ -84,6 +96,9 @@ void dcpi_collector_free(struct dcpi_collector *c)
 	dcpi_buf_release(&c->arena);
 	free(c->q);
 	free(c->bypid_cache);
+	for (size_t i = 0; c->bypid && i < c->o.nbypid; i++)
+		free(c->bypid[i]);
+	free(c->bypid);
 	free(c);
 }
 
@@ -134,7 +149,7 @@ static int is_bypid(struct dcpi_collector *c, int idx)
 		return c->bypid_cache[idx];
 	img = dcpi_loadmap_image(c->lm, idx);
 	for (size_t i = 0; img && i < c->o.nbypid && !yes; i++)
-		yes = path_matches(img->path, c->o.bypid[i]);
+		yes = path_matches(img->path, c->bypid[i]);
 	c->bypid_cache[idx] = yes;
 	return yes;
 }

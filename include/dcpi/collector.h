@@ -25,7 +25,7 @@ struct dcpi_collector_opts {
 	const struct dcpi_eventlist *events;
 	const char *procroot;          /* "/proc" */
 	const char *host;              /* platform name */
-	const char *const *bypid;      /* images profiled per process */
+	const char *const *bypid;      /* images profiled per process (copied) */
 	size_t nbypid;
 	int unknown_per_pid;           /* -unknown */
 	unsigned filemode;             /* of profile files: 0600 */

@@ -1,0 +1,317 @@
+/* The collector on synthetic streams: attribution through mmap, fork,
+ * exec and exit; time ordering of records read out of order; per-process
+ * and unknown profiles; merges that add up, survive a failed write, and
+ * never double count. */
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dcpi/collector.h"
+#include "dcpi/error.h"
+#include "tap.h"
+
+static char tmp[256];
+static const uint8_t id_a[20] = { 0xaa, 1, 2, 3 }, id_b[20] = { 0xbb, 4, 5, 6 };
+
+static struct dcpi_eventlist events(void)
+{
+	struct dcpi_eventlist l;
+
+	memset(&l, 0, sizeof(l));
+	if (dcpi_event_parse(&l, "cpu-clock:F500000"))
+		abort();
+	return l;
+}
+
+static struct dcpi_collector *new_collector(const struct dcpi_eventlist *ev, const char *bypid)
+{
+	const char *const bp[1] = { bypid };
+	char procroot[300];
+	struct dcpi_collector_opts o = { .events = ev, .procroot = procroot, .host = "testhost",
+					 .bypid = bp, .nbypid = bypid ? 1 : 0 };
+	struct dcpi_collector *c = NULL;
+
+	snprintf(procroot, sizeof(procroot), "%s/proc", tmp);
+	mkdir(procroot, 0700);
+	if (dcpi_collector_new(&o, &c))
+		printf("# %s\n", dcpi_errmsg());
+	snprintf(dcpi_collector_stats(c)->epoch, DCPI_EPOCH_NAME_MAX, "20261122T000000Z");
+	return c;
+}
+
+static struct dcpi_record mmap_rec(int pid, uint64_t start, uint64_t len, uint64_t pgoff,
+				   const char *path, const uint8_t *id)
+{
+	struct dcpi_record r = { .type = PERF_RECORD_MMAP2, .pid = pid, .tid = pid };
+
+	r.mmap = (struct dcpi_mmap_event){ .pid = pid, .tid = pid, .start = start, .len = len,
+					   .pgoff = pgoff, .prot = PROT_READ | PROT_EXEC,
+					   .build_id = id, .build_id_len = 20, .path = path };
+	return r;
+}
+
+static int sample(struct dcpi_collector *c, int pid, uint64_t ip)
+{
+	struct dcpi_record r = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER,
+				 .pid = pid, .tid = pid, .ip = ip };
+
+	return dcpi_collector_feed(c, &r, 0);
+}
+
+static int task(struct dcpi_collector *c, uint32_t type, int pid, int ppid)
+{
+	struct dcpi_record r = { .type = type, .pid = pid, .tid = pid, .ppid = ppid, .ptid = ppid };
+
+	return dcpi_collector_feed(c, &r, -1);
+}
+
+/* Count at offset in the profile of image path (per-process: pid) in dir. */
+static long long count_at(const char *dir, const char *path, long long pid, uint64_t off)
+{
+	char **files;
+	size_t n;
+	long long found = -1;
+
+	if (dcpi_db_profiles(dir, &files, &n))
+		return -2;
+	for (size_t i = 0; i < n; i++) {
+		struct dcpi_profile p;
+
+		dcpi_profile_init(&p);
+		if (dcpi_profile_read(files[i], &p))
+			continue;
+		if (!strcmp(p.path, path) && p.pid == pid) {
+			found = 0;
+			for (size_t r = 0; r < p.nrows; r++)
+				if (p.offsets[r] == off)
+					found = (long long)p.counts[r * p.nevents];
+		}
+		dcpi_profile_free(&p);
+	}
+	dcpi_db_names_free(files, n);
+	return found;
+}
+
+static void test_attribution(void)
+{
+	struct dcpi_eventlist ev = events();
+	struct dcpi_collector *c = new_collector(&ev, NULL);
+	struct dcpi_record r;
+	char dir[300];
+
+	snprintf(dir, sizeof(dir), "%s/plat1", tmp);
+	mkdir(dir, 0700);
+	r = mmap_rec(100, 0x400000, 0x10000, 0x1000, "/opt/fake/a.out", id_a);
+	T_EQ(dcpi_collector_feed(c, &r, -1), 0, "mmap accepted");
+	for (int i = 0; i < 3; i++)
+		sample(c, 100, 0x401234);
+	task(c, PERF_RECORD_FORK, 101, 100);
+	sample(c, 101, 0x402000);                     /* the child runs the parent's code */
+	r = (struct dcpi_record){ .type = PERF_RECORD_COMM, .pid = 101, .tid = 101, .exec = 1,
+				  .comm = "b" };
+	dcpi_collector_feed(c, &r, -1);
+	sample(c, 101, 0x402000);                     /* after exec: nothing mapped yet */
+	r = mmap_rec(101, 0x500000, 0x8000, 0, "/opt/fake/b.out", id_b);
+	dcpi_collector_feed(c, &r, -1);
+	sample(c, 101, 0x500010);
+	task(c, PERF_RECORD_EXIT, 100, 1);
+	sample(c, 100, 0x401234);                     /* read late from another CPU */
+	dcpi_loadmap_reap(dcpi_collector_loadmap(c));
+	sample(c, 100, 0x401234);                     /* after reap: gone */
+	r = (struct dcpi_record){ .type = PERF_RECORD_LOST, .lost = 42 };
+	dcpi_collector_feed(c, &r, -1);
+
+	T_EQ(dcpi_collector_stats(c)->samples, 8, "8 samples counted");
+	T_EQ(dcpi_collector_stats(c)->unknown, 2, "2 unknown (after exec, after reap)");
+	T_EQ(dcpi_collector_stats(c)->lost, 42, "lost records counted");
+	T_EQ(dcpi_collector_merge(c, dir), 0, "merge");
+	/* file offset = ip - start + pgoff */
+	T_EQ(count_at(dir, "/opt/fake/a.out", -1, 0x2234), 4, "a.out: 3 + 1 late sample at 0x2234");
+	T_EQ(count_at(dir, "/opt/fake/a.out", -1, 0x3000), 1, "forked child attributed to a.out");
+	T_EQ(count_at(dir, "/opt/fake/b.out", -1, 0x10), 1, "exec'd image b.out");
+	T_EQ(count_at(dir, "[unknown]", -1, 0x401234), 1, "unknown profile holds the raw address");
+	T_EQ(count_at(dir, "[unknown]", -1, 0x402000), 1, "unknown after exec");
+
+	/* a second merge adds */
+	sample(c, 101, 0x500010);
+	T_EQ(dcpi_collector_merge(c, dir), 0, "second merge");
+	T_EQ(count_at(dir, "/opt/fake/b.out", -1, 0x10), 2, "counts add across merges");
+	dcpi_collector_free(c);
+}
+
+static void test_failed_merge_keeps_samples(void)
+{
+	struct dcpi_eventlist ev = events();
+	struct dcpi_collector *c = new_collector(&ev, NULL);
+	struct dcpi_record r = mmap_rec(200, 0x400000, 0x1000, 0, "/opt/fake/c.out", id_a);
+	char dir[300];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/plat2", tmp);
+	f = fopen(dir, "w"); /* a file where the directory should be: writes fail */
+	fclose(f);
+	dcpi_collector_feed(c, &r, -1);
+	for (int i = 0; i < 5; i++)
+		sample(c, 200, 0x400010);
+	T_OK(dcpi_collector_merge(c, dir) < 0, "merge into a non-directory fails");
+	T_OK(strstr(dcpi_errmsg(), "plat2") != NULL, "and the message names it: %s", dcpi_errmsg());
+	unlink(dir);
+	mkdir(dir, 0700);
+	sample(c, 200, 0x400010);
+	T_EQ(dcpi_collector_merge(c, dir), 0, "merge succeeds once the directory is there");
+	T_EQ(count_at(dir, "/opt/fake/c.out", -1, 0x10), 6, "nothing lost, nothing counted twice");
+	dcpi_collector_free(c);
+}
+
+static void test_bypid(void)
+{
+	struct dcpi_eventlist ev = events();
+	struct dcpi_collector *c = new_collector(&ev, "d.out");
+	struct dcpi_record r;
+	char dir[300];
+
+	snprintf(dir, sizeof(dir), "%s/plat3", tmp);
+	mkdir(dir, 0700);
+	for (int pid = 300; pid < 302; pid++) {
+		r = mmap_rec(pid, 0x400000, 0x1000, 0, "/opt/fake/d.out", id_a);
+		dcpi_collector_feed(c, &r, -1);
+		r = mmap_rec(pid, 0x600000, 0x1000, 0, "/opt/fake/e.out", id_b);
+		dcpi_collector_feed(c, &r, -1);
+		for (int i = 0; i <= pid - 300; i++) {
+			sample(c, pid, 0x400020);
+			sample(c, pid, 0x600020);
+		}
+	}
+	T_EQ(dcpi_collector_merge(c, dir), 0, "merge");
+	T_EQ(count_at(dir, "/opt/fake/d.out", 300, 0x20), 1, "-bypid: pid 300's own profile");
+	T_EQ(count_at(dir, "/opt/fake/d.out", 301, 0x20), 2, "-bypid: pid 301's own profile");
+	T_EQ(count_at(dir, "/opt/fake/d.out", -1, 0x20), -1, "no shared profile for a -bypid image");
+	T_EQ(count_at(dir, "/opt/fake/e.out", -1, 0x20), 3, "other images stay shared");
+	dcpi_collector_free(c);
+}
+
+/* Raw perf records, laid out as the sampler asks for them. */
+static size_t raw_sample(uint8_t *b, uint64_t id, uint64_t ip, uint32_t pid, uint64_t time)
+{
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 40 };
+	uint32_t pt[2] = { pid, pid };
+
+	memcpy(b, &h, 8);
+	memcpy(b + 8, &id, 8);
+	memcpy(b + 16, &ip, 8);
+	memcpy(b + 24, pt, 8);
+	memcpy(b + 32, &time, 8);
+	return 40;
+}
+
+static size_t raw_mmap2(uint8_t *b, uint32_t pid, uint64_t start, uint64_t len,
+			const char *path, uint64_t time)
+{
+	size_t plen = (strlen(path) + 8) & ~(size_t)7, n = 8 + 8 + 24 + 24 + 8 + plen + 24;
+	struct perf_event_header h = { PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID,
+				       (uint16_t)n };
+	uint32_t u32[2] = { pid, pid }, prot[2] = { PROT_READ | PROT_EXEC, MAP_PRIVATE };
+	uint64_t z = 0, id = 7;
+	uint8_t bid[24] = { 20, 0, 0, 0, 0xcc, 9 };
+	size_t o = 0;
+
+	memset(b, 0, n);
+	memcpy(b, &h, 8), o = 8;
+	memcpy(b + o, u32, 8), o += 8;
+	memcpy(b + o, &start, 8), o += 8;
+	memcpy(b + o, &len, 8), o += 8;
+	memcpy(b + o, &z, 8), o += 8;
+	memcpy(b + o, bid, 24), o += 24;
+	memcpy(b + o, prot, 8), o += 8;
+	memcpy(b + o, path, strlen(path)), o += plen;
+	memcpy(b + o, u32, 8), o += 8;
+	memcpy(b + o, &time, 8), o += 8;
+	memcpy(b + o, &id, 8);
+	return n;
+}
+
+static int event_of(const void *arg, uint64_t id)
+{
+	(void)arg;
+	return id == 7 ? 0 : -1;
+}
+
+static void test_ordering(void)
+{
+	struct dcpi_eventlist ev = events();
+	struct dcpi_collector *c = new_collector(&ev, NULL);
+	uint8_t b[512];
+	char dir[300];
+	size_t n;
+
+	snprintf(dir, sizeof(dir), "%s/plat4", tmp);
+	mkdir(dir, 0700);
+	/* CPU 1's ring is read first: its sample (t=200) precedes, in reading
+	 * order, the mmap on CPU 0 (t=100) that makes it attributable. */
+	n = raw_sample(b, 7, 0x700100, 400, 200);
+	dcpi_collector_queue(c, b, n);
+	n = raw_sample(b, 7, 0x700200, 400, 5000); /* past the horizon: waits */
+	dcpi_collector_queue(c, b, n);
+	n = raw_mmap2(b, 400, 0x700000, 0x1000, "/opt/fake/f.out", 100);
+	dcpi_collector_queue(c, b, n);
+	T_EQ(dcpi_collector_process(c, 1000, event_of, NULL), 0, "process up to t=1000");
+	T_EQ(dcpi_collector_stats(c)->samples, 1, "only the sample before the horizon counted");
+	T_EQ(dcpi_collector_stats(c)->unknown, 0, "out-of-order sample still attributed");
+	T_EQ(dcpi_collector_process(c, UINT64_MAX, event_of, NULL), 0, "process the rest");
+	T_EQ(dcpi_collector_stats(c)->samples, 2, "held-back sample counted later");
+	T_EQ(dcpi_collector_merge(c, dir), 0, "merge");
+	T_EQ(count_at(dir, "/opt/fake/f.out", -1, 0x100), 1, "first sample at its offset");
+	T_EQ(count_at(dir, "/opt/fake/f.out", -1, 0x200), 1, "second sample at its offset");
+	n = raw_sample(b, 7, 0x700100, 400, 6000);
+	b[6] = 0xff; /* header size disagrees with the length: dropped, not a crash */
+	dcpi_collector_queue(c, b, n);
+	T_EQ(dcpi_collector_process(c, UINT64_MAX, event_of, NULL), 0, "malformed record skipped");
+	dcpi_collector_free(c);
+}
+
+static void test_filenames(void)
+{
+	struct dcpi_image a = { .path = "/usr/lib/libc.so.6", .build_id = { 1, 2 }, .build_id_len = 2 };
+	struct dcpi_image b = a, k = { .path = "[kernel.kallsyms]", .kind = DCPI_IMAGE_KERNEL };
+	struct dcpi_image u = { .path = "[unknown 0x7f0000000000]", .kind = DCPI_IMAGE_UNKNOWN,
+				.text_start = 0x7f0000000000 };
+	char n1[256], n2[256];
+
+	b.build_id[1] = 3;
+	dcpi_profile_filename(&a, -1, "h", n1, sizeof(n1));
+	dcpi_profile_filename(&b, -1, "h", n2, sizeof(n2));
+	T_OK(!strncmp(n1, "libc.so.6-", 10) && strstr(n1, ".prof"), "image name: %s", n1);
+	T_OK(strcmp(n1, n2) != 0, "a rebuilt image gets another file: %s vs %s", n1, n2);
+	dcpi_profile_filename(&a, 1234, "h", n2, sizeof(n2));
+	T_OK(strstr(n2, "_h1234.prof") != NULL, "per-process name: %s", n2);
+	dcpi_profile_filename(&k, -1, "h", n1, sizeof(n1));
+	T_OK(!strncmp(n1, "kernel.kallsyms-", 16), "kernel name: %s", n1);
+	dcpi_profile_filename(&u, 77, "h", n1, sizeof(n1));
+	T_STREQ(n1, "h77@0x7f0000000000.prof", "-unknown region name");
+	u.path = "[unknown]";
+	dcpi_profile_filename(&u, -1, "h", n1, sizeof(n1));
+	T_STREQ(n1, "unknown@h.prof", "shared unknown name");
+}
+
+int main(void)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/dcpi-test-collector.XXXXXX");
+	if (!mkdtemp(tmp))
+		return 1;
+	test_attribution();
+	test_failed_merge_keeps_samples();
+	test_bypid();
+	test_ordering();
+	test_filenames();
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+		if (system(cmd))
+			printf("# could not remove %s\n", tmp);
+	}
+	return t_done();
+}

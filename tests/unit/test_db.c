@@ -1,0 +1,144 @@
+/* The database layout: epoch names and order, the writer lock, the
+ * epoch statistics file. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dcpi/db.h"
+#include "dcpi/error.h"
+#include "tap.h"
+
+static char tmp[64];
+
+static void test_epochs(void)
+{
+	char name[DCPI_EPOCH_NAME_MAX], db[128], **v;
+	size_t n;
+	time_t t = 1795000000; /* date -u -d @1795000000: 2026-11-18 11:06:40 */
+
+	snprintf(db, sizeof(db), "%s/db", tmp);
+	T_EQ(dcpi_db_init(db, 0700), 0, "init creates the database");
+	T_EQ(dcpi_db_epoch_latest(db, name), -ENOENT, "no epochs yet: -ENOENT");
+	T_OK(strstr(dcpi_errmsg(), "no epochs") != NULL, "message says so: %s", dcpi_errmsg());
+	T_EQ(dcpi_db_epoch_create(db, t, 0700, name), 0, "create an epoch");
+	T_STREQ(name, "20261118T110640Z", "named by its UTC start");
+	for (int i = 2; i <= 11; i++)
+		dcpi_db_epoch_create(db, t, 0700, name);
+	T_STREQ(name, "20261118T110640Z-11", "same second: numbered suffix");
+	dcpi_db_epoch_create(db, t + 1, 0700, name);
+	T_EQ(dcpi_db_epochs(db, &v, &n), 0, "list epochs");
+	T_EQ(n, 12, "12 epochs");
+	T_STREQ(v[9], "20261118T110640Z-10", "-10 sorts after -9");
+	T_STREQ(v[10], "20261118T110640Z-11", "-11 after -10");
+	T_STREQ(v[11], "20261118T110641Z", "a later second comes last");
+	dcpi_db_names_free(v, n);
+	T_EQ(dcpi_db_epoch_latest(db, name), 0, "latest");
+	T_STREQ(name, "20261118T110641Z", "latest is the newest");
+	T_OK(dcpi_db_is_epoch_name("20261118T110641Z-3"), "epoch name with suffix");
+	T_OK(!dcpi_db_is_epoch_name("20261118T110641Z-"), "dangling suffix refused");
+	T_OK(!dcpi_db_is_epoch_name("2026111xT073321Z"), "bad digit refused");
+	T_OK(!dcpi_db_is_epoch_name("hosts"), "other names refused");
+	{
+		struct stat st;
+
+		stat(db, &st);
+		T_EQ(st.st_mode & 0777, 0700, "database directory is 0700");
+	}
+	{
+		char f[160];
+		FILE *fp;
+
+		snprintf(f, sizeof(f), "%s/file", tmp);
+		fp = fopen(f, "w");
+		fclose(fp);
+		T_EQ(dcpi_db_init(f, 0700), -ENOTDIR, "a file is not a database");
+	}
+}
+
+static void test_lock(void)
+{
+	char db[128];
+	int fd, fd2, st;
+	pid_t pid;
+
+	snprintf(db, sizeof(db), "%s/db", tmp);
+	T_EQ(dcpi_db_lock(db, "h1", &fd), 0, "take the lock");
+	T_EQ(dcpi_db_lock_holder(db, "h1"), getpid(), "holder is us");
+	pid = fork();
+	if (pid == 0) { /* another process: refused, with our pid in the message */
+		char want[32];
+		int r = dcpi_db_lock(db, "h1", &fd2);
+
+		snprintf(want, sizeof(want), "pid %d", (int)getppid());
+		_exit(r == -EBUSY && strstr(dcpi_errmsg(), want) ? 0 : 1);
+	}
+	waitpid(pid, &st, 0);
+	T_OK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a second writer is refused, naming the holder");
+	T_EQ(dcpi_db_lock(db, "h2", &fd2), 0, "another host's lock is independent");
+	close(fd);
+	close(fd2);
+	T_EQ(dcpi_db_lock_holder(db, "h1"), 0, "released lock has no holder");
+}
+
+static void test_stats(void)
+{
+	struct dcpi_epoch_stats a, b;
+	char path[128];
+	static const char *const bad[] = {
+		"samples x\n", "samples -1\n", "samples\n", "event\n",
+		"event cycles period\n", "event cycles period 12x\n",
+		"samples 99999999999999999999999\n",
+	};
+
+	memset(&a, 0, sizeof(a));
+	snprintf(a.epoch, sizeof(a.epoch), "20261118T110641Z");
+	snprintf(a.platform, sizeof(a.platform), "host-1");
+	a.start = 1795000000;
+	a.updated = 1795000100;
+	a.samples = 123456789012ull;
+	a.lost = 3;
+	a.throttled = 4;
+	a.unknown = 5;
+	a.kernel = 6;
+	a.images = 7;
+	a.ncpus = 2;
+	a.nevents = 2;
+	snprintf(a.ev[0].name, sizeof(a.ev[0].name), "cycles");
+	a.ev[0].period = 1000003;
+	a.ev[0].samples = 100;
+	a.ev[0].time_enabled = 2000;
+	a.ev[0].time_running = 1000;
+	snprintf(a.ev[1].name, sizeof(a.ev[1].name), "instructions");
+	a.ev[1].period = 2000003;
+	snprintf(path, sizeof(path), "%s/epoch.stats", tmp);
+	T_EQ(dcpi_stats_write(path, &a, 0600), 0, "write stats");
+	T_EQ(dcpi_stats_read(path, &b), 0, "read stats");
+	T_OK(!memcmp(&a, &b, sizeof(a)), "stats round trip exactly");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int r = dcpi_stats_parse(bad[i], strlen(bad[i]), &b);
+
+		T_EQ(r, -EBADMSG, "malformed line refused: %.*s", (int)strcspn(bad[i], "\n"), bad[i]);
+	}
+	T_EQ(dcpi_stats_parse("# c\n\nfuture_key 1\nsamples 9\n", 27, &b), 0, "comments, blank lines, unknown keys pass");
+	T_EQ(b.samples, 9, "value read");
+	T_EQ(dcpi_stats_parse("samples 1\0x", 11, &b), -EBADMSG, "NUL byte refused");
+}
+
+int main(void)
+{
+	char cmd[96];
+
+	snprintf(tmp, sizeof(tmp), "/tmp/dcpi-test-db.XXXXXX");
+	if (!mkdtemp(tmp))
+		return 1;
+	test_epochs();
+	test_lock();
+	test_stats();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	if (system(cmd))
+		printf("# could not remove %s\n", tmp);
+	return t_done();
+}
