@@ -390,8 +390,16 @@ static void set_identity(struct dcpi_collector *c, const struct dcpi_image *img,
 	}
 }
 
+/* Same image, and no event sampled at another period (counts at two
+ * periods cannot be added: such a profile goes to another file). */
 static int same_identity(const struct dcpi_profile *a, const struct dcpi_profile *b)
 {
+	for (uint32_t i = 0; i < b->nevents; i++) {
+		int j = dcpi_profile_event_index(a, b->events[i].name);
+
+		if (j >= 0 && a->events[j].period != b->events[i].period)
+			return 0;
+	}
 	return !strcmp(a->path, b->path) && a->kind == b->kind && a->pid == b->pid &&
 	       a->build_id_len == b->build_id_len &&
 	       !memcmp(a->build_id, b->build_id, a->build_id_len) &&
@@ -416,11 +424,13 @@ static int merge_one(const char *dir, const char *name, struct dcpi_profile *p, 
 		err = dcpi_profile_read(path, &old);
 		if (err == -ENOENT)
 			return dcpi_profile_write(path, p, mode);
-		if (err) { /* corrupt: keep it for a human, start afresh */
+		if (err == -EBADMSG) { /* corrupt: keep it for a human, start afresh */
 			snprintf(aside, sizeof(aside), "%s.corrupt", path);
 			rename(path, aside);
 			return dcpi_profile_write(path, p, mode);
 		}
+		if (err)
+			return err; /* unreadable for now (EMFILE, EIO): retry next merge */
 		if (same_identity(&old, p)) {
 			err = dcpi_profile_merge(&old, p);
 			if (!err)
