@@ -416,6 +416,8 @@ static int maps_splice(struct lm_proc *p, size_t i, size_t j, const struct lm_ma
 {
 	int rc;
 
+	if (k == 0 && i == j)
+		return 0; /* nothing to do, and maps may still be NULL */
 	if (k > j - i) {
 		rc = maps_reserve(p, k - (j - i));
 		if (rc < 0)
@@ -577,7 +579,8 @@ int dcpi_loadmap_fork(struct dcpi_loadmap *lm, int32_t pid, int32_t ppid)
 	rc = maps_reserve(child, parent->nmaps);
 	if (rc < 0)
 		return rc;
-	memcpy(child->maps, parent->maps, parent->nmaps * sizeof(*parent->maps));
+	if (parent->nmaps > 0)
+		memcpy(child->maps, parent->maps, parent->nmaps * sizeof(*parent->maps));
 	child->nmaps = parent->nmaps;
 	return 0;
 }

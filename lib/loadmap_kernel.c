@@ -221,6 +221,8 @@ static void modules_sort_clip(struct lm_map *m, size_t n)
 {
 	size_t i;
 
+	if (n == 0)
+		return; /* m may be NULL: qsort's argument must not be */
 	qsort(m, n, sizeof(*m), module_cmp);
 	for (i = 0; i + 1 < n; i++)
 		if (m[i].end > m[i + 1].start)

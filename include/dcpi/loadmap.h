@@ -127,8 +127,8 @@ int dcpi_loadmap_resolve(struct dcpi_loadmap *lm, int32_t pid, uint64_t ip, int 
  * else kind + path + size + mtime; the other fields of the first interned
  * copy are kept. */
 int dcpi_loadmap_intern(struct dcpi_loadmap *lm, const struct dcpi_image *tmpl);
-/* NULL for an index out of range.  The pointer is valid until the next
- * call that may intern an image (mmap, scan, resolve, load_kernel). */
+/* NULL for an index out of range.  Images never move: the pointer stays
+ * valid until dcpi_loadmap_free(). */
 const struct dcpi_image *dcpi_loadmap_image(const struct dcpi_loadmap *lm, int index);
 size_t dcpi_loadmap_nimages(const struct dcpi_loadmap *lm);
 

@@ -657,6 +657,7 @@ static void test_real_proc(void)
 {
 	struct dcpi_loadmap *lm = dcpi_loadmap_new("/proc");
 	const struct dcpi_image *im;
+	struct dcpi_loadmap_stats st;
 	char exe[PATH_MAX], code[16];
 	uint64_t off;
 	FILE *f;
@@ -665,6 +666,8 @@ static void test_real_proc(void)
 	n = dcpi_loadmap_scan(lm);
 	T_OK(n > 0, "scan of the real /proc finds processes (%d)", n);
 	idx = dcpi_loadmap_resolve(lm, getpid(), (uint64_t)(uintptr_t)&marker_function, 0, &off);
+	dcpi_loadmap_stats(lm, &st);
+	T_EQ(st.lazy_scans, 0, "this process was found by the scan, not looked up later");
 	im = dcpi_loadmap_image(lm, idx);
 	if (!realpath("/proc/self/exe", exe))
 		exe[0] = '\0';
