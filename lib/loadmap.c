@@ -555,33 +555,42 @@ int dcpi_loadmap_exec(struct dcpi_loadmap *lm, int32_t pid)
 	return 0;
 }
 
-int dcpi_loadmap_fork(struct dcpi_loadmap *lm, int32_t pid, int32_t ppid)
+/* Copy parent's mappings into child. */
+static int maps_copy(struct lm_proc *child, const struct lm_proc *parent)
 {
-	struct lm_proc *parent, *child;
-	int rc;
+	int rc = maps_reserve(child, parent->nmaps);
 
-	if (pid == ppid)
-		return 0;
-	parent = proc_get_lazy(lm, ppid);
-	if (!parent)
-		return -ENOMEM;
-	child = proc_get(lm, pid);
-	if (!child)
-		return -ENOMEM;
-	child->nmaps = 0;
-	child->dead = child->unknown = 0;
-	/* An unknown parent tells nothing: look the child itself up. */
-	if (parent->unknown) {
-		if (dcpi_lm_scan_into(lm, child) < 0)
-			child->dead = child->unknown = 1;
-		return 0;
-	}
-	rc = maps_reserve(child, parent->nmaps);
 	if (rc < 0)
 		return rc;
 	if (parent->nmaps > 0)
 		memcpy(child->maps, parent->maps, parent->nmaps * sizeof(*parent->maps));
 	child->nmaps = parent->nmaps;
+	return 0;
+}
+
+int dcpi_loadmap_fork(struct dcpi_loadmap *lm, int32_t pid, int32_t ppid)
+{
+	struct lm_proc *parent = NULL, *child;
+
+	if (pid == ppid || pid <= 0)
+		return 0;
+	/* ppid 0: children of the idle task (init, kthreadd) have no parent
+	 * to copy. */
+	if (ppid > 0) {
+		parent = proc_get_lazy(lm, ppid);
+		if (!parent)
+			return -ENOMEM;
+	}
+	child = proc_get(lm, pid);
+	if (!child)
+		return -ENOMEM;
+	child->nmaps = 0;
+	child->dead = child->unknown = 0;
+	if (parent && !parent->unknown)
+		return maps_copy(child, parent);
+	/* An unknown parent tells nothing: look the child itself up. */
+	if (dcpi_lm_scan_into(lm, child) < 0)
+		child->dead = child->unknown = 1;
 	return 0;
 }
 

@@ -65,25 +65,22 @@ static int same_file(const struct lm_src *src, const struct stat *st)
 	return st->st_ino == src->ino && st->st_dev == makedev(src->maj, src->min);
 }
 
-/* The mapped file opened, or -1. */
+/* The mapped file opened, or -1.  A file at the path with another inode
+ * is not the one mapped (replaced since, as by a package update) and is
+ * never used: a wrong build-id would be worse than none. */
 static int open_mapped(const struct dcpi_loadmap *lm, const struct lm_src *src,
 		       const char *path, int deleted, struct stat *st)
 {
-	struct stat st2;
-	int fd = -1, fd2;
+	int fd = -1;
 
 	if (!deleted) {
 		fd = open_in_root(lm, src, path, st);
 		if (fd >= 0 && (src->ino == 0 || st->st_ino == src->ino))
 			return fd;
-	}
-	fd2 = open_map_file(lm, src, &st2);
-	if (fd2 >= 0) {
 		if (fd >= 0)
 			close(fd);
-		*st = st2;
-		return fd2;
 	}
+	fd = open_map_file(lm, src, st);
 	if (fd >= 0 || deleted)
 		return fd;
 	fd = open_regular(path, st);

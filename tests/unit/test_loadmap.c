@@ -297,6 +297,13 @@ static void test_rebuild(struct fixture *fx, struct dcpi_loadmap *lm, int old)
 	T_STREQ(im ? image_id_hex(im) : NULL, want, "new build-id");
 	T_EQ(dcpi_loadmap_resolve(lm, 100, P1_START, 0, &off), old,
 	     "the process that mapped the old file still resolves to the old image");
+	/* Re-reading that process: its maps name the old inode, the path now
+	 * holds another file, which must not lend it its build-id. */
+	T_EQ(dcpi_loadmap_scan_pid(lm, 100), 0, "rescan the old process");
+	idx = dcpi_loadmap_resolve(lm, 100, P1_START, 0, &off);
+	im = dcpi_loadmap_image(lm, idx);
+	T_OK(im && !strcmp(im->path, fx->prog1) && strcmp(image_id_hex(im), want) != 0,
+	     "a replaced file is not taken for the mapped one");
 }
 
 static void test_lazy(struct fixture *fx, struct dcpi_loadmap *lm, int img)
@@ -318,6 +325,13 @@ static void test_lazy(struct fixture *fx, struct dcpi_loadmap *lm, int img)
 	T_EQ(st.lazy_scans - st0.lazy_scans, 2, "each new pid looked up once, not per sample");
 	T_EQ(st.scan_failed - st0.scan_failed, 1, "the missing one counted as failed once");
 	(void)img;
+	fake_proc(401, maps);
+	T_EQ(dcpi_loadmap_fork(lm, 401, 999), 0, "fork from a parent never known");
+	T_OK(dcpi_loadmap_resolve(lm, 401, 0x600010, 0, &off) >= 0 && off == 0x10,
+	     "the child is read from procroot instead");
+	fake_proc(402, maps);
+	T_EQ(dcpi_loadmap_fork(lm, 402, 0), 0, "fork with ppid 0");
+	T_OK(dcpi_loadmap_resolve(lm, 402, 0x600010, 0, &off) >= 0, "that child is read too");
 }
 
 static struct dcpi_mmap_event mmap_ev(int32_t pid, uint64_t start, uint64_t len,
