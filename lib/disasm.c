@@ -1,0 +1,451 @@
+/* Disassembly of ELF code with Capstone: see dcpi/disasm.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <capstone/capstone.h>
+
+#include "dcpi/disasm.h"
+#include "dcpi/error.h"
+
+struct dcpi_disasm {
+	char *path;
+	int fd;
+	Elf *elf;
+	const uint8_t *file;     /* the whole file, mapped by libelf */
+	size_t file_size;
+	csh cs;
+	cs_insn *ci;             /* Capstone's scratch instruction (with detail) */
+	cs_arch arch;
+	const char *arch_name;
+	unsigned min_step;       /* bytes skipped over an undecodable instruction */
+};
+
+/* The bytes of one range: where they are in the file. */
+struct span {
+	const uint8_t *p;
+	uint64_t lo, hi;
+};
+
+static int map_machine(struct dcpi_disasm *d, const GElf_Ehdr *eh, cs_mode *mode)
+{
+	switch (eh->e_machine) {
+	case EM_X86_64:
+		d->arch = CS_ARCH_X86;
+		*mode = CS_MODE_64;
+		d->arch_name = "x86-64";
+		d->min_step = 1;
+		return 0;
+	case EM_386:
+		d->arch = CS_ARCH_X86;
+		*mode = CS_MODE_32;
+		d->arch_name = "i386";
+		d->min_step = 1;
+		return 0;
+	case EM_AARCH64:
+		d->arch = CS_ARCH_ARM64;
+		*mode = eh->e_ident[EI_DATA] == ELFDATA2MSB ? CS_MODE_BIG_ENDIAN
+							    : CS_MODE_LITTLE_ENDIAN;
+		d->arch_name = "aarch64";
+		d->min_step = 4;
+		return 0;
+	}
+	return dcpi_error(ENOTSUP, "%s: cannot disassemble machine %u (e_machine): only "
+			  "x86-64, i386 and aarch64 are supported", d->path, eh->e_machine);
+}
+
+static int open_capstone(struct dcpi_disasm *d, cs_mode mode)
+{
+	cs_err e = cs_open(d->arch, mode, &d->cs);
+
+	if (e != CS_ERR_OK) {
+		d->cs = 0;
+		return dcpi_error(ENOTSUP, "%s: capstone: %s", d->path, cs_strerror(e));
+	}
+	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	if (d->arch == CS_ARCH_X86)
+		cs_option(d->cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+	d->ci = cs_malloc(d->cs);
+	if (!d->ci)
+		return dcpi_error(ENOMEM, "%s: capstone: out of memory", d->path);
+	return 0;
+}
+
+static int open_elf(struct dcpi_disasm *d)
+{
+	struct stat st;
+	GElf_Ehdr eh;
+	cs_mode mode = CS_MODE_LITTLE_ENDIAN;
+	int err;
+
+	d->fd = open(d->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (d->fd < 0)
+		return dcpi_error(errno, "%s: %s", d->path, strerror(errno));
+	if (fstat(d->fd, &st) < 0)
+		return dcpi_error(errno, "%s: %s", d->path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return dcpi_error(ENOEXEC, "%s: not a regular file", d->path);
+	elf_version(EV_CURRENT);
+	d->elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
+	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF)
+		return dcpi_error(ENOEXEC, "%s: not an ELF file", d->path);
+	if (!gelf_getehdr(d->elf, &eh))
+		return dcpi_error(EBADMSG, "%s: bad ELF header: %s", d->path, elf_errmsg(-1));
+	d->file = (const uint8_t *)elf_rawfile(d->elf, &d->file_size);
+	if (!d->file)
+		return dcpi_error(EBADMSG, "%s: cannot read: %s", d->path, elf_errmsg(-1));
+	err = map_machine(d, &eh, &mode);
+	if (err)
+		return err;
+	return open_capstone(d, mode);
+}
+
+int dcpi_disasm_open(const char *elf_path, struct dcpi_disasm **out)
+{
+	struct dcpi_disasm *d;
+	int err;
+
+	*out = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return dcpi_error(ENOMEM, "%s: out of memory", elf_path);
+	d->fd = -1;
+	d->path = strdup(elf_path);
+	if (!d->path) {
+		err = dcpi_error(ENOMEM, "%s: out of memory", elf_path);
+		goto fail;
+	}
+	err = open_elf(d);
+	if (err)
+		goto fail;
+	*out = d;
+	return 0;
+fail:
+	dcpi_disasm_close(d);
+	return err;
+}
+
+void dcpi_disasm_close(struct dcpi_disasm *d)
+{
+	if (!d)
+		return;
+	if (d->ci)
+		cs_free(d->ci, 1);
+	if (d->cs)
+		cs_close(&d->cs);
+	if (d->elf)
+		elf_end(d->elf);
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->path);
+	free(d);
+}
+
+int dcpi_disasm_set_syntax(struct dcpi_disasm *d, enum dcpi_disasm_syntax syntax)
+{
+	size_t v;
+
+	if (syntax != DCPI_SYNTAX_ATT && syntax != DCPI_SYNTAX_INTEL)
+		return dcpi_error(EINVAL, "unknown disassembly syntax %d", (int)syntax);
+	if (d->arch != CS_ARCH_X86)
+		return syntax == DCPI_SYNTAX_ATT ? 0
+		       : dcpi_error(ENOTSUP, "%s: %s has no Intel syntax", d->path, d->arch_name);
+	v = syntax == DCPI_SYNTAX_ATT ? CS_OPT_SYNTAX_ATT : CS_OPT_SYNTAX_INTEL;
+	if (cs_option(d->cs, CS_OPT_SYNTAX, v) != CS_ERR_OK)
+		return dcpi_error(ENOTSUP, "%s: capstone: %s", d->path,
+				  cs_strerror(cs_errno(d->cs)));
+	return 0;
+}
+
+const char *dcpi_disasm_arch(const struct dcpi_disasm *d)
+{
+	return d->arch_name;
+}
+
+/* ---- where the bytes are ------------------------------------------------ */
+
+/* True when [lo, hi) overlaps [a, a + n). */
+static bool overlaps(uint64_t lo, uint64_t hi, uint64_t a, uint64_t n)
+{
+	return lo < a + n && a < hi && n > 0 && a + n > a;
+}
+
+static int file_bytes(struct dcpi_disasm *d, uint64_t off, uint64_t len, struct span *sp)
+{
+	if (off > d->file_size || len > d->file_size - off)
+		return dcpi_error(EBADMSG, "%s: code at file offset 0x%" PRIx64 " runs past the "
+				  "end of the file (%zu bytes)", d->path, off, d->file_size);
+	sp->p = d->file + off;
+	return 0;
+}
+
+/* A section holding the whole range.  1: found (sp set); 0: none; <0:
+ * error.  An allocated SHT_NOBITS section anywhere in the range means the
+ * code is not in this file: a debug-only file, or .bss. */
+static int from_sections(struct dcpi_disasm *d, struct span *sp)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int found = 0;
+	size_t strndx = 0;
+
+	elf_getshdrstrndx(d->elf, &strndx);
+	while ((scn = elf_nextscn(d->elf, scn)) != NULL) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+		    (sh.sh_flags & SHF_TLS) || !overlaps(sp->lo, sp->hi, sh.sh_addr, sh.sh_size))
+			continue;
+		if (sh.sh_type == SHT_NOBITS) {
+			name = elf_strptr(d->elf, strndx, sh.sh_name);
+			return dcpi_error(ENODATA, "%s: 0x%" PRIx64 "-0x%" PRIx64 " is in %s, which "
+					  "has no bytes in this file (a separate debug file holds "
+					  "no code)", d->path, sp->lo, sp->hi, name ? name : "a section");
+		}
+		if (!found && sp->lo >= sh.sh_addr && sp->hi - sh.sh_addr <= sh.sh_size) {
+			int err = file_bytes(d, sh.sh_offset + (sp->lo - sh.sh_addr),
+					     sp->hi - sp->lo, sp);
+
+			if (err)
+				return err;
+			found = 1;
+		}
+	}
+	return found;
+}
+
+/* The PT_LOAD segment holding the whole range in its file image. */
+static int from_segments(struct dcpi_disasm *d, struct span *sp)
+{
+	size_t i, n = 0;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(d->elf, &n) < 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(d->elf, i, &ph) || ph.p_type != PT_LOAD ||
+		    sp->lo < ph.p_vaddr || sp->hi - ph.p_vaddr > ph.p_memsz)
+			continue;
+		if (sp->hi - ph.p_vaddr > ph.p_filesz)
+			return dcpi_error(ENODATA, "%s: 0x%" PRIx64 "-0x%" PRIx64 " is memory the "
+					  "loader zero-fills, not code in the file", d->path,
+					  sp->lo, sp->hi);
+		return file_bytes(d, ph.p_offset + (sp->lo - ph.p_vaddr), sp->hi - sp->lo, sp) ?: 1;
+	}
+	return 0;
+}
+
+static int find_span(struct dcpi_disasm *d, uint64_t lo, uint64_t hi, struct span *sp)
+{
+	int r;
+
+	if (lo > hi)
+		return dcpi_error(EINVAL, "%s: empty range 0x%" PRIx64 "-0x%" PRIx64, d->path, lo, hi);
+	if (hi - lo > DCPI_DISASM_MAX_RANGE)
+		return dcpi_error(EFBIG, "%s: range 0x%" PRIx64 "-0x%" PRIx64 " is larger than "
+				  "the %" PRIu64 " MiB limit", d->path, lo, hi,
+				  DCPI_DISASM_MAX_RANGE >> 20);
+	sp->lo = lo;
+	sp->hi = hi;
+	r = from_sections(d, sp);
+	if (r == 0)
+		r = from_segments(d, sp);
+	if (r == 0)
+		return dcpi_error(ERANGE, "%s: 0x%" PRIx64 "-0x%" PRIx64 " is outside every "
+				  "section and loadable segment of the file", d->path, lo, hi);
+	return r < 0 ? r : 0;
+}
+
+/* ---- classification ----------------------------------------------------- */
+
+static void x86_target(const cs_x86 *x, struct dcpi_insn *in)
+{
+	if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
+		in->flags |= DCPI_INSN_DIRECT;
+		in->target = (uint64_t)x->operands[0].imm;
+	} else {
+		in->flags |= DCPI_INSN_INDIRECT;
+	}
+}
+
+static void classify_x86(struct dcpi_disasm *d, const cs_insn *ci, struct dcpi_insn *in)
+{
+	unsigned id = ci->id;
+
+	if (cs_insn_group(d->cs, ci, CS_GRP_RET) || cs_insn_group(d->cs, ci, CS_GRP_IRET))
+		in->flags |= DCPI_INSN_RET;
+	else if (cs_insn_group(d->cs, ci, CS_GRP_CALL))
+		in->flags |= DCPI_INSN_CALL;
+	else if (cs_insn_group(d->cs, ci, CS_GRP_JUMP))
+		in->flags |= DCPI_INSN_JUMP |
+			     (id == X86_INS_JMP || id == X86_INS_LJMP ? 0 : DCPI_INSN_COND);
+	else if (id == X86_INS_UD2 || id == X86_INS_UD2B || id == X86_INS_UD0 ||
+		 id == X86_INS_HLT)
+		in->flags |= DCPI_INSN_TRAP;
+	if (in->flags & (DCPI_INSN_CALL | DCPI_INSN_JUMP))
+		x86_target(&ci->detail->x86, in);
+}
+
+static void arm64_target(const cs_arm64 *a, struct dcpi_insn *in)
+{
+	if (a->op_count > 0 && a->operands[a->op_count - 1].type == ARM64_OP_IMM) {
+		in->flags |= DCPI_INSN_DIRECT;
+		in->target = (uint64_t)a->operands[a->op_count - 1].imm;
+	} else {
+		in->flags |= DCPI_INSN_INDIRECT;
+	}
+}
+
+/* By instruction id: Capstone 4 does not put every AArch64 branch in a
+ * group (BL is not in CS_GRP_CALL). */
+static void classify_arm64(const cs_insn *ci, struct dcpi_insn *in)
+{
+	const cs_arm64 *a = &ci->detail->arm64;
+
+	switch (ci->id) {
+	case ARM64_INS_BL:
+	case ARM64_INS_BLR:
+		in->flags |= DCPI_INSN_CALL;
+		break;
+	case ARM64_INS_RET:
+		in->flags |= DCPI_INSN_RET;
+		return;
+	case ARM64_INS_B:
+		in->flags |= DCPI_INSN_JUMP;
+		if (a->cc != ARM64_CC_INVALID && a->cc != ARM64_CC_AL)
+			in->flags |= DCPI_INSN_COND;
+		break;
+	case ARM64_INS_BR:
+		in->flags |= DCPI_INSN_JUMP;
+		break;
+	case ARM64_INS_CBZ:
+	case ARM64_INS_CBNZ:
+	case ARM64_INS_TBZ:
+	case ARM64_INS_TBNZ:
+		in->flags |= DCPI_INSN_JUMP | DCPI_INSN_COND;
+		break;
+	case ARM64_INS_BRK:
+	case ARM64_INS_HLT:
+		in->flags |= DCPI_INSN_TRAP;
+		return;
+	default:
+		return;
+	}
+	arm64_target(a, in);
+}
+
+/* ---- the walk ----------------------------------------------------------- */
+
+static void fill_insn(struct dcpi_disasm *d, const cs_insn *ci, struct dcpi_insn *in)
+{
+	in->size = ci->size > DCPI_INSN_MAX_BYTES ? DCPI_INSN_MAX_BYTES : (uint8_t)ci->size;
+	memcpy(in->bytes, ci->bytes, in->size);
+	snprintf(in->mnemonic, sizeof(in->mnemonic), "%s", ci->mnemonic);
+	snprintf(in->operands, sizeof(in->operands), "%s", ci->op_str);
+	if (!ci->detail)
+		return;
+	if (d->arch == CS_ARCH_X86)
+		classify_x86(d, ci, in);
+	else
+		classify_arm64(ci, in);
+}
+
+static void fill_bad(struct dcpi_disasm *d, const uint8_t *p, size_t left, struct dcpi_insn *in)
+{
+	in->size = (uint8_t)(left < d->min_step ? left : d->min_step);
+	memcpy(in->bytes, p, in->size);
+	in->flags = DCPI_INSN_BAD;
+	snprintf(in->mnemonic, sizeof(in->mnemonic), "(bad)");
+}
+
+int dcpi_disasm_range(struct dcpi_disasm *d, uint64_t vaddr_lo, uint64_t vaddr_hi,
+		      dcpi_insn_fn fn, void *arg)
+{
+	struct span sp = { NULL, 0, 0 };
+	uint64_t addr;
+	size_t left;
+	int err;
+
+	err = find_span(d, vaddr_lo, vaddr_hi, &sp);
+	if (err || !fn)
+		return err;
+	addr = vaddr_lo;
+	left = (size_t)(vaddr_hi - vaddr_lo);
+	while (left > 0) {
+		const uint8_t *code = sp.p + (addr - vaddr_lo);
+		size_t n = left;
+		uint64_t a = addr;
+		struct dcpi_insn in;
+
+		memset(&in, 0, sizeof(in));
+		in.vaddr = addr;
+		if (cs_disasm_iter(d->cs, &code, &n, &a, d->ci) && d->ci->size > 0 &&
+		    d->ci->size <= left)
+			fill_insn(d, d->ci, &in);
+		else
+			fill_bad(d, sp.p + (addr - vaddr_lo), left, &in);
+		addr += in.size;
+		left -= in.size;
+		err = fn(&in, arg);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct collect {
+	struct dcpi_insn *v;
+	size_t n, cap;
+	int err;
+};
+
+static int collect_one(const struct dcpi_insn *in, void *arg)
+{
+	struct collect *c = arg;
+
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 64;
+		struct dcpi_insn *nv;
+
+		if (c->cap >= DCPI_DISASM_MAX_INSNS) {
+			c->err = dcpi_error(EFBIG, "more than %zu instructions in one range",
+					    DCPI_DISASM_MAX_INSNS);
+			return c->err;
+		}
+		nv = reallocarray(c->v, ncap, sizeof(*nv));
+		if (!nv) {
+			c->err = dcpi_error(ENOMEM, "out of memory for %zu instructions", ncap);
+			return c->err;
+		}
+		c->v = nv;
+		c->cap = ncap;
+	}
+	c->v[c->n++] = *in;
+	return 0;
+}
+
+int dcpi_disasm_collect(struct dcpi_disasm *d, uint64_t vaddr_lo, uint64_t vaddr_hi,
+			struct dcpi_insn **insns, size_t *n)
+{
+	struct collect c = { NULL, 0, 0, 0 };
+	int err;
+
+	*insns = NULL;
+	*n = 0;
+	err = dcpi_disasm_range(d, vaddr_lo, vaddr_hi, collect_one, &c);
+	if (err) {
+		free(c.v);
+		return err;
+	}
+	*insns = c.v;
+	*n = c.n;
+	return 0;
+}
