@@ -112,6 +112,22 @@ static void fake_proc(int pid, const char *maps)
 	write_file(p, maps);
 }
 
+static struct dcpi_mmap_event mmap_ev(int32_t pid, uint64_t start, uint64_t len,
+				      uint64_t pgoff, const char *path)
+{
+	struct dcpi_mmap_event ev = { .pid = pid, .tid = pid, .start = start, .len = len,
+				      .pgoff = pgoff, .prot = PROT_READ | PROT_EXEC,
+				      .path = path };
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		ev.maj = major(st.st_dev);
+		ev.min = minor(st.st_dev);
+		ev.ino = st.st_ino;
+	}
+	return ev;
+}
+
 /* ---- maps lines ------------------------------------------------------------ */
 
 static void test_parse_good(void)
@@ -306,6 +322,25 @@ static void test_rebuild(struct fixture *fx, struct dcpi_loadmap *lm, int old)
 	     "a replaced file is not taken for the mapped one");
 }
 
+/* A process no longer in procroot: its files are taken from our own
+ * namespace only when device and inode are the record's. */
+static void test_gone(struct fixture *fx, struct dcpi_loadmap *lm, int prog2)
+{
+	struct dcpi_mmap_event ev = mmap_ev(500, 0x800000, 0x1000, 0, fx->prog2);
+	const struct dcpi_image *im;
+	uint64_t off;
+
+	T_EQ(dcpi_loadmap_mmap(lm, &ev), 0, "mmap of a process gone from procroot");
+	T_EQ(dcpi_loadmap_resolve(lm, 500, 0x800010, 0, &off), prog2,
+	     "same dev/ino: the file at the path is identified");
+	ev.ino++;
+	ev.start = 0x900000;
+	dcpi_loadmap_mmap(lm, &ev);
+	im = dcpi_loadmap_image(lm, dcpi_loadmap_resolve(lm, 500, 0x900010, 0, &off));
+	T_OK(im && !strcmp(im->path, fx->prog2) && im->build_id_len == 0,
+	     "another inode: path alone, no borrowed build-id");
+}
+
 static void test_lazy(struct fixture *fx, struct dcpi_loadmap *lm, int img)
 {
 	struct dcpi_loadmap_stats st0, st;
@@ -332,22 +367,7 @@ static void test_lazy(struct fixture *fx, struct dcpi_loadmap *lm, int img)
 	fake_proc(402, maps);
 	T_EQ(dcpi_loadmap_fork(lm, 402, 0), 0, "fork with ppid 0");
 	T_OK(dcpi_loadmap_resolve(lm, 402, 0x600010, 0, &off) >= 0, "that child is read too");
-}
-
-static struct dcpi_mmap_event mmap_ev(int32_t pid, uint64_t start, uint64_t len,
-				      uint64_t pgoff, const char *path)
-{
-	struct dcpi_mmap_event ev = { .pid = pid, .tid = pid, .start = start, .len = len,
-				      .pgoff = pgoff, .prot = PROT_READ | PROT_EXEC,
-				      .path = path };
-	struct stat st;
-
-	if (stat(path, &st) == 0) {
-		ev.maj = major(st.st_dev);
-		ev.min = minor(st.st_dev);
-		ev.ino = st.st_ino;
-	}
-	return ev;
+	test_gone(fx, lm, dcpi_loadmap_resolve(lm, 300, 0x600010, 0, &off));
 }
 
 static void test_overlap(struct fixture *fx, struct dcpi_loadmap *lm, int img1)
