@@ -244,7 +244,8 @@ static int find_debug_by_id(const struct dcpi_symtab_opts *opts, const struct wa
 
 static void set_id(struct dcpi_symtab *st, const uint8_t *id, size_t len)
 {
-	memcpy(st->build_id, id, len);
+	if (len)
+		memcpy(st->build_id, id, len);
 	st->build_id_len = len;
 }
 

@@ -295,7 +295,8 @@ int dcpi_symtab_finish(struct dcpi_symtab *st)
 	size_t i, n = st->nin ? st->nin : 1;
 	int err = -ENOMEM;
 
-	qsort(st->in, st->nin, sizeof(*st->in), in_cmp);
+	if (st->in)
+		qsort(st->in, st->nin, sizeof(*st->in), in_cmp);
 	if (st->secs)
 		qsort(st->secs, st->nsecs, sizeof(*st->secs), sec_cmp);
 	st->syms = calloc(n, sizeof(*st->syms));

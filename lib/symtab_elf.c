@@ -17,15 +17,22 @@
 int dcpi_symelf_open(const char *path, struct symelf *f)
 {
 	const void *id = NULL;
+	struct stat sb;
 	ssize_t n;
 	int err;
 
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 	elf_version(EV_CURRENT);
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a search candidate may name a FIFO or a device; only
+	 * regular files are read. */
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (f->fd < 0) {
 		err = dcpi_error(errno, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (fstat(f->fd, &sb) || !S_ISREG(sb.st_mode)) {
+		err = dcpi_error(ENOEXEC, "%s: not a regular file", path);
 		goto fail;
 	}
 	/* ELF_C_READ, not mmap: a file rewritten under us must not SIGBUS. */
@@ -141,7 +148,10 @@ static int want_sym(const GElf_Sym *sym, const struct sec_info *si, const char *
 		return 0;
 	if (type == STT_FUNC || type == STT_GNU_IFUNC)
 		return 1;
-	return type == STT_NOTYPE && (sh->sh_flags & SHF_EXECINSTR);
+	/* Linker-defined markers (_etext, __bss_start) are untyped too, and
+	 * sit at or past their section's end: only labels inside code count. */
+	return type == STT_NOTYPE && (sh->sh_flags & SHF_EXECINSTR) &&
+	       sym->st_value >= sh->sh_addr && sym->st_value - sh->sh_addr < sh->sh_size;
 }
 
 static unsigned char bind_of(const GElf_Sym *sym)
