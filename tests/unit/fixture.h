@@ -4,7 +4,7 @@
  *   fx_path("f")        a path in it (8 rotating buffers)
  *   fx_sh(fmt, ...)     system() of a formatted command
  *   fx_nm(nm, bin, sym, &addr, &size)   from `nm -S`
- *   fx_cleanup()        removes the temp dir */
+ *   fx_cleanup()        removes the temp dir (kept when $DCPI_TEST_KEEP is set) */
 #ifndef DCPI_TEST_FIXTURE_H
 #define DCPI_TEST_FIXTURE_H
 #include <limits.h>
@@ -43,7 +43,7 @@ static inline int fx_setup(const char *name)
 
 static inline void fx_cleanup(void)
 {
-	if (fx_tmp[0])
+	if (fx_tmp[0] && !getenv("DCPI_TEST_KEEP"))
 		fx_sh("rm -rf '%s'", fx_tmp);
 }
 

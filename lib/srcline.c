@@ -1,0 +1,463 @@
+/* Source lines of addresses through libdw: see dcpi/srcline.h.
+ *
+ * Units are found through an index of every CU's address ranges built at
+ * open, not .debug_aranges, which clang and some linkers leave out. */
+#include <dwarf.h>
+#include <elf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dcpi/error.h"
+#include "dcpi/srcline.h"
+
+/* Ranges of one address that are checked when CU ranges overlap (only
+ * broken or exotic DWARF has many). */
+#define OVERLAP_SCAN 64
+/* Units one range walk visits. */
+#define RANGE_UNITS_MAX 4096
+
+struct cu_range {
+	uint64_t lo, hi;
+	Dwarf_Off cu_off;
+};
+
+/* Interned strings: an open-addressing set, load <= 1/2. */
+struct intern {
+	char **slot;
+	size_t cap, n, bytes;
+};
+
+struct dcpi_srclines {
+	char *path;
+	int fd;
+	Dwarf *dw;
+	struct cu_range *r;
+	size_t nr;
+	struct intern strs;
+};
+
+/* ---- interned strings --------------------------------------------------- */
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int intern_grow(struct intern *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 256, i;
+	char **ns = calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	for (i = 0; i < t->cap; i++) {
+		size_t j;
+
+		if (!t->slot[i])
+			continue;
+		for (j = hash_str(t->slot[i]) & (ncap - 1); ns[j]; j = (j + 1) & (ncap - 1))
+			;
+		ns[j] = t->slot[i];
+	}
+	free(t->slot);
+	t->slot = ns;
+	t->cap = ncap;
+	return 0;
+}
+
+/* The interned copy of s, or NULL (out of memory or over the cap). */
+static const char *intern(struct intern *t, const char *s)
+{
+	size_t j, len = strlen(s);
+
+	if (t->n + 1 > t->cap / 2 && intern_grow(t) < 0)
+		return NULL;
+	for (j = hash_str(s) & (t->cap - 1); t->slot[j]; j = (j + 1) & (t->cap - 1))
+		if (!strcmp(t->slot[j], s))
+			return t->slot[j];
+	if (len > DCPI_SRCLINE_MAX_STRINGS - t->bytes)
+		return NULL;
+	t->slot[j] = strdup(s);
+	if (!t->slot[j])
+		return NULL;
+	t->n++;
+	t->bytes += len + 1;
+	return t->slot[j];
+}
+
+static void intern_free(struct intern *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->cap; i++)
+		free(t->slot[i]);
+	free(t->slot);
+}
+
+/* name joined with the unit's comp_dir when relative; "??" on failure
+ * (a name is never worth failing a lookup for). */
+static const char *file_name(struct dcpi_srclines *s, Dwarf_Die *cu, const char *name)
+{
+	Dwarf_Attribute a;
+	const char *dir, *r;
+	char *joined;
+
+	if (!name || !*name)
+		return intern(&s->strs, "??") ?: "??";
+	dir = name[0] == '/' ? NULL : dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a));
+	if (!dir || !*dir)
+		return intern(&s->strs, name) ?: "??";
+	if (asprintf(&joined, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0)
+		return "??";
+	r = intern(&s->strs, joined);
+	free(joined);
+	return r ?: "??";
+}
+
+static const char *die_name(struct dcpi_srclines *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+
+	return intern(&s->strs, n ? n : "??") ?: "??";
+}
+
+/* ---- the unit index ----------------------------------------------------- */
+
+static int add_range(struct dcpi_srclines *s, size_t *cap, uint64_t lo, uint64_t hi,
+		     Dwarf_Off off)
+{
+	if (lo >= hi)
+		return 0;
+	if (s->nr == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct cu_range *nr;
+
+		if (*cap >= DCPI_SRCLINE_MAX_UNITS)
+			return dcpi_error(EFBIG, "%s: more than %u unit address ranges", s->path,
+					  DCPI_SRCLINE_MAX_UNITS);
+		nr = reallocarray(s->r, ncap, sizeof(*nr));
+		if (!nr)
+			return dcpi_error(ENOMEM, "%s: out of memory", s->path);
+		s->r = nr;
+		*cap = ncap;
+	}
+	s->r[s->nr++] = (struct cu_range){ lo, hi, off };
+	return 0;
+}
+
+static int unit_ranges(struct dcpi_srclines *s, Dwarf_Die *cu, size_t *cap)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	int err;
+
+	while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
+		err = add_range(s, cap, lo, hi, dwarf_dieoffset(cu));
+		if (err)
+			return err;
+	}
+	/* A unit whose ranges are corrupt is left out: its addresses look
+	 * up as "no line", the other units still answer. */
+	return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int index_units(struct dcpi_srclines *s)
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t type;
+	size_t cap = 0, units = 0;
+	int r, err;
+
+	while ((r = dwarf_get_units(s->dw, cu, &cu, NULL, &type, &cudie, NULL)) == 0) {
+		if (++units > DCPI_SRCLINE_MAX_UNITS)
+			return dcpi_error(EFBIG, "%s: more than %u compilation units", s->path,
+					  DCPI_SRCLINE_MAX_UNITS);
+		if (type == DW_UT_type || type == DW_UT_split_type)
+			continue;
+		err = unit_ranges(s, &cudie, &cap);
+		if (err)
+			return err;
+	}
+	if (r < 0 && units == 0)
+		return dcpi_error(EBADMSG, "%s: corrupt DWARF: %s", s->path, dwarf_errmsg(-1));
+	if (s->nr > 1)
+		qsort(s->r, s->nr, sizeof(*s->r), cmp_range);
+	return 0;
+}
+
+/* The unit whose ranges hold vaddr. */
+static int find_unit(struct dcpi_srclines *s, uint64_t vaddr, Dwarf_Die *cu)
+{
+	size_t lo = 0, hi = s->nr, i, k;
+
+	while (lo < hi) {   /* first range starting after vaddr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->r[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo, k = 0; i > 0 && k < OVERLAP_SCAN; i--, k++) {
+		if (vaddr >= s->r[i - 1].hi)
+			continue;
+		if (!dwarf_offdie(s->dw, s->r[i - 1].cu_off, cu))
+			return dcpi_error(EBADMSG, "%s: corrupt unit at 0x%" PRIx64 ": %s", s->path,
+					  (uint64_t)s->r[i - 1].cu_off, dwarf_errmsg(-1));
+		return 0;
+	}
+	return dcpi_error(ENOENT, "%s: no debug info covers 0x%" PRIx64, s->path, vaddr);
+}
+
+/* ---- open/close --------------------------------------------------------- */
+
+static int open_dwarf(struct dcpi_srclines *s)
+{
+	unsigned char magic[SELFMAG];
+	struct stat st;
+
+	s->fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (s->fd < 0)
+		return dcpi_error(errno, "%s: %s", s->path, strerror(errno));
+	if (fstat(s->fd, &st) < 0)
+		return dcpi_error(errno, "%s: %s", s->path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return dcpi_error(ENOEXEC, "%s: not a regular file", s->path);
+	if (pread(s->fd, magic, SELFMAG, 0) != SELFMAG || memcmp(magic, ELFMAG, SELFMAG))
+		return dcpi_error(ENOEXEC, "%s: not an ELF file", s->path);
+	s->dw = dwarf_begin(s->fd, DWARF_C_READ);
+	if (!s->dw) {
+		const char *m = dwarf_errmsg(-1);
+
+		if (m && strstr(m, "no DWARF"))
+			return dcpi_error(ENODATA, "%s: no DWARF debug info", s->path);
+		return dcpi_error(EBADMSG, "%s: cannot read DWARF: %s", s->path, m ? m : "?");
+	}
+	return index_units(s);
+}
+
+int dcpi_srcline_open(const char *debug_file, struct dcpi_srclines **out)
+{
+	struct dcpi_srclines *s;
+	int err;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return dcpi_error(ENOMEM, "%s: out of memory", debug_file);
+	s->fd = -1;
+	s->path = strdup(debug_file);
+	if (!s->path) {
+		err = dcpi_error(ENOMEM, "%s: out of memory", debug_file);
+		goto fail;
+	}
+	err = open_dwarf(s);
+	if (err)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	dcpi_srcline_close(s);
+	return err;
+}
+
+void dcpi_srcline_close(struct dcpi_srclines *s)
+{
+	if (!s)
+		return;
+	if (s->dw)
+		dwarf_end(s->dw);
+	if (s->fd >= 0)
+		close(s->fd);
+	intern_free(&s->strs);
+	free(s->r);
+	free(s->path);
+	free(s);
+}
+
+/* ---- lookups ------------------------------------------------------------ */
+
+static void call_site(struct dcpi_srclines *s, Dwarf_Die *cu, Dwarf_Die *die,
+		      struct dcpi_inline_site *site)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word v;
+	Dwarf_Files *files;
+	size_t nfiles;
+	const char *f = NULL;
+
+	site->callee = die_name(s, die);
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &v) == 0 &&
+	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && v < nfiles)
+		f = dwarf_filesrc(files, v, NULL, NULL);
+	site->call_file = file_name(s, cu, f);
+	site->call_line = dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &v) == 0 &&
+			  v <= UINT32_MAX ? (unsigned)v : 0;
+	site->call_column = dwarf_formudata(dwarf_attr(die, DW_AT_call_column, &a), &v) == 0 &&
+			    v <= UINT32_MAX ? (unsigned)v : 0;
+}
+
+/* Walk out from the innermost scope holding vaddr: getscopes gives the
+ * abstract origin's scopes above an inlined instance, so the concrete
+ * chain of callers comes from getscopes_die on the innermost one. */
+static void inline_chain(struct dcpi_srclines *s, Dwarf_Die *cu, uint64_t vaddr,
+			 struct dcpi_srcloc *loc)
+{
+	Dwarf_Die *pc = NULL, *chain = NULL;
+	int n, i;
+
+	n = dwarf_getscopes(cu, vaddr, &pc);
+	if (n > 0)
+		n = dwarf_getscopes_die(&pc[0], &chain);
+	for (i = 0; i < n; i++) {
+		int tag = dwarf_tag(&chain[i]);
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_entry_point) {
+			loc->outer = die_name(s, &chain[i]);
+			break;
+		}
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		if (loc->ninline == DCPI_SRCLINE_MAX_INLINE) {
+			loc->inline_cut = 1;
+			continue;
+		}
+		call_site(s, cu, &chain[i], &loc->inl[loc->ninline++]);
+	}
+	loc->function = loc->ninline ? loc->inl[0].callee : loc->outer;
+	free(pc);
+	free(chain);
+}
+
+static void row_fields(struct dcpi_srclines *s, Dwarf_Die *cu, Dwarf_Line *l,
+		       uint64_t *vaddr, const char **file, unsigned *line, unsigned *col)
+{
+	Dwarf_Addr a = 0;
+	int ln = 0, c = 0;
+
+	dwarf_lineaddr(l, &a);
+	dwarf_lineno(l, &ln);
+	dwarf_linecol(l, &c);
+	*vaddr = a;
+	*file = file_name(s, cu, dwarf_linesrc(l, NULL, NULL));
+	*line = ln > 0 ? (unsigned)ln : 0;
+	*col = c > 0 ? (unsigned)c : 0;
+}
+
+int dcpi_srcline_lookup(struct dcpi_srclines *s, uint64_t vaddr, struct dcpi_srcloc *loc)
+{
+	Dwarf_Die cu;
+	Dwarf_Lines *lines;
+	Dwarf_Line *l;
+	size_t n;
+	int err;
+
+	memset(loc, 0, sizeof(*loc));
+	loc->file = loc->function = loc->outer = "??";
+	err = find_unit(s, vaddr, &cu);
+	if (err)
+		return err;
+	if (dwarf_getsrclines(&cu, &lines, &n) != 0)
+		return dcpi_error(EBADMSG, "%s: corrupt line table: %s", s->path, dwarf_errmsg(-1));
+	l = dwarf_getsrc_die(&cu, vaddr);
+	if (!l)
+		return dcpi_error(ENOENT, "%s: no line for 0x%" PRIx64, s->path, vaddr);
+	row_fields(s, &cu, l, &loc->row_vaddr, &loc->file, &loc->line, &loc->column);
+	inline_chain(s, &cu, vaddr, loc);
+	return 0;
+}
+
+/* ---- range walks -------------------------------------------------------- */
+
+/* First row at or after lo (libdw keeps a unit's rows sorted by address). */
+static size_t first_row(Dwarf_Lines *lines, size_t n, uint64_t lo)
+{
+	size_t a = 0, b = n;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		Dwarf_Addr addr = 0;
+
+		dwarf_lineaddr(dwarf_onesrcline(lines, mid), &addr);
+		if (addr < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+static int walk_unit(struct dcpi_srclines *s, Dwarf_Off off, uint64_t lo, uint64_t hi,
+		     dcpi_srcrow_fn fn, void *arg)
+{
+	Dwarf_Die cu;
+	Dwarf_Lines *lines;
+	size_t n, i;
+	int err;
+
+	if (!dwarf_offdie(s->dw, off, &cu) || dwarf_getsrclines(&cu, &lines, &n) != 0)
+		return dcpi_error(EBADMSG, "%s: corrupt line table: %s", s->path, dwarf_errmsg(-1));
+	for (i = first_row(lines, n, lo); i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		struct dcpi_srcrow row;
+		bool end = false, stmt = false;
+
+		if (!l)
+			break;
+		row_fields(s, &cu, l, &row.vaddr, &row.file, &row.line, &row.column);
+		if (row.vaddr >= hi)
+			break;
+		if (row.vaddr < lo || (dwarf_lineendsequence(l, &end) == 0 && end))
+			continue;
+		row.is_stmt = dwarf_linebeginstatement(l, &stmt) == 0 && stmt;
+		err = fn(&row, arg);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int dcpi_srcline_range(struct dcpi_srclines *s, uint64_t lo, uint64_t hi,
+		       dcpi_srcrow_fn fn, void *arg)
+{
+	Dwarf_Off seen[RANGE_UNITS_MAX];
+	size_t i, j, nseen = 0;
+	int err;
+
+	if (lo > hi)
+		return dcpi_error(EINVAL, "%s: empty range 0x%" PRIx64 "-0x%" PRIx64, s->path, lo, hi);
+	for (i = 0; i < s->nr && s->r[i].lo < hi && nseen < RANGE_UNITS_MAX; i++) {
+		if (s->r[i].hi <= lo)
+			continue;
+		for (j = 0; j < nseen && seen[j] != s->r[i].cu_off; j++)
+			;
+		if (j < nseen)
+			continue;
+		seen[nseen++] = s->r[i].cu_off;
+		err = walk_unit(s, s->r[i].cu_off, lo, hi, fn, arg);
+		if (err)
+			return err;
+	}
+	return 0;
+}
