@@ -28,5 +28,6 @@ unsigned long long cli_parse_count(const char *opt, const char *arg);
 int cmd_dcpid(int argc, char **argv);
 int cmd_dcpictl(int argc, char **argv);
 int cmd_dcpicat(int argc, char **argv);
+int cmd_dcpiprof(int argc, char **argv);
 
 #endif

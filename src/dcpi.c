@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{ "dcpiflush", cmd_dcpictl, "same as dcpictl flush" },
 	{ "dcpiquit", cmd_dcpictl, "same as dcpictl quit" },
 	{ "dcpicat", cmd_dcpicat, "print a profile file" },
+	{ "dcpiprof", cmd_dcpiprof, "where the time went: by image, by procedure" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

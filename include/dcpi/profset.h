@@ -1,0 +1,52 @@
+/* A set of profiles chosen from the database: the epochs and hosts a
+ * report covers, every profile in them, and their statistics summed.
+ * What every analysis tool starts from.
+ *
+ * Ownership: the set owns every string and profile; dcpi_profset_free()
+ * releases all.  events[] is the union of the profiles' events in order of
+ * first appearance; a profile's event e is set column col[e] of that.
+ */
+#ifndef DCPI_PROFSET_H
+#define DCPI_PROFSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/db.h"
+#include "dcpi/profile.h"
+
+struct dcpi_profset_entry {
+	char *file;             /* full path of the profile file */
+	char *platdir;          /* its epoch/host directory (for kallsyms) */
+	struct dcpi_profile prof;
+	unsigned col[DCPI_MAX_EVENTS]; /* the set's column of each event */
+};
+
+struct dcpi_profset {
+	struct dcpi_profset_entry *v;
+	size_t n;
+	char **epochs;          /* chosen epochs, oldest first */
+	size_t nepochs;
+	char **hosts;           /* hosts seen, sorted, unique */
+	size_t nhosts;
+	unsigned nevents;
+	char *events[DCPI_MAX_EVENTS];
+	uint64_t periods[DCPI_MAX_EVENTS]; /* 0 when profiles disagree */
+	struct dcpi_epoch_stats stats;     /* summed over epochs and hosts */
+	size_t nstats;          /* statistics files read */
+	size_t nbad;            /* profiles that could not be read */
+	char *first_bad;        /* the first one's error message */
+};
+
+/* Load profiles of db: epoch is a name, "latest" (or NULL) or "all";
+ * host is a name, "all" (or NULL: this host, else all when there is only
+ * another).  Unreadable profiles are counted in nbad, not fatal; no
+ * epoch, or no such epoch/host, is -ENOENT with a message. */
+int dcpi_profset_load(const char *db, const char *epoch, const char *host,
+		      struct dcpi_profset *out);
+void dcpi_profset_free(struct dcpi_profset *s);
+
+/* Column of the event named name, or -1. */
+int dcpi_profset_event(const struct dcpi_profset *s, const char *name);
+
+#endif

@@ -1,0 +1,222 @@
+/* Choosing and loading profiles from the database: see dcpi/profset.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/error.h"
+#include "dcpi/profset.h"
+
+void dcpi_profset_free(struct dcpi_profset *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].file);
+		free(s->v[i].platdir);
+		dcpi_profile_free(&s->v[i].prof);
+	}
+	free(s->v);
+	dcpi_db_names_free(s->epochs, s->nepochs);
+	dcpi_db_names_free(s->hosts, s->nhosts);
+	for (unsigned e = 0; e < s->nevents; e++)
+		free(s->events[e]);
+	free(s->first_bad);
+	memset(s, 0, sizeof(*s));
+}
+
+int dcpi_profset_event(const struct dcpi_profset *s, const char *name)
+{
+	for (unsigned e = 0; e < s->nevents; e++)
+		if (!strcmp(s->events[e], name))
+			return (int)e;
+	return -1;
+}
+
+static int add_event(struct dcpi_profset *s, const struct dcpi_profile_event *pe, unsigned *col)
+{
+	int e = dcpi_profset_event(s, pe->name);
+
+	if (e < 0) {
+		if (s->nevents == DCPI_MAX_EVENTS)
+			return dcpi_error(E2BIG, "more than %d distinct events", DCPI_MAX_EVENTS);
+		e = (int)s->nevents;
+		s->events[e] = strdup(pe->name);
+		if (!s->events[e])
+			return dcpi_error(ENOMEM, "out of memory");
+		s->periods[e] = pe->period;
+		s->nevents++;
+	} else if (s->periods[e] != pe->period) {
+		s->periods[e] = 0; /* mixed periods: samples are not comparable as time */
+	}
+	*col = (unsigned)e;
+	return 0;
+}
+
+static void add_stats(struct dcpi_profset *s, const char *platdir)
+{
+	struct dcpi_epoch_stats st;
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/epoch.stats", platdir);
+	if (dcpi_stats_read(path, &st))
+		return;
+	s->stats.samples += st.samples;
+	s->stats.lost += st.lost;
+	s->stats.throttled += st.throttled;
+	s->stats.unknown += st.unknown;
+	s->stats.kernel += st.kernel;
+	s->stats.images += st.images;
+	s->nstats++;
+}
+
+static int add_profile(struct dcpi_profset *s, const char *file, const char *platdir)
+{
+	struct dcpi_profset_entry *e;
+	int err;
+
+	if (s->n % 64 == 0) {
+		struct dcpi_profset_entry *nv = realloc(s->v, (s->n + 64) * sizeof(*nv));
+
+		if (!nv)
+			return dcpi_error(ENOMEM, "out of memory");
+		s->v = nv;
+	}
+	e = &s->v[s->n];
+	memset(e, 0, sizeof(*e));
+	dcpi_profile_init(&e->prof);
+	if (dcpi_profile_read(file, &e->prof)) {
+		s->nbad++;
+		if (!s->first_bad)
+			s->first_bad = strdup(dcpi_errmsg());
+		return 0;
+	}
+	for (unsigned i = 0; i < e->prof.nevents; i++) {
+		err = add_event(s, &e->prof.events[i], &e->col[i]);
+		if (err) {
+			dcpi_profile_free(&e->prof);
+			return err;
+		}
+	}
+	e->file = strdup(file);
+	e->platdir = strdup(platdir);
+	if (!e->file || !e->platdir) {
+		free(e->file);
+		free(e->platdir);
+		dcpi_profile_free(&e->prof);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	s->n++;
+	return 0;
+}
+
+static int add_host(struct dcpi_profset *s, const char *name)
+{
+	char **nv;
+
+	for (size_t i = 0; i < s->nhosts; i++)
+		if (!strcmp(s->hosts[i], name))
+			return 0;
+	nv = realloc(s->hosts, (s->nhosts + 1) * sizeof(*nv));
+	if (!nv)
+		return dcpi_error(ENOMEM, "out of memory");
+	s->hosts = nv;
+	if (!(s->hosts[s->nhosts] = strdup(name)))
+		return dcpi_error(ENOMEM, "out of memory");
+	s->nhosts++;
+	return 0;
+}
+
+/* The hosts of one epoch to read: the one asked, or this host, or all. */
+static int load_epoch(struct dcpi_profset *s, const char *db, const char *epoch,
+		      const char *host)
+{
+	char **hosts = NULL, myhost[DCPI_HOST_MAX], platdir[4096];
+	size_t nh = 0;
+	int err, want_all = host && !strcmp(host, "all"), found = 0;
+
+	err = dcpi_db_hosts(db, epoch, &hosts, &nh);
+	if (err)
+		return err;
+	if (!host && !dcpi_db_host(myhost, sizeof(myhost))) {
+		for (size_t i = 0; i < nh; i++)
+			found |= !strcmp(hosts[i], myhost);
+		host = found ? myhost : NULL; /* no profiles of ours: all hosts */
+		want_all = !found;
+	}
+	for (size_t i = 0; i < nh && !err; i++) {
+		char **files;
+		size_t nf;
+
+		if (!want_all && strcmp(hosts[i], host))
+			continue;
+		err = dcpi_db_path(platdir, sizeof(platdir), db, epoch, hosts[i], NULL);
+		if (!err)
+			err = add_host(s, hosts[i]);
+		if (!err)
+			err = dcpi_db_profiles(platdir, &files, &nf);
+		if (err)
+			break;
+		add_stats(s, platdir);
+		for (size_t f = 0; f < nf && !err; f++)
+			err = add_profile(s, files[f], platdir);
+		dcpi_db_names_free(files, nf);
+	}
+	dcpi_db_names_free(hosts, nh);
+	return err;
+}
+
+static int choose_epochs(struct dcpi_profset *s, const char *db, const char *epoch)
+{
+	char **all;
+	size_t n;
+	int err = dcpi_db_epochs(db, &all, &n);
+
+	if (err)
+		return err;
+	if (n == 0) {
+		free(all);
+		return dcpi_error(ENOENT, "%s: no epochs in this database", db);
+	}
+	if (epoch && !strcmp(epoch, "all")) {
+		s->epochs = all;
+		s->nepochs = n;
+		return 0;
+	}
+	s->epochs = calloc(1, sizeof(char *));
+	if (!s->epochs) {
+		dcpi_db_names_free(all, n);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	if (!epoch || !strcmp(epoch, "latest")) {
+		s->epochs[0] = all[n - 1];
+		all[n - 1] = NULL;
+	} else {
+		for (size_t i = 0; i < n && !s->epochs[0]; i++)
+			if (!strcmp(all[i], epoch)) {
+				s->epochs[0] = all[i];
+				all[i] = NULL;
+			}
+	}
+	dcpi_db_names_free(all, n);
+	if (!s->epochs[0])
+		return dcpi_error(ENOENT, "%s: no epoch '%s' (dcpictl status names the current "
+				  "one; -epoch all sums them)", db, epoch);
+	s->nepochs = 1;
+	return 0;
+}
+
+int dcpi_profset_load(const char *db, const char *epoch, const char *host,
+		      struct dcpi_profset *s)
+{
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	err = choose_epochs(s, db, epoch);
+	for (size_t i = 0; !err && i < s->nepochs; i++)
+		err = load_epoch(s, db, s->epochs[i], host);
+	if (!err && host && strcmp(host, "all") && s->nhosts == 0)
+		err = dcpi_error(ENOENT, "%s: no profiles of host '%s' in the chosen epoch(s)", db,
+				 host);
+	if (err)
+		dcpi_profset_free(s);
+	return err;
+}
