@@ -12,6 +12,9 @@
 
 #define TRAILER 24 /* pid, tid (2 x u32), time (u64), identifier (u64) */
 
+/* A reader over one record.  pos may be set past len by a caller (a
+ * record too short for a field's fixed offset), so every read checks that
+ * first: the subtraction below would otherwise wrap. */
 struct rd {
 	const uint8_t *p;
 	size_t len, pos;
@@ -19,7 +22,7 @@ struct rd {
 
 static int rd_u64(struct rd *r, uint64_t *v)
 {
-	if (8 > r->len - r->pos)
+	if (r->pos > r->len || 8 > r->len - r->pos)
 		return -1;
 	memcpy(v, r->p + r->pos, 8);
 	r->pos += 8;
@@ -28,7 +31,7 @@ static int rd_u64(struct rd *r, uint64_t *v)
 
 static int rd_u32(struct rd *r, uint32_t *v)
 {
-	if (4 > r->len - r->pos)
+	if (r->pos > r->len || 4 > r->len - r->pos)
 		return -1;
 	memcpy(v, r->p + r->pos, 4);
 	r->pos += 4;
@@ -131,16 +134,26 @@ static int decode_task(struct rd *r, struct dcpi_record *out)
 	return 0;
 }
 
+/* The header, copied: records sit back to back in the collector's queue,
+ * at any alignment. */
+static int header(const void *raw, size_t len, struct perf_event_header *h)
+{
+	if (len < sizeof(*h))
+		return -1;
+	memcpy(h, raw, sizeof(*h));
+	return 0;
+}
+
 int dcpi_record_decode(const void *raw, size_t len, struct dcpi_record *out)
 {
-	const struct perf_event_header *h = raw;
+	struct perf_event_header hdr, *h = &hdr;
 	struct rd r = { raw, len, sizeof(*h) };
-	size_t end = len - TRAILER;
+	size_t end = len - TRAILER; /* used only once trailer() has checked len */
 	uint64_t skip;
 	int bad = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (len < sizeof(*h) || h->size != len)
+	if (header(raw, len, h) || h->size != len)
 		return dcpi_error(EBADMSG, "perf record of %zu bytes with header size %u", len,
 				  len >= sizeof(*h) ? h->size : 0);
 	out->type = h->type;
@@ -183,11 +196,12 @@ int dcpi_record_decode(const void *raw, size_t len, struct dcpi_record *out)
 
 uint64_t dcpi_record_time(const void *raw, size_t len)
 {
+	struct perf_event_header h;
 	struct dcpi_record r;
 
-	if (len < sizeof(struct perf_event_header))
+	if (header(raw, len, &h))
 		return 0;
-	if (((const struct perf_event_header *)raw)->type == PERF_RECORD_SAMPLE) {
+	if (h.type == PERF_RECORD_SAMPLE) {
 		struct rd rr = { raw, len, sizeof(struct perf_event_header) + 8 + 8 + 8 };
 		uint64_t t = 0;
 

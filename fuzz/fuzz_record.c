@@ -1,0 +1,101 @@
+/* libFuzzer target for perf ring-buffer record decoding.  The input is one
+ * raw record, exactly as the sampler hands it to the collector; nothing is
+ * fixed up, so the decoder itself must refuse a header size that disagrees
+ * with the length.  What decodes must keep its promises: strings and the
+ * build-id point inside the record, strings end there, and the timestamp
+ * the collector orders by is the one the decoder reports.
+ *
+ * The collector's queue packs records back to back, so a record can sit at
+ * any alignment there: every input is also decoded from an odd address.
+ *
+ * Seeds in fuzz/corpus/fuzz_record/ are written by
+ * fuzz/gen-record-seeds.py (SAMPLE, MMAP2 with and without a build-id,
+ * COMM, FORK, EXIT, LOST, LOST_SAMPLES, THROTTLE). */
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/sampler.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Whether [p, p + n) lies inside [base, base + size). */
+static int inside(const uint8_t *base, size_t size, const void *p, size_t n)
+{
+	const uint8_t *q = p;
+
+	return q >= base && (size_t)(q - base) <= size && n <= size - (size_t)(q - base);
+}
+
+static void check_string(const uint8_t *base, size_t size, const char *s)
+{
+	size_t room;
+
+	if (!s)
+		abort(); /* decoded without its string */
+	if (!inside(base, size, s, 1))
+		abort();
+	room = size - (size_t)((const uint8_t *)s - base);
+	if (!memchr(s, 0, room))
+		abort(); /* would be read past the record */
+}
+
+static void check_decoded(const uint8_t *raw, size_t size, const struct dcpi_record *r)
+{
+	struct perf_event_header h;
+
+	memcpy(&h, raw, sizeof(h)); /* decode succeeded: there is a header */
+	if (h.size != size || r->type != h.type || r->misc != h.misc)
+		abort();
+	if (r->type == PERF_RECORD_COMM)
+		check_string(raw, size, r->comm);
+	if (r->type == PERF_RECORD_MMAP2) {
+		check_string(raw, size, r->mmap.path);
+		if (r->mmap.build_id_len > 20)
+			abort();
+		if (r->mmap.build_id_len && !inside(raw, size, r->mmap.build_id,
+						    r->mmap.build_id_len))
+			abort();
+	}
+	/* FORK and EXIT carry a time in their body and another in the
+	 * sample_id trailer; the kernel takes them at different instants. */
+	if (r->type != PERF_RECORD_FORK && r->type != PERF_RECORD_EXIT &&
+	    dcpi_record_time(raw, size) != r->time)
+		abort();
+}
+
+static void check(const uint8_t *raw, size_t size)
+{
+	struct dcpi_record r;
+	int err = dcpi_record_decode(raw, size, &r);
+
+	(void)dcpi_record_time(raw, size);
+	if (size >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+
+		memcpy(&h, raw, sizeof(h));
+		if (h.size != size && err == 0)
+			abort(); /* accepted a record whose header disagrees */
+	} else if (err == 0) {
+		abort(); /* accepted a record without a whole header */
+	}
+	if (err == 0)
+		check_decoded(raw, size, &r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *odd;
+
+	check(data, size);
+	if (size > 65536) /* perf_event_header.size is 16 bits */
+		return 0;
+	odd = malloc(size + 1);
+	if (!odd)
+		return 0;
+	memcpy(odd + 1, data, size);
+	check(odd + 1, size);
+	free(odd);
+	return 0;
+}
