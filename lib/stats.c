@@ -13,11 +13,38 @@
 
 #define STATS_MAX (1 << 20) /* a stats file is a few hundred bytes */
 
+/* Refuse what dcpi_stats_parse would read back differently: a line break
+ * in a value ends its line, a space ends an event name, a sign is not a
+ * digit, and more than DCPI_MAX_EVENTS events do not fit. */
+static int stats_check(const struct dcpi_epoch_stats *st)
+{
+	if (memchr(st->epoch, '\n', strnlen(st->epoch, sizeof(st->epoch))) ||
+	    memchr(st->platform, '\n', strnlen(st->platform, sizeof(st->platform))) ||
+	    strnlen(st->epoch, sizeof(st->epoch)) == sizeof(st->epoch) ||
+	    strnlen(st->platform, sizeof(st->platform)) == sizeof(st->platform))
+		return dcpi_error(EINVAL, "epoch or platform name with a line break or too long");
+	if (st->start < 0 || st->updated < 0)
+		return dcpi_error(EINVAL, "negative epoch time");
+	if (st->nevents > DCPI_MAX_EVENTS)
+		return dcpi_error(EINVAL, "%u events, at most %d", st->nevents, DCPI_MAX_EVENTS);
+	for (uint32_t i = 0; i < st->nevents; i++) {
+		const char *name = st->ev[i].name;
+		size_t n = strnlen(name, sizeof(st->ev[i].name));
+
+		if (n == 0 || n == sizeof(st->ev[i].name) || strpbrk(name, " \n"))
+			return dcpi_error(EINVAL, "event name '%.64s' is empty, too long or has a "
+					  "space or line break", name);
+	}
+	return 0;
+}
+
 int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsigned mode)
 {
 	struct dcpi_buf b = DCPI_BUF_INIT;
-	int err;
+	int err = stats_check(st);
 
+	if (err)
+		return dcpi_error_prefix(err, "%s", path);
 	err = dcpi_buf_printf(&b,
 		"# dcpi epoch statistics\n"
 		"epoch %s\nplatform %s\nstart %" PRId64 "\nupdated %" PRId64 "\n"
@@ -25,7 +52,7 @@ int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsign
 		"unknown %" PRIu64 "\nkernel %" PRIu64 "\nimages %" PRIu64 "\n",
 		st->epoch, st->platform, st->start, st->updated, st->ncpus, st->samples,
 		st->lost, st->throttled, st->unknown, st->kernel, st->images);
-	for (uint32_t i = 0; !err && i < st->nevents && i < DCPI_MAX_EVENTS; i++) {
+	for (uint32_t i = 0; !err && i < st->nevents; i++) {
 		const struct dcpi_stats_event *e = &st->ev[i];
 
 		err = dcpi_buf_printf(&b, "event %s period %" PRIu64 " samples %" PRIu64
