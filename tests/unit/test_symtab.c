@@ -303,6 +303,67 @@ static void test_debug_files(void)
 	dcpi_symtab_close(st);
 }
 
+/* The image path is taken under opts.root (a container's /proc/PID/root). */
+static void test_root(void)
+{
+	struct dcpi_symtab_opts opts = { .root = tmp, .no_debuginfod = 1 };
+	struct dcpi_symtab *st = NULL;
+	int err = dcpi_symtab_open("/pie", NULL, 0, &opts, &st);
+
+	T_EQ(err, 0, "root: /pie opens under the root (%s)", err ? dcpi_errmsg() : "ok");
+	if (!err) {
+		T_STREQ(dcpi_symtab_image_file(st), tpath("pie"), "root: the file under the root");
+		T_STREQ(dcpi_symtab_path(st), "/pie", "root: the profiled path is kept");
+	}
+	dcpi_symtab_close(st);
+}
+
+/* c++filt is verbose about Rust: it keeps legacy symbols' "::h<hash>"
+ * suffix and v0 crates' "[disambiguator]", which we drop as noise. */
+static void strip_rust_noise(char *s)
+{
+	size_t n = strlen(s);
+	char *b, *e;
+
+	if (n > 19 && !strncmp(s + n - 19, "::h", 3) &&
+	    strspn(s + n - 16, "0123456789abcdef") == 16)
+		s[n - 19] = '\0';
+	while ((b = strchr(s, '[')) && (e = strchr(b, ']')))
+		memmove(b, e + 1, strlen(e + 1) + 1);
+}
+
+/* dcpi_demangle against c++filt, which demangles C++ and Rust itself. */
+static void test_demangle(void)
+{
+	static const char *names[] = { "_ZN2ns5Klass6methodEi", "_ZNSt6vectorIiSaIiEE9push_backERKi",
+				       "_ZN4core3fmt5write17h0123456789abcdefE",
+				       "_RNvCs1234_7mycrate3foo" };
+	char cmd[256], line[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *d = dcpi_demangle(names[i]);
+		FILE *p;
+
+		snprintf(cmd, sizeof(cmd), "c++filt '%s'", names[i]);
+		p = popen(cmd, "r");
+		line[0] = '\0';
+		if (!p || !fgets(line, sizeof(line), p))
+			line[0] = '\0';
+		if (p)
+			pclose(p);
+		line[strcspn(line, "\n")] = '\0';
+		if (names[i][1] == 'R' || strstr(names[i], "17h"))
+			strip_rust_noise(line);
+		if (!line[0] || !strcmp(line, names[i]))
+			T_SKIP("c++filt cannot demangle %s", names[i]);
+		else
+			T_STREQ(d, line, "demangle %s as c++filt does", names[i]);
+		free(d);
+	}
+	T_OK(dcpi_demangle("main") == NULL, "a C name is not mangled");
+}
+
 static void test_cxx(void)
 {
 	const char *bin = tpath("cxx");
@@ -500,6 +561,8 @@ static void test_kallsyms_fake(void)
 	     "kallsyms: func_b ends at the data symbol");
 	T_OK(!dcpi_symtab_lookup(st, 0xffffffff81000300), "kallsyms: data address unnamed");
 	T_OK(!dcpi_symtab_lookup(st, 0xffffffffc0001000), "kallsyms: module symbols not in vmlinux");
+	dcpi_symtab_describe(st, 0xffffffff81000300, text, sizeof(text));
+	T_STREQ(text, "[kernel+0xffffffff81000300]", "kallsyms: unnamed address described");
 	dcpi_symtab_close(st);
 
 	err = dcpi_symtab_open_kallsyms(tpath("kallsyms"), "mymod", 0xffffffffc0001000, &st);
@@ -579,6 +642,8 @@ int main(void)
 	test_describe();
 	test_debug_files();
 	test_cxx();
+	test_root();
+	test_demangle();
 	test_rebuilt();
 	test_corrupt();
 	test_kallsyms_fake();
