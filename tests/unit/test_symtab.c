@@ -245,6 +245,7 @@ static void test_describe(void)
 static void test_debug_files(void)
 {
 	const char *full = tpath("dbg-full");
+	struct dcpi_symtab_opts opts = { .no_debuginfod = 1 };
 	char hex[130], want[PATH_MAX];
 	struct dcpi_symtab *st = NULL;
 	struct fx fx[NFX];
@@ -300,6 +301,17 @@ static void test_debug_files(void)
 	err = dcpi_symtab_open(tpath("b/prog"), NULL, 0, NULL, &st);
 	T_OK(!err && !strcmp(dcpi_symtab_debug_file(st), tpath("b/.debug/dbg-full.debug")),
 	     "debuglink: found in .debug/ (%s)", err ? dcpi_errmsg() : dcpi_symtab_debug_file(st));
+	dcpi_symtab_close(st);
+	/* ... and under the system debug directory by the image's directory. */
+	sh("cd '%s' && rm -rf b/.debug && mkdir -p 'sys%s/b' && cp dbg-full.debug 'sys%s/b/'", tmp,
+	   tmp, tmp);
+	snprintf(want, sizeof(want), "%s/sys", tmp);
+	opts.sys_debug_dir = want;
+	err = dcpi_symtab_open(tpath("b/prog"), NULL, 0, &opts, &st);
+	snprintf(want, sizeof(want), "%s/sys%s/b/dbg-full.debug", tmp, tmp);
+	T_OK(!err && !strcmp(dcpi_symtab_debug_file(st), want),
+	     "debuglink: found under the system debug dir (%s)",
+	     err ? dcpi_errmsg() : dcpi_symtab_debug_file(st));
 	dcpi_symtab_close(st);
 }
 
