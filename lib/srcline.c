@@ -5,6 +5,7 @@
 #include <dwarf.h>
 #include <elf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -41,6 +42,7 @@ struct dcpi_srclines {
 	Dwarf *dw;
 	struct cu_range *r;
 	size_t nr;
+	uint64_t info_size;      /* uncompressed bytes of .debug_info */
 	struct intern strs;
 };
 
@@ -232,6 +234,52 @@ static int find_unit(struct dcpi_srclines *s, uint64_t vaddr, Dwarf_Die *cu)
 
 /* ---- open/close --------------------------------------------------------- */
 
+/* A GNU .zdebug section starts "ZLIB" and the big-endian size. */
+static uint64_t gnu_zlib_size(Elf_Scn *scn)
+{
+	Elf_Data *d = elf_rawdata(scn, NULL);
+	const unsigned char *p;
+	uint64_t n = 0;
+	int i;
+
+	if (!d || !d->d_buf || d->d_size < 12 || memcmp(d->d_buf, "ZLIB", 4))
+		return 0;
+	p = (const unsigned char *)d->d_buf + 4;
+	for (i = 0; i < 8; i++)
+		n = n << 8 | p[i];
+	return n;
+}
+
+/* Bytes of .debug_info once uncompressed: it bounds how many DIEs exist. */
+static uint64_t info_size(Dwarf *dw)
+{
+	Elf *elf = dwarf_getelf(dw);
+	Elf_Scn *scn = NULL;
+	size_t strndx;
+	uint64_t total = 0;
+
+	if (!elf || elf_getshdrstrndx(elf, &strndx) != 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		GElf_Chdr ch;
+		const char *name;
+		uint64_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, strndx, sh.sh_name);
+		if (!name || (strcmp(name, ".debug_info") && strcmp(name, ".zdebug_info")))
+			continue;
+		n = (sh.sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch) ? ch.ch_size
+									 : sh.sh_size;
+		if (name[1] == 'z')
+			n = gnu_zlib_size(scn);
+		total = n > UINT64_MAX - total ? UINT64_MAX : total + n;
+	}
+	return total;
+}
+
 static int open_dwarf(struct dcpi_srclines *s)
 {
 	unsigned char magic[SELFMAG];
@@ -254,6 +302,7 @@ static int open_dwarf(struct dcpi_srclines *s)
 			return dcpi_error(ENODATA, "%s: no DWARF debug info", s->path);
 		return dcpi_error(EBADMSG, "%s: cannot read DWARF: %s", s->path, m ? m : "?");
 	}
+	s->info_size = info_size(s->dw);
 	return index_units(s);
 }
 
@@ -318,23 +367,76 @@ static void call_site(struct dcpi_srclines *s, Dwarf_Die *cu, Dwarf_Die *die,
 			    v <= UINT32_MAX ? (unsigned)v : 0;
 }
 
-/* Walk out from the innermost scope holding vaddr: getscopes gives the
- * abstract origin's scopes above an inlined instance, so the concrete
- * chain of callers comes from getscopes_die on the innermost one. */
+/* The concrete scopes holding vaddr, outermost first, found by descending
+ * from the unit DIE.  Done here rather than with dwarf_getscopes, which
+ * leaks its array when corrupt DWARF fails its second pass (elfutils
+ * 0.188), and which returns the abstract origin's scopes above an inlined
+ * instance where we want the callers.  Bounded: SCOPE_DEPTH levels, and
+ * no more DIEs visited than .debug_info has bytes (a DIE takes at least
+ * one), whatever the sibling links say. */
+#define SCOPE_DEPTH 64
+
+struct scopes {
+	Dwarf_Die die[SCOPE_DEPTH];
+	int n;
+	uint64_t visits, max_visits;
+};
+
+static bool is_code_scope(int tag)
+{
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+	       tag == DW_TAG_lexical_block || tag == DW_TAG_entry_point;
+}
+
+/* Namespaces hold code (GCC puts C++ functions in them); class bodies
+ * only declarations, the definitions sit at unit or namespace level. */
+static bool is_container(int tag)
+{
+	return tag == DW_TAG_namespace || tag == DW_TAG_module;
+}
+
+static void find_scopes(Dwarf_Die *parent, uint64_t vaddr, struct scopes *sc)
+{
+	Dwarf_Die die;
+
+	if (sc->n >= SCOPE_DEPTH || dwarf_child(parent, &die) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&die);
+
+		if (++sc->visits > sc->max_visits)
+			return;
+		if (is_code_scope(tag) && dwarf_haspc(&die, vaddr) == 1) {
+			sc->die[sc->n++] = die;
+			find_scopes(&sc->die[sc->n - 1], vaddr, sc);
+			return;
+		}
+		if (is_container(tag)) {
+			int before = sc->n;
+
+			find_scopes(&die, vaddr, sc);
+			if (sc->n > before)
+				return;
+		}
+	} while (dwarf_siblingof(&die, &die) == 0);
+}
+
+/* Innermost first: the inlined instances, up to the real function. */
 static void inline_chain(struct dcpi_srclines *s, Dwarf_Die *cu, uint64_t vaddr,
 			 struct dcpi_srcloc *loc)
 {
-	Dwarf_Die *pc = NULL, *chain = NULL;
-	int n, i;
+	struct scopes *sc = calloc(1, sizeof(*sc));
+	int i;
 
-	n = dwarf_getscopes(cu, vaddr, &pc);
-	if (n > 0)
-		n = dwarf_getscopes_die(&pc[0], &chain);
-	for (i = 0; i < n; i++) {
-		int tag = dwarf_tag(&chain[i]);
+	if (!sc)
+		return;
+	sc->max_visits = s->info_size;
+	find_scopes(cu, vaddr, sc);
+	for (i = sc->n - 1; i >= 0; i--) {
+		int tag = dwarf_tag(&sc->die[i]);
 
 		if (tag == DW_TAG_subprogram || tag == DW_TAG_entry_point) {
-			loc->outer = die_name(s, &chain[i]);
+			loc->outer = die_name(s, &sc->die[i]);
 			break;
 		}
 		if (tag != DW_TAG_inlined_subroutine)
@@ -343,11 +445,10 @@ static void inline_chain(struct dcpi_srclines *s, Dwarf_Die *cu, uint64_t vaddr,
 			loc->inline_cut = 1;
 			continue;
 		}
-		call_site(s, cu, &chain[i], &loc->inl[loc->ninline++]);
+		call_site(s, cu, &sc->die[i], &loc->inl[loc->ninline++]);
 	}
 	loc->function = loc->ninline ? loc->inl[0].callee : loc->outer;
-	free(pc);
-	free(chain);
+	free(sc);
 }
 
 static void row_fields(struct dcpi_srclines *s, Dwarf_Die *cu, Dwarf_Line *l,
