@@ -87,8 +87,10 @@ int dcpi_srcline_lookup(struct dcpi_srclines *s, uint64_t vaddr, struct dcpi_src
 /* Called per row; nonzero stops the walk and is returned. */
 typedef int (*dcpi_srcrow_fn)(const struct dcpi_srcrow *row, void *arg);
 
-/* Every line-table row with lo <= vaddr < hi, in address order (rows at
- * one address in table order), end-of-sequence markers left out.
+/* Every line-table row with lo <= vaddr < hi, end-of-sequence markers
+ * left out: unit by unit (in the order of their lowest address), each
+ * unit's rows in address order, rows at one address in table order.  A
+ * function's range lies in one unit, so its rows come out sorted.
  * Returns 0, the callback's value, -EINVAL (lo > hi) or -EBADMSG (a
  * unit's line table is corrupt; rows before it were delivered). */
 int dcpi_srcline_range(struct dcpi_srclines *s, uint64_t lo, uint64_t hi,
