@@ -35,7 +35,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 
 # Every command is the one multi-call binary under its classic name.
 COMMANDS  := dcpid dcpictl dcpiepoch dcpiflush dcpiquit dcpicat dcpiprof dcpilist \
-             dcpitopcounts
+             dcpitopcounts dcpi-record
 BIN       := bin/dcpi $(COMMANDS:%=bin/%)
 
 all: $(BIN) $(UNIT_BIN)
@@ -78,7 +78,14 @@ asan:
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  EXTRA_LDFLAGS="-fsanitize=address,undefined" \
 	  bin-asan
-	O=build-asan DCPI_BIN=build-asan/bin tests/run
+	@rm -rf build-asan/logs && mkdir -p build-asan/logs
+	# Reports go to files too: a daemon's stderr is /dev/null once it detaches.
+	ASAN_OPTIONS=log_path=$(CURDIR)/build-asan/logs/asan:detect_leaks=1 \
+	UBSAN_OPTIONS=log_path=$(CURDIR)/build-asan/logs/ubsan:print_stacktrace=1 \
+	  O=build-asan DCPI_BIN=build-asan/bin tests/run; rc=$$?; \
+	if ls build-asan/logs/* >/dev/null 2>&1; then \
+	  echo "sanitizer reports:"; cat build-asan/logs/*; \
+	  echo "0 passed, 1 failed, 0 skipped"; exit 1; fi; exit $$rc
 
 bin-asan: $(O)/dcpi $(UNIT_BIN)
 	@mkdir -p $(O)/bin

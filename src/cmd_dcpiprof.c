@@ -47,7 +47,7 @@ struct report {
 	uint64_t total[DCPI_MAX_EVENTS];
 	int sortcol, ratio_a, ratio_b;
 	char *warn[MAX_WARNINGS];
-	size_t nwarn;
+	size_t nwarn, nwarn_dropped;
 	int failed_named;       /* a named image could not be symbolised */
 	const char **matched;   /* per named image: did a profile match */
 };
@@ -142,8 +142,10 @@ static void warn(struct report *r, const char *fmt, ...)
 	va_list ap;
 	char *s;
 
-	if (r->nwarn == MAX_WARNINGS)
+	if (r->nwarn == MAX_WARNINGS - 1) { /* the last slot says how many more */
+		r->nwarn_dropped++;
 		return;
+	}
 	va_start(ap, fmt);
 	if (vasprintf(&s, fmt, ap) >= 0)
 		r->warn[r->nwarn++] = s;
@@ -159,6 +161,20 @@ static const char *base_of(const char *p)
 	return b ? b + 1 : p;
 }
 
+/* The image's name in procedure labels: its file name, or what stands in
+ * brackets for "[vdso]", "[ext4]"; "kernel" for the kernel. */
+static void short_name(const struct dcpi_profile *p, char *buf, size_t len)
+{
+	const char *b = base_of(p->path);
+
+	if (p->kind == DCPI_IMAGE_KERNEL)
+		snprintf(buf, len, "kernel");
+	else if (b[0] == '[')
+		snprintf(buf, len, "%.*s", (int)strcspn(b + 1, "]"), b + 1);
+	else
+		snprintf(buf, len, "%s", b);
+}
+
 static int image_matches(const struct dcpi_profile *p, const char *want)
 {
 	char real[PATH_MAX];
@@ -167,6 +183,8 @@ static int image_matches(const struct dcpi_profile *p, const char *want)
 		return 1;
 	if (p->kind == DCPI_IMAGE_KERNEL)
 		return !strcmp(want, "kernel") || !strcmp(want, "vmlinux");
+	if (p->kind == DCPI_IMAGE_UNKNOWN)
+		return !strcmp(want, "unknown");
 	if (!strchr(want, '/'))
 		return !strcmp(base_of(p->path), want);
 	return realpath(want, real) && !strcmp(p->path, real);
@@ -280,7 +298,10 @@ static struct dcpi_symtab *open_symbols(struct report *r, const struct dcpi_prof
 		err = dcpi_symtab_open(p->path, p->build_id, p->build_id_len, NULL, &st);
 	}
 	if (err) {
-		warn(r, "%s: %s; its samples are shown as one row", p->path, dcpi_errmsg());
+		if (strstr(dcpi_errmsg(), p->path))
+			warn(r, "%s; its samples are shown as one row", dcpi_errmsg());
+		else
+			warn(r, "%s: %s; its samples are shown as one row", p->path, dcpi_errmsg());
 		r->failed_named |= named;
 		st = NULL;
 	} else if (*dcpi_symtab_message(st)) {
@@ -302,17 +323,19 @@ static void procedure_name(const struct dcpi_profile *p, struct dcpi_symtab *st,
 	const struct dcpi_sym *s = st ? dcpi_symtab_lookup(st, off) : NULL;
 	const char *sec = st ? dcpi_symtab_section(st, off) : NULL;
 	uint64_t lo = off / UNSYM_REGION * UNSYM_REGION;
+	char name[256];
 
+	short_name(p, name, sizeof(name));
 	if (s)
 		snprintf(buf, len, "%s", s->demangled);
 	else if (p->kind == DCPI_IMAGE_UNKNOWN)
 		snprintf(buf, len, "[unknown]");
 	else if (p->kind == DCPI_IMAGE_ANON || !st)
-		snprintf(buf, len, "[%s]", base_of(p->path));
+		snprintf(buf, len, "[%s]", name);
 	else if (sec && strcmp(sec, ".text"))
-		snprintf(buf, len, "[%s %s]", base_of(p->path), sec);
+		snprintf(buf, len, "[%s %s]", name, sec);
 	else
-		snprintf(buf, len, "[%s+0x%" PRIx64 "-0x%" PRIx64 "%s%s]", base_of(p->path), lo,
+		snprintf(buf, len, "[%s+0x%" PRIx64 "-0x%" PRIx64 "%s%s]", name, lo,
 			 lo + UNSYM_REGION - 1, sec ? " " : "", sec ? sec : "");
 }
 
@@ -365,7 +388,9 @@ static int cmp_rows(const void *a, const void *b)
 		return x->c[sortcol] > y->c[sortcol] ? -1 : 1;
 	if (strcmp(x->image, y->image))
 		return strcmp(x->image, y->image);
-	return x->proc && y->proc ? strcmp(x->proc, y->proc) : 0;
+	if (x->proc && y->proc && strcmp(x->proc, y->proc))
+		return strcmp(x->proc, y->proc);
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
 static int event_col(struct report *r, const char *name, const char *what)
@@ -451,6 +476,13 @@ static void print_header(struct report *r)
 	printf("==============================================================================\n");
 }
 
+static int ratio_width(const struct report *r)
+{
+	int n = (int)strlen(r->o.ratio);
+
+	return n > 10 ? n : 10;
+}
+
 static void print_text(struct report *r, size_t n)
 {
 	uint64_t cum[DCPI_MAX_EVENTS] = { 0 };
@@ -459,7 +491,7 @@ static void print_text(struct report *r, size_t n)
 	for (unsigned e = 0; e < r->set.nevents; e++)
 		printf("%12s %7s %7s ", r->set.events[e], "%", "cum%");
 	if (r->ratio_a >= 0)
-		printf("%10s ", r->o.ratio);
+		printf("%*s ", ratio_width(r), r->o.ratio);
 	printf(r->o.procs ? " %-40s %s\n" : " %s\n", r->o.procs ? "procedure" : "image", "image");
 	for (size_t i = 0; i < n; i++) {
 		const struct row *w = r->rows[i];
@@ -471,9 +503,9 @@ static void print_text(struct report *r, size_t n)
 		}
 		if (r->ratio_a >= 0) {
 			if (w->c[r->ratio_b])
-				printf("%10.3f ", (double)w->c[r->ratio_a] / w->c[r->ratio_b]);
+				printf("%*.3f ", ratio_width(r), (double)w->c[r->ratio_a] / w->c[r->ratio_b]);
 			else
-				printf("%10s ", "-");
+				printf("%*s ", ratio_width(r), "-");
 		}
 		if (r->o.procs)
 			printf(" %-40s %s", w->proc, w->image);
@@ -569,6 +601,8 @@ static void csv_field(const char *s)
 
 static void print_csv(struct report *r, size_t n)
 {
+	for (size_t i = 0; i < r->nwarn; i++) /* CSV has no place for them */
+		fprintf(stderr, "%s: warning: %s\n", cli_prog, r->warn[i]);
 	printf("image,%spid", r->o.procs ? "procedure," : "");
 	for (unsigned e = 0; e < r->set.nevents; e++) {
 		putchar(',');
@@ -626,6 +660,8 @@ int cmd_dcpiprof(int argc, char **argv)
 		cli_die("out of memory");
 	check_set(&r);
 	build(&r);
+	if (r.nwarn_dropped)
+		warn(&r, "%zu more warnings not shown", r.nwarn_dropped), r.nwarn_dropped = 0;
 	for (size_t i = 0; i < r.o.nimages; i++)
 		if (!matched[i]) {
 			fprintf(stderr, "%s: error: no profile of image '%s' in epoch%s %s%s\n", cli_prog,
@@ -637,7 +673,8 @@ int cmd_dcpiprof(int argc, char **argv)
 		cli_die("%s: no samples in epoch %s", r.o.db, r.set.epochs[r.set.nepochs - 1]);
 	choose_columns(&r);
 	sortcol = r.sortcol;
-	qsort(r.rows, r.nrows, sizeof(*r.rows), cmp_rows);
+	if (r.nrows)
+		qsort(r.rows, r.nrows, sizeof(*r.rows), cmp_rows);
 	n = shown_rows(&r);
 	if (r.o.out == OUT_JSON)
 		print_json(&r, n);
