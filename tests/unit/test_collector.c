@@ -193,6 +193,42 @@ static void test_bypid(void)
 	dcpi_collector_free(c);
 }
 
+static void test_unknown_per_pid(void)
+{
+	struct dcpi_eventlist ev = events();
+	struct dcpi_collector *c = new_collector(&ev, NULL);
+	char dir[300], name[400];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/plat5", tmp);
+	mkdir(dir, 0700);
+	dcpi_collector_free(c);
+	{
+		char procroot[300];
+		struct dcpi_collector_opts o = { .events = &ev, .procroot = procroot,
+						 .host = "testhost", .unknown_per_pid = 1 };
+
+		snprintf(procroot, sizeof(procroot), "%s/proc", tmp);
+		T_EQ(dcpi_collector_new(&o, &c), 0, "collector with -unknown");
+	}
+	snprintf(dcpi_collector_stats(c)->epoch, DCPI_EPOCH_NAME_MAX, "20261122T000000Z");
+	sample(c, 500, 0x7f0000123456);
+	sample(c, 500, 0x7f0000123456);
+	sample(c, 500, 0x7f0000200010);               /* another 1 MB region */
+	sample(c, 501, 0x7f0000123456);               /* another process */
+	T_EQ(dcpi_collector_stats(c)->unknown, 4, "4 unknown samples");
+	T_EQ(dcpi_collector_merge(c, dir), 0, "merge");
+	snprintf(name, sizeof(name), "%s/testhost500@0x7f0000100000.prof", dir);
+	T_OK((f = fopen(name, "r")) != NULL, "per-process region profile %s", name);
+	if (f)
+		fclose(f);
+	T_EQ(count_at(dir, "[unknown 0x7f0000100000]", 500, 0x23456), 2,
+	     "offset within the 1 MB region");
+	T_EQ(count_at(dir, "[unknown 0x7f0000200000]", 500, 0x10), 1, "second region apart");
+	T_EQ(count_at(dir, "[unknown 0x7f0000100000]", 501, 0x23456), 1, "second process apart");
+	dcpi_collector_free(c);
+}
+
 /* Raw perf records, laid out as the sampler asks for them. */
 static size_t raw_sample(uint8_t *b, uint64_t id, uint64_t ip, uint32_t pid, uint64_t time)
 {
@@ -304,6 +340,7 @@ int main(void)
 	test_attribution();
 	test_failed_merge_keeps_samples();
 	test_bypid();
+	test_unknown_per_pid();
 	test_ordering();
 	test_filenames();
 	{
