@@ -29,5 +29,6 @@ int cmd_dcpid(int argc, char **argv);
 int cmd_dcpictl(int argc, char **argv);
 int cmd_dcpicat(int argc, char **argv);
 int cmd_dcpiprof(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "dcpiquit", cmd_dcpictl, "same as dcpictl quit" },
 	{ "dcpicat", cmd_dcpicat, "print a profile file" },
 	{ "dcpiprof", cmd_dcpiprof, "where the time went: by image, by procedure" },
+	{ "dcpi-record", cmd_record, "run a command and profile it" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -31,6 +32,10 @@ static const struct command *lookup(const char *name)
 		if (!strcmp(commands[i].name, name))
 			return &commands[i];
 	snprintf(full, sizeof(full), "dcpi%s", name); /* "dcpi prof" */
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, full))
+			return &commands[i];
+	snprintf(full, sizeof(full), "dcpi-%s", name); /* "dcpi record" */
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(commands[i].name, full))
 			return &commands[i];
