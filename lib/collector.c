@@ -277,7 +277,8 @@ int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
 		struct dcpi_record r;
 		const uint8_t *raw = c->arena.data + c->q[i].off;
 
-		if (dcpi_record_decode(raw, c->q[i].len, &r))
+		if (dcpi_record_decode_flags(raw, c->q[i].len,
+					     c->o.mmap_build_id ? DCPI_RECORD_WANT_BUILD_ID : 0, &r))
 			continue; /* malformed: skip it, never crash on it */
 		err = dcpi_collector_feed(c, &r, r.type == PERF_RECORD_SAMPLE ? event_of(arg, r.id) : -1);
 		if (err && err != -ENOMEM)

@@ -77,7 +77,7 @@ static int decode_sample(struct rd *r, struct dcpi_record *out)
 	return 0;
 }
 
-static int decode_mmap2(struct rd *r, struct dcpi_record *out, size_t end)
+static int decode_mmap2(struct rd *r, struct dcpi_record *out, size_t end, int want_id)
 {
 	struct dcpi_mmap_event *m = &out->mmap;
 	uint32_t pid, tid, maj, min, prot, flags;
@@ -86,7 +86,7 @@ static int decode_mmap2(struct rd *r, struct dcpi_record *out, size_t end)
 	if (rd_u32(r, &pid) || rd_u32(r, &tid) || rd_u64(r, &m->start) || rd_u64(r, &m->len) ||
 	    rd_u64(r, &m->pgoff))
 		return -1;
-	if (out->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+	if (want_id && (out->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
 		uint8_t n;
 
 		if (r->len - r->pos < 24)
@@ -146,6 +146,12 @@ static int header(const void *raw, size_t len, struct perf_event_header *h)
 
 int dcpi_record_decode(const void *raw, size_t len, struct dcpi_record *out)
 {
+	return dcpi_record_decode_flags(raw, len, DCPI_RECORD_WANT_BUILD_ID, out);
+}
+
+int dcpi_record_decode_flags(const void *raw, size_t len, unsigned flags,
+			     struct dcpi_record *out)
+{
 	struct perf_event_header hdr, *h = &hdr;
 	struct rd r = { raw, len, sizeof(*h) };
 	size_t end = len - TRAILER; /* used only once trailer() has checked len */
@@ -164,7 +170,7 @@ int dcpi_record_decode(const void *raw, size_t len, struct dcpi_record *out)
 		bad = 1;
 	else switch (h->type) {
 	case PERF_RECORD_MMAP2:
-		bad = decode_mmap2(&r, out, end);
+		bad = decode_mmap2(&r, out, end, !!(flags & DCPI_RECORD_WANT_BUILD_ID));
 		break;
 	case PERF_RECORD_COMM: {
 		uint32_t pid = 0, tid = 0;

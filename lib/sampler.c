@@ -112,7 +112,7 @@ static void fill_attr(const struct dcpi_event_spec *ev, const struct dcpi_sample
 		a->comm = 1;
 		a->comm_exec = 1;
 		a->task = 1;
-		a->build_id = 1;
+		a->build_id = o->mmap_build_id ? 1 : 0;
 	}
 }
 
@@ -125,7 +125,7 @@ static int open_counter(const struct dcpi_event_spec *ev, const struct dcpi_samp
 	fill_attr(ev, o, sideband, &a);
 	a.wakeup_watermark = (uint32_t)wakeup;
 	r = perf_open(&a, o->pid, cpu, group);
-	if (r < 0 && errno == EINVAL && sideband) { /* kernels before 5.12: no build_id */
+	if (r < 0 && errno == EINVAL && a.build_id) { /* kernels before 5.12: no build_id */
 		a.build_id = 0;
 		r = perf_open(&a, o->pid, cpu, group);
 	}

@@ -38,6 +38,7 @@ struct daemon {
 	const char *bypid[MAX_BYPID];
 	size_t nbypid;
 	int unknown_per_pid, reuse_epoch, nodaemon, loglevel, logmaps, nice_val, shared;
+	int buildid_mmap;
 	unsigned merge_secs, status_secs, ring_pages;
 	const char *logfile;
 	/* state */
@@ -110,13 +111,17 @@ static void usage(FILE *f)
 "  -nice N            run at this nice value\n"
 "  -bufpages N        ring buffer data pages per CPU, a power of 2 (default 128)\n"
 "  -shared            make the database readable by other users (0755/0644)\n"
+"  -buildid-mmap      take build-ids from the kernel's mmap records instead of\n"
+"                     reading them from the files (exact for files deleted at once,\n"
+"                     but some kernels then corrupt other perf users' records)\n"
 "  -h, -help          this help\n");
 }
 
 static void parse_options(struct daemon *d, int argc, char **argv)
 {
 	enum { O_DB = 256, O_EVENT, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
-	       O_QUIET, O_VERBOSE, O_LOGMAPS, O_STATUS, O_NICE, O_BUFPAGES, O_SHARED };
+	       O_QUIET, O_VERBOSE, O_LOGMAPS, O_STATUS, O_NICE, O_BUFPAGES, O_SHARED,
+	       O_BUILDID_MMAP };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
@@ -133,6 +138,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 		{ "nice", required_argument, NULL, O_NICE },
 		{ "bufpages", required_argument, NULL, O_BUFPAGES },
 		{ "shared", no_argument, NULL, O_SHARED },
+		{ "buildid-mmap", no_argument, NULL, O_BUILDID_MMAP },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -184,6 +190,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 			break;
 		}
 		case O_SHARED: d->shared = 1; break;
+		case O_BUILDID_MMAP: d->buildid_mmap = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: cli_usage_error("bad option");
 		}
@@ -462,11 +469,13 @@ static void setup_events(struct daemon *d)
 
 static void setup_sampling(struct daemon *d)
 {
-	struct dcpi_sampler_opts so = { .pid = -1, .ring_pages = d->ring_pages, .sideband = 1 };
+	struct dcpi_sampler_opts so = { .pid = -1, .ring_pages = d->ring_pages, .sideband = 1,
+					.mmap_build_id = d->buildid_mmap };
 	struct dcpi_collector_opts co = {
 		.events = &d->events, .procroot = "/proc", .host = d->host,
 		.bypid = d->bypid, .nbypid = d->nbypid, .unknown_per_pid = d->unknown_per_pid,
 		.filemode = d->filemode, .on_unknown = d->logmaps ? on_unknown : NULL, .arg = d,
+		.mmap_build_id = d->buildid_mmap,
 	};
 	struct dcpi_loadmap *lm;
 

@@ -29,6 +29,7 @@ struct dcpi_collector_opts {
 	size_t nbypid;
 	int unknown_per_pid;           /* -unknown */
 	unsigned filemode;             /* of profile files: 0600 */
+	int mmap_build_id;             /* the sampler asked for MMAP2 build-ids */
 	/* (pid, ip) of every sample; for a debugging log (-logmaps) */
 	void (*on_unknown)(void *arg, int32_t pid, uint64_t ip, int kernel);
 	void *arg;

@@ -36,6 +36,15 @@ struct dcpi_record {
  * build-ids point into raw.  -EBADMSG when a record is shorter than its
  * type requires or a string is unterminated. */
 int dcpi_record_decode(const void *raw, size_t len, struct dcpi_record *r);
+
+/* The same, saying whether our events asked for build-ids in MMAP2
+ * records (attr.build_id).  When they did not, the build-id flag of an
+ * MMAP2 record is ignored and its maj/min/ino read: some kernels (seen on
+ * 6.18) leave PERF_RECORD_MISC_MMAP_BUILD_ID set in the records of every
+ * listener once one listener asked for build-ids. */
+#define DCPI_RECORD_WANT_BUILD_ID 1u
+int dcpi_record_decode_flags(const void *raw, size_t len, unsigned flags,
+			     struct dcpi_record *r);
 /* Only the timestamp (for ordering); 0 when the record has none. */
 uint64_t dcpi_record_time(const void *raw, size_t len);
 
@@ -46,6 +55,8 @@ struct dcpi_sampler_opts {
 	int exclude_kernel;     /* sample user mode only */
 	unsigned ring_pages;    /* data pages per CPU ring, a power of 2 */
 	int sideband;           /* ask for mmap/comm/fork/exit records */
+	int mmap_build_id;      /* ask for build-ids in MMAP2 records (see
+				   dcpi_record_decode_flags for the cost) */
 };
 
 struct dcpi_sampler;

@@ -75,6 +75,17 @@ else
 	fail "spin has a profile" "$(ls -R "$DB")"
 fi
 
+# --- perf keeps working beside the daemon ------------------------------------
+# dcpid must not disturb other perf_events users (see dcpid -buildid-mmap).
+if command -v perf >/dev/null; then
+	perf record -q -B -N -e cpu-clock -c 500000 -o "$T/perf.data" -- "$T/spin" 200 >/dev/null 2>&1
+	out=$(perf report -i "$T/perf.data" --stdio --sort dso 2>&1); rc=$?
+	[ $rc -eq 0 ] && grep -q " spin" <<<"$out" && pass "perf record/report work while dcpid runs" ||
+		fail "perf record/report work while dcpid runs" "rc=$rc $(tail -3 <<<"$out")"
+else
+	skip "perf is not installed"
+fi
+
 # --- a storm of short-lived processes --------------------------------------
 before=$(sed -n 's/^samples: //p' <<<"$("$DCPI_BIN/dcpictl" -db "$DB" status)")
 "$T/burst" 300 2 "$T/shortlived" 8 || fail "burst ran"

@@ -31,7 +31,7 @@ static struct dcpi_collector *new_collector(const struct dcpi_eventlist *ev, con
 	const char *const bp[1] = { bypid };
 	char procroot[300];
 	struct dcpi_collector_opts o = { .events = ev, .procroot = procroot, .host = "testhost",
-					 .bypid = bp, .nbypid = bypid ? 1 : 0 };
+					 .bypid = bp, .nbypid = bypid ? 1 : 0, .mmap_build_id = 1 };
 	struct dcpi_collector *c = NULL;
 
 	snprintf(procroot, sizeof(procroot), "%s/proc", tmp);
@@ -308,6 +308,29 @@ static void test_ordering(void)
 	dcpi_collector_free(c);
 }
 
+/* A kernel that leaks PERF_RECORD_MISC_MMAP_BUILD_ID into the records of
+ * listeners that did not ask for build-ids: the payload is maj/min/ino,
+ * and reading it as a build-id would lose the mapping. */
+static void test_leaked_buildid_flag(void)
+{
+	uint8_t b[512];
+	size_t n = raw_mmap2(b, 400, 0x700000, 0x1000, "/opt/fake/g.out", 100);
+	uint32_t maj = 253, min = 3;
+	uint64_t ino = 123456;
+	struct dcpi_record r;
+
+	memcpy(b + 40, &maj, 4); /* overwrite the build-id area with maj/min/ino */
+	memcpy(b + 44, &min, 4);
+	memcpy(b + 48, &ino, 8);
+	T_EQ(dcpi_record_decode_flags(b, n, 0, &r), 0, "leaked flag: decodes");
+	T_EQ(r.mmap.maj, 253, "leaked flag: maj read as maj");
+	T_EQ(r.mmap.ino, 123456, "leaked flag: ino read as ino");
+	T_OK(r.mmap.build_id == NULL, "leaked flag: no build-id invented");
+	T_STREQ(r.mmap.path, "/opt/fake/g.out", "leaked flag: path intact");
+	T_OK(dcpi_record_decode_flags(b, n, DCPI_RECORD_WANT_BUILD_ID, &r) != 0 ||
+	     r.mmap.build_id != NULL, "trusting the flag reads the bytes as a build-id");
+}
+
 static void test_filenames(void)
 {
 	struct dcpi_image a = { .path = "/usr/lib/libc.so.6", .build_id = { 1, 2 }, .build_id_len = 2 };
@@ -342,6 +365,7 @@ int main(void)
 	test_bypid();
 	test_unknown_per_pid();
 	test_ordering();
+	test_leaked_buildid_flag();
 	test_filenames();
 	{
 		char cmd[300];
