@@ -304,6 +304,31 @@ int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
 	return err;
 }
 
+static int queue_cb(void *arg, const void *raw, size_t len)
+{
+	return dcpi_collector_queue(arg, raw, len);
+}
+
+static int sampler_event_of(const void *arg, uint64_t id)
+{
+	return dcpi_sampler_event_of(arg, id);
+}
+
+int dcpi_collector_drain(struct dcpi_collector *c, struct dcpi_sampler *s, int all)
+{
+	struct timespec ts;
+	uint64_t t0;
+	int err, perr;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* the clock the sampler stamps with */
+	t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	err = dcpi_sampler_drain(s, queue_cb, c);
+	perr = dcpi_collector_process(c, all || t0 < DCPI_HORIZON_SLACK_NS
+					      ? UINT64_MAX : t0 - DCPI_HORIZON_SLACK_NS,
+				      sampler_event_of, s);
+	return err ? err : perr;
+}
+
 /* ---- merge -------------------------------------------------------------- */
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)

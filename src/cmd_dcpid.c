@@ -27,7 +27,6 @@
 #include "dcpi/sampler.h"
 
 #define MAX_BYPID 64
-#define HORIZON_SLACK_NS 2000000ull /* records this recent may still be in flight */
 
 enum { LOG_ERR, LOG_INFO, LOG_DEBUG };
 
@@ -293,28 +292,13 @@ static int new_epoch(struct daemon *d)
 
 /* ---- sampling ----------------------------------------------------------- */
 
-static int queue_cb(void *arg, const void *raw, size_t len)
-{
-	return dcpi_collector_queue(arg, raw, len);
-}
-
-static int event_of(const void *arg, uint64_t id)
-{
-	return dcpi_sampler_event_of(arg, id);
-}
-
 /* Read all rings; process what is certainly in order (all = everything). */
 static int drain(struct daemon *d, int all)
 {
-	uint64_t t0 = now_ns();
-	int err = dcpi_sampler_drain(d->sampler, queue_cb, d->col);
+	int err = dcpi_collector_drain(d->col, d->sampler, all);
 
 	if (err)
-		logmsg(d, LOG_ERR, "%s", dcpi_errmsg());
-	err = dcpi_collector_process(d->col, all ? UINT64_MAX : t0 - HORIZON_SLACK_NS,
-				     event_of, d->sampler);
-	if (err)
-		logmsg(d, LOG_ERR, "processing samples: %s", dcpi_errmsg());
+		logmsg(d, LOG_ERR, "reading samples: %s", dcpi_errmsg());
 	return err;
 }
 

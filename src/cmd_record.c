@@ -32,7 +32,6 @@
 #define DEFAULT_DB "./dcpidb"
 #define DIRMODE 0700
 #define FILEMODE 0600
-#define HORIZON_SLACK_NS 2000000ull  /* records this recent may still be in flight */
 #define POLL_MS 100
 #define MERGE_SECS 60                /* a kill loses at most this much */
 #define SNAPSHOT_MAX (256u << 20)    /* kallsyms of a big kernel is ~20 MB */
@@ -61,14 +60,6 @@ struct record {
 					descendants, once it has ended */
 	unsigned drain_warnings;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- options ------------------------------------------------------------ */
 
@@ -323,16 +314,6 @@ static void setup_collector(struct record *r)
 		cli_warn("reading process maps: %s", dcpi_errmsg());
 }
 
-static int queue_cb(void *arg, const void *raw, size_t len)
-{
-	return dcpi_collector_queue(arg, raw, len);
-}
-
-static int event_of(const void *arg, uint64_t id)
-{
-	return dcpi_sampler_event_of(arg, id);
-}
-
 static void drain_warn(struct record *r, const char *what)
 {
 	if (r->drain_warnings++ < MAX_DRAIN_WARNINGS)
@@ -342,13 +323,8 @@ static void drain_warn(struct record *r, const char *what)
 /* Read all rings; process what is certainly in order (all: everything). */
 static void drain(struct record *r, int all)
 {
-	uint64_t t0 = now_ns();
-
-	if (dcpi_sampler_drain(r->sampler, queue_cb, r->col))
+	if (dcpi_collector_drain(r->col, r->sampler, all))
 		drain_warn(r, "reading samples");
-	if (dcpi_collector_process(r->col, all ? UINT64_MAX : t0 - HORIZON_SLACK_NS, event_of,
-				   r->sampler))
-		drain_warn(r, "processing samples");
 }
 
 /* What the epoch's "fraction monitored" divides by.  System-wide, as

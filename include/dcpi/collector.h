@@ -47,6 +47,15 @@ int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len);
  * maps a record id to an event index (the sampler's). */
 int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
 			   int (*event_of)(const void *arg, uint64_t id), const void *arg);
+/* Records this recent may still be being written to another CPU's ring. */
+#define DCPI_HORIZON_SLACK_NS 2000000ull
+
+/* Read every ring of s into the queue, then process what is certainly in
+ * order: records older than the moment draining began, less
+ * DCPI_HORIZON_SLACK_NS; with all, everything (flush, exit).  Returns
+ * the first error; the rest is still processed. */
+int dcpi_collector_drain(struct dcpi_collector *c, struct dcpi_sampler *s, int all);
+
 /* Process one decoded record now (tests feed synthetic streams here); ev
  * is the event index of a sample. */
 int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, int ev);
