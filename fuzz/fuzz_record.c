@@ -5,6 +5,7 @@
  * build-id point inside the record, strings end there, and the timestamp
  * the collector orders by is the one the decoder reports.
  *
+ * Each record is decoded with and without DCPI_RECORD_WANT_BUILD_ID.
  * The collector's queue packs records back to back, so a record can sit at
  * any alignment there: every input is also decoded from an odd address.
  *
@@ -65,10 +66,10 @@ static void check_decoded(const uint8_t *raw, size_t size, const struct dcpi_rec
 		abort();
 }
 
-static void check(const uint8_t *raw, size_t size)
+static void check_flags(const uint8_t *raw, size_t size, unsigned flags)
 {
 	struct dcpi_record r;
-	int err = dcpi_record_decode(raw, size, &r);
+	int err = dcpi_record_decode_flags(raw, size, flags, &r);
 
 	(void)dcpi_record_time(raw, size);
 	if (size >= sizeof(struct perf_event_header)) {
@@ -82,6 +83,16 @@ static void check(const uint8_t *raw, size_t size)
 	}
 	if (err == 0)
 		check_decoded(raw, size, &r);
+	if (err == 0 && !(flags & DCPI_RECORD_WANT_BUILD_ID) && r.mmap.build_id_len)
+		abort(); /* a build-id we did not ask for */
+}
+
+/* Both ways the collector decodes: with build-ids in MMAP2 records
+ * (dcpid -buildid-mmap) and without, when the flag must be ignored. */
+static void check(const uint8_t *raw, size_t size)
+{
+	check_flags(raw, size, DCPI_RECORD_WANT_BUILD_ID);
+	check_flags(raw, size, 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
