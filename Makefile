@@ -34,7 +34,7 @@ CMD_OBJ   := $(CMD_SRC:%.c=$(O)/%.o)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 
 # Every command is the one multi-call binary under its classic name.
-COMMANDS  := dcpid dcpictl dcpiepoch dcpiflush dcpiquit dcpicat dcpiprof dcpi-record
+COMMANDS  := dcpid dcpictl dcpiepoch dcpiflush dcpiquit dcpicat dcpiprof dcpilist dcpitopcounts dcpi-record
 BIN       := bin/dcpi $(COMMANDS:%=bin/%)
 
 all: $(BIN) $(UNIT_BIN)
@@ -50,9 +50,10 @@ $(O)/libdcpi.a: $(LIB_OBJ)
 $(O)/dcpi: $(CMD_OBJ) $(O)/libdcpi.a
 	$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJ) $(O)/libdcpi.a $(LDLIBS)
 
+# cp + mv: a running daemon keeps its old binary, and "text file busy" never stops a build
 bin/dcpi: $(O)/dcpi
 	@mkdir -p bin
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 $(COMMANDS:%=bin/%): bin/dcpi
 	ln -sf dcpi $@
@@ -88,7 +89,7 @@ asan:
 
 bin-asan: $(O)/dcpi $(UNIT_BIN)
 	@mkdir -p $(O)/bin
-	cp $(O)/dcpi $(O)/bin/dcpi
+	cp $(O)/dcpi $(O)/bin/dcpi.tmp && mv -f $(O)/bin/dcpi.tmp $(O)/bin/dcpi
 	for c in $(COMMANDS); do ln -sf dcpi $(O)/bin/$$c; done
 
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))

@@ -29,6 +29,8 @@ int cmd_dcpid(int argc, char **argv);
 int cmd_dcpictl(int argc, char **argv);
 int cmd_dcpicat(int argc, char **argv);
 int cmd_dcpiprof(int argc, char **argv);
+int cmd_dcpilist(int argc, char **argv);
+int cmd_dcpitopcounts(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 
 #endif

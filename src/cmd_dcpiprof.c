@@ -5,7 +5,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <libiberty/hashtab.h>
 #include <stdio.h>
@@ -13,14 +12,15 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dcpi/annotate.h"
 #include "dcpi/error.h"
 #include "dcpi/loadmap.h"
 #include "dcpi/profset.h"
 #include "dcpi/symtab.h"
+#include "report.h"
 
 enum { OUT_TEXT, OUT_JSON, OUT_CSV };
 #define MAX_IMAGES 256
-#define MAX_WARNINGS 64
 #define UNSYM_REGION 0x10000 /* unnamed code is grouped by 64 KiB */
 
 struct opts {
@@ -46,8 +46,7 @@ struct report {
 	size_t nrows, cap;
 	uint64_t total[DCPI_MAX_EVENTS];
 	int sortcol, ratio_a, ratio_b;
-	char *warn[MAX_WARNINGS];
-	size_t nwarn, nwarn_dropped;
+	struct report_warnings w;
 	int failed_named;       /* a named image could not be symbolised */
 	const char **matched;   /* per named image: did a profile match */
 };
@@ -135,74 +134,12 @@ static void parse_options(struct opts *o, int argc, char **argv)
 	o->db = cli_db(o->db);
 }
 
-static void warn(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void warn(struct report *r, const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	if (r->nwarn == MAX_WARNINGS - 1) { /* the last slot says how many more */
-		r->nwarn_dropped++;
-		return;
-	}
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) >= 0)
-		r->warn[r->nwarn++] = s;
-	va_end(ap);
-}
-
 /* ---- which profiles --------------------------------------------------------- */
-
-static const char *base_of(const char *p)
-{
-	const char *b = strrchr(p, '/');
-
-	return b ? b + 1 : p;
-}
-
-/* The image's name in procedure labels: its file name, or what stands in
- * brackets for "[vdso]", "[ext4]"; "kernel" for the kernel. */
-static void short_name(const struct dcpi_profile *p, char *buf, size_t len)
-{
-	const char *b = base_of(p->path);
-
-	if (p->kind == DCPI_IMAGE_KERNEL)
-		snprintf(buf, len, "kernel");
-	else if (b[0] == '[')
-		snprintf(buf, len, "%.*s", (int)strcspn(b + 1, "]"), b + 1);
-	else
-		snprintf(buf, len, "%s", b);
-}
-
-static int image_matches(const struct dcpi_profile *p, const char *want)
-{
-	char real[PATH_MAX];
-
-	if (!strcmp(p->path, want))
-		return 1;
-	if (p->kind == DCPI_IMAGE_KERNEL)
-		return !strcmp(want, "kernel") || !strcmp(want, "vmlinux");
-	if (p->kind == DCPI_IMAGE_UNKNOWN)
-		return !strcmp(want, "unknown");
-	if (!strchr(want, '/'))
-		return !strcmp(base_of(p->path), want);
-	return realpath(want, real) && !strcmp(p->path, real);
-}
 
 /* Whether the profile is in the report; with IMAGE arguments, only theirs. */
 static int selected(struct report *r, const struct dcpi_profile *p)
 {
-	int any = 0;
-
-	if (r->o.nimages == 0)
-		return 1;
-	for (size_t i = 0; i < r->o.nimages; i++)
-		if (image_matches(p, r->o.images[i])) {
-			r->matched[i] = p->path;
-			any = 1;
-		}
-	return any;
+	return report_select(p, r->o.images, r->o.nimages, r->matched);
 }
 
 /* ---- rows ------------------------------------------------------------------- */
@@ -274,7 +211,7 @@ static struct dcpi_symtab *open_symbols(struct report *r, const struct dcpi_prof
 					int named)
 {
 	const struct dcpi_profile *p = &e->prof;
-	char key[8192], ks[4200], hex[2 * DCPI_BUILD_ID_MAX + 1] = "";
+	char key[8192], hex[2 * DCPI_BUILD_ID_MAX + 1] = "";
 	struct dcpi_symtab *st = NULL;
 	int err;
 
@@ -286,26 +223,17 @@ static struct dcpi_symtab *open_symbols(struct report *r, const struct dcpi_prof
 	for (size_t i = 0; i < ncache; i++)
 		if (!strcmp(cache[i].key, key))
 			return cache[i].st;
-	snprintf(ks, sizeof(ks), "%s/kallsyms", e->platdir);
-	if (p->kind == DCPI_IMAGE_KERNEL) {
-		err = dcpi_symtab_open_kallsyms(ks, NULL, 0, &st);
-	} else if (p->kind == DCPI_IMAGE_MODULE) {
-		char mod[256];
-
-		snprintf(mod, sizeof(mod), "%.*s", (int)strcspn(p->path + 1, "]"), p->path + 1);
-		err = dcpi_symtab_open_kallsyms(ks, mod, p->text_start, &st);
-	} else {
-		err = dcpi_symtab_open(p->path, p->build_id, p->build_id_len, NULL, &st);
-	}
+	err = dcpi_annot_symtab_open(e, NULL, &st);
 	if (err) {
 		if (strstr(dcpi_errmsg(), p->path))
-			warn(r, "%s; its samples are shown as one row", dcpi_errmsg());
+			report_warn(&r->w, "%s; its samples are shown as one row", dcpi_errmsg());
 		else
-			warn(r, "%s: %s; its samples are shown as one row", p->path, dcpi_errmsg());
+			report_warn(&r->w, "%s: %s; its samples are shown as one row", p->path,
+				    dcpi_errmsg());
 		r->failed_named |= named;
 		st = NULL;
 	} else if (*dcpi_symtab_message(st)) {
-		warn(r, "%s: %s", p->path, dcpi_symtab_message(st));
+		report_warn(&r->w, "%s: %s", p->path, dcpi_symtab_message(st));
 	}
 	if (ncache < sizeof(cache) / sizeof(cache[0])) {
 		cache[ncache].key = strdup(key);
@@ -325,7 +253,7 @@ static void procedure_name(const struct dcpi_profile *p, struct dcpi_symtab *st,
 	uint64_t lo = off / UNSYM_REGION * UNSYM_REGION;
 	char name[256];
 
-	short_name(p, name, sizeof(name));
+	report_short_name(p, name, sizeof(name));
 	if (s)
 		snprintf(buf, len, "%s", s->demangled);
 	else if (p->kind == DCPI_IMAGE_UNKNOWN)
@@ -437,39 +365,9 @@ static size_t shown_rows(struct report *r)
 
 /* ---- output ----------------------------------------------------------------- */
 
-static double pct(uint64_t n, uint64_t t)
-{
-	return t ? 100.0 * (double)n / (double)t : 0;
-}
-
 static void print_header(struct report *r)
 {
-	const struct dcpi_epoch_stats *st = &r->set.stats;
-
-	printf("Database: %s\nEpoch%s:", r->o.db, r->set.nepochs > 1 ? "s" : "");
-	for (size_t i = 0; i < r->set.nepochs; i++)
-		printf(" %s", r->set.epochs[i]);
-	printf("\nHost%s:", r->set.nhosts > 1 ? "s" : "");
-	for (size_t i = 0; i < r->set.nhosts; i++)
-		printf(" %s", r->set.hosts[i]);
-	printf("\n\n%-24s %12s  %s\n%-24s %12s  %s\n", "Column", "Total", "Period (for events)",
-	       "------", "-----", "------");
-	for (unsigned e = 0; e < r->set.nevents; e++) {
-		char per[32];
-
-		snprintf(per, sizeof(per), "%" PRIu64, r->set.periods[e]);
-		printf("%-24s %12" PRIu64 "  %s\n", r->set.events[e], r->total[e],
-		       r->set.periods[e] ? per : "mixed");
-	}
-	if (r->set.nstats) {
-		printf("\nSamples: %" PRIu64 ", lost %" PRIu64 ", unknown %" PRIu64 " (%.2f%%)",
-		       st->samples, st->lost, st->unknown, pct(st->unknown, st->samples));
-		if (st->throttled)
-			printf(", throttled %" PRIu64 " times", st->throttled);
-		printf("\n");
-	}
-	for (size_t i = 0; i < r->nwarn; i++)
-		printf("warning: %s\n", r->warn[i]);
+	report_print_header(r->o.db, &r->set, r->total, &r->w);
 	printf("\nThe numbers given below are the number of samples for each listed event type%s.\n",
 	       r->ratio_a >= 0 ? " or, for the ratio of two event types, the ratio of their samples"
 			       : "");
@@ -498,8 +396,8 @@ static void print_text(struct report *r, size_t n)
 
 		for (unsigned e = 0; e < r->set.nevents; e++) {
 			cum[e] += w->c[e];
-			printf("%12" PRIu64 " %6.2f%% %6.2f%% ", w->c[e], pct(w->c[e], r->total[e]),
-			       pct(cum[e], r->total[e]));
+			printf("%12" PRIu64 " %6.2f%% %6.2f%% ", w->c[e],
+			       report_pct(w->c[e], r->total[e]), report_pct(cum[e], r->total[e]));
 		}
 		if (r->ratio_a >= 0) {
 			if (w->c[r->ratio_b])
@@ -517,59 +415,21 @@ static void print_text(struct report *r, size_t n)
 	}
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
-}
-
 static void print_json(struct report *r, size_t n)
 {
-	const struct dcpi_epoch_stats *st = &r->set.stats;
-
 	printf("{\"database\": ");
-	json_str(r->o.db);
-	printf(", \"mode\": \"%s\", \"epochs\": [", r->o.procs ? "procedures" : "images");
-	for (size_t i = 0; i < r->set.nepochs; i++)
-		printf("%s\"%s\"", i ? ", " : "", r->set.epochs[i]);
-	printf("], \"hosts\": [");
-	for (size_t i = 0; i < r->set.nhosts; i++) {
-		printf("%s", i ? ", " : "");
-		json_str(r->set.hosts[i]);
-	}
-	printf("],\n \"samples\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"unknown\": %" PRIu64
-	       ", \"throttled\": %" PRIu64 ",\n \"events\": [", st->samples, st->lost,
-	       st->unknown, st->throttled);
-	for (unsigned e = 0; e < r->set.nevents; e++) {
-		printf("%s{\"name\": ", e ? ", " : "");
-		json_str(r->set.events[e]);
-		printf(", \"period\": %" PRIu64 ", \"total\": %" PRIu64 "}", r->set.periods[e],
-		       r->total[e]);
-	}
-	printf("],\n \"warnings\": [");
-	for (size_t i = 0; i < r->nwarn; i++) {
-		printf("%s", i ? ", " : "");
-		json_str(r->warn[i]);
-	}
-	printf("],\n \"rows\": [");
+	report_json_str(r->o.db);
+	printf(", \"mode\": \"%s\", ", r->o.procs ? "procedures" : "images");
+	report_json_header(&r->set, r->total, &r->w);
+	printf(",\n \"rows\": [");
 	for (size_t i = 0; i < n; i++) {
 		const struct row *w = r->rows[i];
 
 		printf("%s\n  {\"image\": ", i ? "," : "");
-		json_str(w->image);
+		report_json_str(w->image);
 		if (r->o.procs) {
 			printf(", \"procedure\": ");
-			json_str(w->proc);
+			report_json_str(w->proc);
 		}
 		if (w->pid >= 0)
 			printf(", \"pid\": %" PRId64, w->pid);
@@ -578,7 +438,7 @@ static void print_json(struct report *r, size_t n)
 			printf("%s%" PRIu64, e ? ", " : "", w->c[e]);
 		printf("], \"percent\": [");
 		for (unsigned e = 0; e < r->set.nevents; e++)
-			printf("%s%.4f", e ? ", " : "", pct(w->c[e], r->total[e]));
+			printf("%s%.4f", e ? ", " : "", report_pct(w->c[e], r->total[e]));
 		printf("]}");
 	}
 	printf("\n ]}\n");
@@ -601,8 +461,8 @@ static void csv_field(const char *s)
 
 static void print_csv(struct report *r, size_t n)
 {
-	for (size_t i = 0; i < r->nwarn; i++) /* CSV has no place for them */
-		fprintf(stderr, "%s: warning: %s\n", cli_prog, r->warn[i]);
+	for (size_t i = 0; i < r->w.n; i++) /* CSV has no place for them */
+		fprintf(stderr, "%s: warning: %s\n", cli_prog, r->w.v[i]);
 	printf("image,%spid", r->o.procs ? "procedure," : "");
 	for (unsigned e = 0; e < r->set.nevents; e++) {
 		putchar(',');
@@ -629,21 +489,6 @@ static void print_csv(struct report *r, size_t n)
 
 /* ---- main ------------------------------------------------------------------- */
 
-static void check_set(struct report *r)
-{
-	const struct dcpi_epoch_stats *st = &r->set.stats;
-
-	if (r->set.nbad)
-		warn(r, "%zu profile(s) could not be read and are left out; the first: %s",
-		     r->set.nbad, r->set.first_bad);
-	if (st->lost)
-		warn(r, "%" PRIu64 " samples were lost (%.2f%%): the profile under-counts",
-		     st->lost, pct(st->lost, st->samples + st->lost));
-	if (st->samples && st->unknown * 100 > st->samples)
-		warn(r, "%" PRIu64 " samples (%.2f%%) map to no image", st->unknown,
-		     pct(st->unknown, st->samples));
-}
-
 int cmd_dcpiprof(int argc, char **argv)
 {
 	static struct report r;
@@ -658,17 +503,10 @@ int cmd_dcpiprof(int argc, char **argv)
 	r.index = htab_create_alloc(1024, row_hash, row_eq, NULL, calloc, free);
 	if (!r.index)
 		cli_die("out of memory");
-	check_set(&r);
+	report_check_set(&r.w, &r.set);
 	build(&r);
-	if (r.nwarn_dropped)
-		warn(&r, "%zu more warnings not shown", r.nwarn_dropped), r.nwarn_dropped = 0;
-	for (size_t i = 0; i < r.o.nimages; i++)
-		if (!matched[i]) {
-			fprintf(stderr, "%s: error: no profile of image '%s' in epoch%s %s%s\n", cli_prog,
-				r.o.images[i], r.set.nepochs > 1 ? "s" : "",
-				r.set.epochs[r.set.nepochs - 1], r.set.nepochs > 1 ? " ..." : "");
-			status = 1;
-		}
+	report_warn_finish(&r.w);
+	status = report_unmatched(&r.set, r.o.images, r.o.nimages, matched);
 	if (r.set.nevents == 0)
 		cli_die("%s: no samples in epoch %s", r.o.db, r.set.epochs[r.set.nepochs - 1]);
 	choose_columns(&r);

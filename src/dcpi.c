@@ -19,6 +19,8 @@ static const struct command commands[] = {
 	{ "dcpiquit", cmd_dcpictl, "same as dcpictl quit" },
 	{ "dcpicat", cmd_dcpicat, "print a profile file" },
 	{ "dcpiprof", cmd_dcpiprof, "where the time went: by image, by procedure" },
+	{ "dcpilist", cmd_dcpilist, "a procedure's samples by source line and instruction" },
+	{ "dcpitopcounts", cmd_dcpitopcounts, "the instructions with the most samples" },
 	{ "dcpi-record", cmd_record, "run a command and profile it" },
 };
 

@@ -1,0 +1,928 @@
+/* Samples on instructions and source lines: see dcpi/annotate.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "dcpi/annotate.h"
+#include "dcpi/error.h"
+#include "dcpi/loadmap.h"
+
+#define MAX_SOURCES 256  /* source files kept open per image */
+
+struct source_slot {
+	const char *dwarf_path;     /* interned by the srclines */
+	struct dcpi_source *src;    /* NULL: not found */
+	unsigned long noted;        /* the annotation that last said so */
+};
+
+struct dcpi_annot_image {
+	const struct dcpi_profset *set;
+	const struct dcpi_profset_entry *prim;  /* the identity chosen */
+	struct dcpi_annot_opts o;
+	struct dcpi_symtab *st;
+	struct dcpi_symtab *vmlinux;  /* kernel: the image the code comes from */
+	struct dcpi_disasm *dis;      /* NULL: no code */
+	uint64_t code_delta;          /* symtab vaddr - code vaddr (KASLR) */
+	struct dcpi_srclines *sl;     /* NULL: no DWARF */
+	struct dcpi_annot_sample *samples;
+	size_t nsamples;
+	char *notes[DCPI_ANNOT_MAX_NOTES];
+	size_t nnotes, notes_cut;
+	struct source_slot sources[MAX_SOURCES];
+	size_t nsources;
+	unsigned long serial;         /* of the current annotation, for notes */
+};
+
+/* ---- notes --------------------------------------------------------------- */
+
+static void note_add(char **v, size_t *n, size_t *cut, const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (*n == DCPI_ANNOT_MAX_NOTES - 1) { /* the last slot says how many more */
+		(*cut)++;
+		free(v[*n]);
+		v[*n] = NULL;
+		if (asprintf(&s, "%zu more notes not shown", *cut) >= 0)
+			v[*n] = s;
+		return;
+	}
+	if (vasprintf(&s, fmt, ap) >= 0)
+		v[(*n)++] = s;
+}
+
+static void img_note(struct dcpi_annot_image *img, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void img_note(struct dcpi_annot_image *img, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	note_add(img->notes, &img->nnotes, &img->notes_cut, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- choosing the identity ----------------------------------------------- */
+
+static int same_identity(const struct dcpi_profile *a, const struct dcpi_profile *b)
+{
+	return a->kind == b->kind && !strcmp(a->path, b->path) &&
+	       a->build_id_len == b->build_id_len &&
+	       !memcmp(a->build_id, b->build_id, a->build_id_len) &&
+	       (a->build_id_len || a->size == b->size);
+}
+
+int dcpi_annot_same_image(const struct dcpi_profile *a, const struct dcpi_profile *b)
+{
+	return same_identity(a, b);
+}
+
+static uint64_t entry_samples(const struct dcpi_profset_entry *e)
+{
+	uint64_t t = 0;
+
+	for (uint32_t ev = 0; ev < e->prof.nevents; ev++)
+		t += e->prof.events[ev].total;
+	return t;
+}
+
+/* The entry whose identity has the most samples (ties: the first). */
+static const struct dcpi_profset_entry *choose(const struct dcpi_profset *set,
+					       const size_t *idx, size_t n)
+{
+	const struct dcpi_profset_entry *best = NULL;
+	uint64_t best_t = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct dcpi_profset_entry *e = &set->v[idx[i]];
+		uint64_t t = 0;
+
+		for (size_t j = 0; j < n; j++)
+			if (same_identity(&e->prof, &set->v[idx[j]].prof))
+				t += entry_samples(&set->v[idx[j]]);
+		if (!best || t > best_t) {
+			best = e;
+			best_t = t;
+		}
+	}
+	return best;
+}
+
+/* ---- symbols and code ------------------------------------------------------ */
+
+static int open_kallsyms(const struct dcpi_profset_entry *e, struct dcpi_symtab **out)
+{
+	const struct dcpi_profile *p = &e->prof;
+	char ks[4200], mod[256];
+
+	snprintf(ks, sizeof(ks), "%s/kallsyms", e->platdir);
+	if (p->kind == DCPI_IMAGE_KERNEL)
+		return dcpi_symtab_open_kallsyms(ks, NULL, 0, out);
+	snprintf(mod, sizeof(mod), "%.*s", (int)strcspn(p->path + 1, "]"), p->path + 1);
+	return dcpi_symtab_open_kallsyms(ks, mod, p->text_start, out);
+}
+
+int dcpi_annot_symtab_open(const struct dcpi_profset_entry *e, const struct dcpi_symtab_opts *o,
+			   struct dcpi_symtab **out)
+{
+	const struct dcpi_profile *p = &e->prof;
+
+	*out = NULL;
+	if (p->kind == DCPI_IMAGE_KERNEL || p->kind == DCPI_IMAGE_MODULE)
+		return open_kallsyms(e, out);
+	if (p->kind != DCPI_IMAGE_FILE)
+		return dcpi_error(EINVAL, "%s: %s samples have no symbols", p->path,
+				  p->kind == DCPI_IMAGE_ANON ? "anonymous-memory" : "unknown-image");
+	return dcpi_symtab_open(p->path, p->build_id, p->build_id_len, o, out);
+}
+
+static void open_dwarf(struct dcpi_annot_image *img, const char *file)
+{
+	if (!file)
+		return;
+	if (dcpi_srcline_open(file, &img->sl)) {
+		img->sl = NULL;
+		img_note(img, "no source lines: %s", dcpi_errmsg());
+	}
+}
+
+/* A vmlinux for the kernel profile: the one named, else the usual places;
+ * only one whose build-id is the profiled kernel's is taken. */
+static void open_vmlinux(struct dcpi_annot_image *img)
+{
+	const struct dcpi_profile *p = &img->prim->prof;
+	char cands[3][512], hex[2 * DCPI_BUILD_ID_MAX + 1] = "";
+	const struct dcpi_sym *k[1], *v[1];
+	struct utsname u;
+	size_t nc = 0;
+
+	if (img->o.vmlinux)
+		snprintf(cands[nc++], sizeof(cands[0]), "%s", img->o.vmlinux);
+	else if (getenv("DCPI_VMLINUX") && *getenv("DCPI_VMLINUX"))
+		snprintf(cands[nc++], sizeof(cands[0]), "%s", getenv("DCPI_VMLINUX"));
+	if (!uname(&u)) {
+		snprintf(cands[nc++], sizeof(cands[0]), "/usr/lib/debug/boot/vmlinux-%s", u.release);
+		snprintf(cands[nc++], sizeof(cands[0]), "/boot/vmlinux-%s", u.release);
+	}
+	for (size_t i = 0; i < nc && !img->vmlinux; i++) {
+		struct dcpi_symtab *st;
+
+		if (!p->build_id_len || dcpi_symtab_open(cands[i], p->build_id, p->build_id_len,
+							 img->o.sym, &st))
+			continue;
+		if (dcpi_symtab_status(st) == DCPI_SYMTAB_OK &&
+		    dcpi_symtab_find(img->st, "_text", k, 1) == 1 &&
+		    dcpi_symtab_find(st, "_text", v, 1) == 1 &&
+		    !dcpi_disasm_open(dcpi_symtab_image_file(st), &img->dis)) {
+			img->vmlinux = st;
+			img->code_delta = k[0]->vaddr - v[0]->vaddr;
+			open_dwarf(img, dcpi_symtab_debug_file(st));
+		} else {
+			dcpi_symtab_close(st);
+		}
+	}
+	if (!img->vmlinux) {
+		dcpi_build_id_hex(p->build_id, p->build_id_len, hex);
+		img_note(img, "kernel instructions are not shown: no readable kernel image with "
+			 "build-id %s (looked for %s%s%s; set DCPI_VMLINUX); addresses and "
+			 "samples are from the kallsyms snapshot", *hex ? hex : "(none recorded)",
+			 cands[0], nc > 1 ? " and " : "", nc > 1 ? cands[nc - 1] : "");
+	}
+}
+
+static void open_code(struct dcpi_annot_image *img)
+{
+	const struct dcpi_profile *p = &img->prim->prof;
+	const char *file = dcpi_symtab_image_file(img->st);
+
+	if (p->kind == DCPI_IMAGE_KERNEL) {
+		open_vmlinux(img);
+		return;
+	}
+	if (p->kind == DCPI_IMAGE_MODULE) {
+		img_note(img, "module instructions are not shown: only the kallsyms snapshot "
+			 "is read for modules");
+		return;
+	}
+	if (!file)
+		img_note(img, "%s: no copy of the image, only its debug file: instructions "
+			 "are not shown", p->path);
+	else if (dcpi_disasm_open(file, &img->dis))
+		img_note(img, "instructions are not shown: %s", dcpi_errmsg()), img->dis = NULL;
+	open_dwarf(img, dcpi_symtab_debug_file(img->st));
+}
+
+/* ---- samples ----------------------------------------------------------------- */
+
+struct acc {
+	struct dcpi_annot_sample *v;
+	size_t n, cap;
+	uint64_t unplaced;
+};
+
+static int acc_add(struct acc *a, uint64_t vaddr, const struct dcpi_profset_entry *e, size_t row)
+{
+	const struct dcpi_profile *p = &e->prof;
+	struct dcpi_annot_sample *s;
+
+	if (a->n == a->cap) {
+		size_t nc = a->cap ? a->cap * 2 : 1024;
+		struct dcpi_annot_sample *nv;
+
+		if (nc > SIZE_MAX / sizeof(*nv))
+			return dcpi_error(ENOMEM, "too many samples");
+		nv = realloc(a->v, nc * sizeof(*nv));
+		if (!nv)
+			return dcpi_error(ENOMEM, "out of memory");
+		a->v = nv;
+		a->cap = nc;
+	}
+	s = &a->v[a->n++];
+	memset(s, 0, sizeof(*s));
+	s->vaddr = vaddr;
+	for (uint32_t ev = 0; ev < p->nevents; ev++)
+		s->counts[e->col[ev]] += p->counts[row * p->nevents + ev];
+	return 0;
+}
+
+/* A kernel sample of another boot, moved to the chosen boot's address of
+ * the same symbol and offset in it; 0 when no unique symbol matches. */
+static int relocate(const struct dcpi_symtab *from, const struct dcpi_symtab *to, uint64_t addr,
+		    uint64_t *out)
+{
+	const struct dcpi_sym *s = dcpi_symtab_lookup_vaddr(from, addr), *t[1];
+
+	if (!s || dcpi_symtab_find(to, s->name, t, 1) != 1)
+		return 0;
+	*out = t[0]->vaddr + (addr - s->vaddr);
+	return 1;
+}
+
+static int add_entry(struct dcpi_annot_image *img, struct acc *a,
+		     const struct dcpi_profset_entry *e)
+{
+	const struct dcpi_profile *p = &e->prof;
+	struct dcpi_symtab *other = NULL;
+	int err = 0;
+
+	if (p->kind == DCPI_IMAGE_KERNEL && strcmp(e->platdir, img->prim->platdir) &&
+	    open_kallsyms(e, &other))
+		other = NULL; /* its samples cannot be placed: counted below */
+	for (size_t r = 0; r < p->nrows && !err; r++) {
+		uint64_t v;
+		int ok;
+
+		if (p->kind == DCPI_IMAGE_KERNEL && strcmp(e->platdir, img->prim->platdir))
+			ok = other && relocate(other, img->st, p->offsets[r], &v);
+		else
+			ok = !dcpi_symtab_off2vaddr(img->st, p->offsets[r], &v);
+		if (ok)
+			err = acc_add(a, v, e, r);
+		else
+			for (uint32_t ev = 0; ev < p->nevents; ev++)
+				a->unplaced += p->counts[r * p->nevents + ev];
+	}
+	dcpi_symtab_close(other);
+	return err;
+}
+
+static int cmp_sample(const void *x, const void *y)
+{
+	const struct dcpi_annot_sample *a = x, *b = y;
+
+	return a->vaddr < b->vaddr ? -1 : a->vaddr > b->vaddr;
+}
+
+/* Sort, then fold equal addresses into one. */
+static void acc_fold(struct acc *a, unsigned ncols)
+{
+	size_t w = 0;
+
+	if (a->n)
+		qsort(a->v, a->n, sizeof(*a->v), cmp_sample);
+	for (size_t r = 0; r < a->n; r++) {
+		if (w && a->v[w - 1].vaddr == a->v[r].vaddr) {
+			for (unsigned c = 0; c < ncols; c++)
+				a->v[w - 1].counts[c] += a->v[r].counts[c];
+			continue;
+		}
+		a->v[w++] = a->v[r];
+	}
+	a->n = w;
+}
+
+static int gather(struct dcpi_annot_image *img, const size_t *idx, size_t n)
+{
+	struct acc a = { 0 };
+	size_t other = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct dcpi_profset_entry *e = &img->set->v[idx[i]];
+
+		if (!same_identity(&e->prof, &img->prim->prof)) {
+			other++;
+			continue;
+		}
+		err = add_entry(img, &a, e);
+	}
+	if (err) {
+		free(a.v);
+		return err;
+	}
+	acc_fold(&a, img->set->nevents);
+	img->samples = a.v;
+	img->nsamples = a.n;
+	if (other)
+		img_note(img, "%zu profile(s) of another build of %s are left out", other,
+			 img->prim->prof.path);
+	if (a.unplaced)
+		img_note(img, "%" PRIu64 " samples could not be placed at an address of this "
+			 "image and are left out", a.unplaced);
+	return 0;
+}
+
+/* ---- the image ---------------------------------------------------------------- */
+
+int dcpi_annot_image_open(const struct dcpi_profset *set, const size_t *idx, size_t n,
+			  const struct dcpi_annot_opts *o, struct dcpi_annot_image **out)
+{
+	struct dcpi_annot_image *img;
+	int err;
+
+	*out = NULL;
+	if (n == 0)
+		return dcpi_error(EINVAL, "no profiles to annotate");
+	img = calloc(1, sizeof(*img));
+	if (!img)
+		return dcpi_error(ENOMEM, "out of memory");
+	img->set = set;
+	if (o)
+		img->o = *o;
+	img->prim = choose(set, idx, n);
+	err = dcpi_annot_symtab_open(img->prim, img->o.sym, &img->st);
+	if (err)
+		goto fail;
+	if (*dcpi_symtab_message(img->st))
+		img_note(img, "%s: %s", img->prim->prof.path, dcpi_symtab_message(img->st));
+	open_code(img);
+	err = gather(img, idx, n);
+	if (err)
+		goto fail;
+	*out = img;
+	return 0;
+fail:
+	dcpi_annot_image_close(img);
+	return err;
+}
+
+void dcpi_annot_image_close(struct dcpi_annot_image *img)
+{
+	if (!img)
+		return;
+	for (size_t i = 0; i < img->nsources; i++)
+		dcpi_source_close(img->sources[i].src);
+	for (size_t i = 0; i < img->nnotes; i++)
+		free(img->notes[i]);
+	free(img->samples);
+	dcpi_srcline_close(img->sl);
+	dcpi_disasm_close(img->dis);
+	dcpi_symtab_close(img->vmlinux);
+	dcpi_symtab_close(img->st);
+	free(img);
+}
+
+const struct dcpi_symtab *dcpi_annot_image_symtab(const struct dcpi_annot_image *img)
+{
+	return img->st;
+}
+
+const struct dcpi_profile *dcpi_annot_image_profile(const struct dcpi_annot_image *img)
+{
+	return &img->prim->prof;
+}
+
+int dcpi_annot_image_has_code(const struct dcpi_annot_image *img)
+{
+	return img->dis != NULL;
+}
+
+const struct dcpi_annot_sample *dcpi_annot_image_samples(const struct dcpi_annot_image *img,
+							 size_t *n)
+{
+	*n = img->nsamples;
+	return img->samples;
+}
+
+size_t dcpi_annot_image_nnotes(const struct dcpi_annot_image *img)
+{
+	return img->nnotes;
+}
+
+const char *dcpi_annot_image_note(const struct dcpi_annot_image *img, size_t i)
+{
+	return i < img->nnotes ? img->notes[i] : NULL;
+}
+
+static int first_insn(const struct dcpi_insn *in, void *arg)
+{
+	*(struct dcpi_insn *)arg = *in;
+	return 1;
+}
+
+int dcpi_annot_image_insn(struct dcpi_annot_image *img, uint64_t vaddr, struct dcpi_insn *insn)
+{
+	const struct dcpi_sym *s = dcpi_symtab_lookup_vaddr(img->st, vaddr);
+	uint64_t hi = vaddr + DCPI_INSN_MAX_BYTES;
+	int err;
+
+	if (!img->dis)
+		return dcpi_error(ENODATA, "%s: no code to disassemble", img->prim->prof.path);
+	if (s && s->size && s->vaddr + s->size > vaddr && s->vaddr + s->size < hi)
+		hi = s->vaddr + s->size; /* do not read past the procedure's section */
+	err = dcpi_disasm_range(img->dis, vaddr - img->code_delta, hi - img->code_delta,
+				first_insn, insn);
+	if (err == 1) {
+		insn->vaddr += img->code_delta;
+		if (insn->flags & DCPI_INSN_DIRECT)
+			insn->target += img->code_delta;
+		return 0;
+	}
+	return err ? err : dcpi_error(ENODATA, "no instruction at 0x%" PRIx64, vaddr);
+}
+
+int dcpi_annot_image_srcloc(struct dcpi_annot_image *img, uint64_t vaddr,
+			    struct dcpi_srcloc *loc)
+{
+	if (!img->sl)
+		return dcpi_error(ENOENT, "%s: no source lines", img->prim->prof.path);
+	return dcpi_srcline_lookup(img->sl, vaddr - img->code_delta, loc);
+}
+
+/* The text of a source line; NULL (noted once per file) when the file is
+ * not found. */
+static const char *source_text(struct dcpi_annot_image *img, const char *file, unsigned line,
+			       struct dcpi_annotation *a);
+
+/* ---- procedures ------------------------------------------------------------------ */
+
+static int parse_hex(const char *s, uint64_t *v, const char **end)
+{
+	char *e;
+
+	if (strncmp(s, "0x", 2) && strncmp(s, "0X", 2))
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &e, 16);
+	if (errno || e <= s + 2)
+		return -1;
+	*end = e;
+	return 0;
+}
+
+static size_t similar(const struct dcpi_symtab *st, const char *spec,
+		      const struct dcpi_sym **cands, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < dcpi_symtab_count(st); i++) {
+		const struct dcpi_sym *s = dcpi_symtab_sym(st, i);
+
+		if (strstr(s->demangled, spec) || strstr(s->name, spec)) {
+			if (n < max)
+				cands[n] = s;
+			n++;
+		}
+	}
+	return n;
+}
+
+static int resolve_name(const struct dcpi_symtab *st, const char *spec, uint64_t *lo,
+			uint64_t *hi, const char **name, const struct dcpi_sym **cands,
+			size_t max, size_t *ncands)
+{
+	const struct dcpi_sym *m[64];
+	size_t n = dcpi_symtab_find(st, spec, m, 64), distinct = 0;
+
+	for (size_t i = 0; i < n && i < 64; i++) {
+		size_t j = 0;
+
+		while (j < i && m[j]->vaddr != m[i]->vaddr)
+			j++;
+		if (j == i) /* aliases of one address are one procedure */
+			m[distinct++] = m[i];
+	}
+	if (n == 0 || distinct != 1 || n > 64) {
+		if (n == 0) {
+			*ncands = similar(st, spec, cands, max);
+		} else {
+			*ncands = n > 64 ? n : distinct;
+			for (size_t i = 0; i < distinct && i < max; i++)
+				cands[i] = m[i];
+		}
+		return n == 0 ? dcpi_error(ENOENT, "no procedure '%s' in %s", spec,
+					   dcpi_symtab_path(st))
+			      : dcpi_error(EEXIST, "procedure name '%s' is ambiguous in %s", spec,
+					   dcpi_symtab_path(st));
+	}
+	if (!m[0]->size)
+		return dcpi_error(EINVAL, "procedure '%s' has no size: name a range 0xLO-0xHI",
+				  spec);
+	*lo = m[0]->vaddr;
+	*hi = m[0]->vaddr + m[0]->size;
+	*name = m[0]->demangled;
+	return 0;
+}
+
+int dcpi_annot_resolve(const struct dcpi_symtab *st, const char *spec, uint64_t *lo,
+		       uint64_t *hi, const char **name, const struct dcpi_sym **cands,
+		       size_t max, size_t *ncands)
+{
+	const struct dcpi_sym *s;
+	const char *end;
+	uint64_t a, b;
+
+	*ncands = 0;
+	*name = NULL;
+	if (parse_hex(spec, &a, &end))
+		return resolve_name(st, spec, lo, hi, name, cands, max, ncands);
+	if (*end == '-') {
+		if (parse_hex(end + 1, &b, &end) || *end || b <= a)
+			return dcpi_error(EINVAL, "'%s': a range is 0xLO-0xHI with LO < HI", spec);
+		*lo = a;
+		*hi = b;
+		s = dcpi_symtab_lookup_vaddr(st, a);
+		*name = s ? s->demangled : NULL;
+		return 0;
+	}
+	if (*end)
+		return dcpi_error(EINVAL, "'%s' is neither a name, 0xADDR nor 0xLO-0xHI", spec);
+	s = dcpi_symtab_lookup_vaddr(st, a);
+	if (!s || !s->size)
+		return dcpi_error(ENOENT, "no procedure holds 0x%" PRIx64 " in %s", a,
+				  dcpi_symtab_path(st));
+	*lo = s->vaddr;
+	*hi = s->vaddr + s->size;
+	*name = s->demangled;
+	return 0;
+}
+
+/* ---- annotating -------------------------------------------------------------------- */
+
+static void ann_note(struct dcpi_annotation *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void ann_note(struct dcpi_annotation *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	note_add(a->notes, &a->nnotes, &a->notes_cut, fmt, ap);
+	va_end(ap);
+}
+
+static const char *source_text(struct dcpi_annot_image *img, const char *file, unsigned line,
+			       struct dcpi_annotation *a)
+{
+	struct source_slot *slot = NULL;
+
+	if (img->o.no_source || !strcmp(file, "??") || line == 0)
+		return NULL;
+	for (size_t i = 0; i < img->nsources && !slot; i++)
+		if (!strcmp(img->sources[i].dwarf_path, file))
+			slot = &img->sources[i];
+	if (!slot) {
+		if (img->nsources == MAX_SOURCES)
+			return NULL;
+		slot = &img->sources[img->nsources++];
+		slot->dwarf_path = file;
+		if (dcpi_source_open(file, img->o.src, &slot->src))
+			slot->src = NULL;
+	}
+	if (!slot->src && slot->noted != img->serial) {
+		slot->noted = img->serial; /* once per file and annotation */
+		if (dcpi_source_open(file, img->o.src, &slot->src))
+			ann_note(a, "source file not found: %s; its lines are listed without text",
+				 dcpi_errmsg());
+	}
+	return slot->src ? dcpi_source_line(slot->src, line, NULL) : NULL;
+}
+
+struct collect {
+	struct dcpi_annotation *a;
+	size_t cap;
+	uint64_t delta;
+};
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t nc;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : 256;
+	if (nc > SIZE_MAX / size)
+		return dcpi_error(ENOMEM, "out of memory");
+	nv = realloc(*v, nc * size);
+	if (!nv)
+		return dcpi_error(ENOMEM, "out of memory");
+	*v = nv;
+	*cap = nc;
+	return 0;
+}
+
+static int collect_insn(const struct dcpi_insn *in, void *arg)
+{
+	struct collect *c = arg;
+	struct dcpi_annot_insn *r;
+
+	if (c->a->ninsns == DCPI_DISASM_MAX_INSNS)
+		return dcpi_error(EFBIG, "more than %zu instructions", DCPI_DISASM_MAX_INSNS);
+	if (grow((void **)&c->a->insns, &c->cap, c->a->ninsns, sizeof(*r)))
+		return -ENOMEM;
+	r = &c->a->insns[c->a->ninsns++];
+	memset(r, 0, sizeof(*r));
+	r->insn = *in;
+	r->insn.vaddr += c->delta;
+	if (in->flags & DCPI_INSN_DIRECT)
+		r->insn.target += c->delta;
+	return 0;
+}
+
+/* Instructions from the code, or one bare row per sampled address when
+ * there is no code. */
+static int make_insns(struct dcpi_annot_image *img, struct dcpi_annotation *a)
+{
+	struct collect c = { a, 0, img->code_delta };
+	size_t ns, first;
+	const struct dcpi_annot_sample *s = dcpi_annot_image_samples(img, &ns);
+	int err;
+
+	if (img->dis) {
+		err = dcpi_disasm_range(img->dis, a->lo - img->code_delta, a->hi - img->code_delta,
+					collect_insn, &c);
+		if (!err) {
+			a->has_code = 1;
+			return 0;
+		}
+		if (err == -ENOMEM)
+			return err;
+		ann_note(a, "instructions are not shown: %s", dcpi_errmsg());
+		free(a->insns);
+		a->insns = NULL;
+		a->ninsns = 0;
+		c.cap = 0;
+	}
+	for (first = 0; first < ns && s[first].vaddr < a->lo; first++)
+		;
+	for (size_t i = first; i < ns && s[i].vaddr < a->hi; i++) {
+		if (grow((void **)&a->insns, &c.cap, a->ninsns, sizeof(*a->insns)))
+			return -ENOMEM;
+		memset(&a->insns[a->ninsns], 0, sizeof(a->insns[0]));
+		a->insns[a->ninsns++].insn.vaddr = s[i].vaddr;
+	}
+	return 0;
+}
+
+/* The instruction starting at v, or the index of the first one after v. */
+static size_t insn_at(const struct dcpi_annotation *a, uint64_t v)
+{
+	size_t l = 0, h = a->ninsns;
+
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+
+		if (a->insns[m].insn.vaddr < v)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l;
+}
+
+static int add_stray(struct dcpi_annotation *a, size_t *cap, const struct dcpi_annot_sample *s,
+		     size_t after)
+{
+	struct dcpi_annot_stray *t;
+
+	if (grow((void **)&a->strays, cap, a->nstrays, sizeof(*t)))
+		return -ENOMEM;
+	t = &a->strays[a->nstrays++];
+	memset(t, 0, sizeof(*t));
+	t->vaddr = s->vaddr;
+	if (after > 0) {
+		const struct dcpi_insn *p = &a->insns[after - 1].insn;
+
+		if (s->vaddr - p->vaddr < (p->size ? p->size : 1))
+			t->containing_vaddr = p->vaddr;
+	}
+	memcpy(t->counts, s->counts, sizeof(t->counts));
+	return 0;
+}
+
+static int place_samples(struct dcpi_annot_image *img, struct dcpi_annotation *a)
+{
+	size_t ns, cap = 0;
+	const struct dcpi_annot_sample *s = dcpi_annot_image_samples(img, &ns);
+
+	for (size_t i = 0; i < ns; i++) {
+		size_t k;
+
+		if (s[i].vaddr < a->lo || s[i].vaddr >= a->hi)
+			continue;
+		for (unsigned c = 0; c < a->ncols; c++)
+			a->total[c] += s[i].counts[c];
+		k = insn_at(a, s[i].vaddr);
+		if (k < a->ninsns && a->insns[k].insn.vaddr == s[i].vaddr) {
+			for (unsigned c = 0; c < a->ncols; c++)
+				a->insns[k].counts[c] += s[i].counts[c];
+		} else if (add_stray(a, &cap, &s[i], k)) {
+			return -ENOMEM;
+		}
+	}
+	if (a->nstrays)
+		ann_note(a, "%zu sampled address(es) start no instruction (inside one, or in "
+			 "undecodable bytes): shown apart, counted in the totals", a->nstrays);
+	return 0;
+}
+
+static void insn_source(struct dcpi_annot_image *img, struct dcpi_annot_insn *r)
+{
+	struct dcpi_srcloc loc;
+
+	r->file = "??";
+	r->function = "??";
+	if (!img->sl || dcpi_srcline_lookup(img->sl, r->insn.vaddr - img->code_delta, &loc))
+		return;
+	r->file = loc.file;
+	r->line = loc.line;
+	r->function = loc.function;
+	if (loc.ninline) {
+		r->inlined_into = loc.ninline > 1 ? loc.inl[1].callee : loc.outer;
+		r->call_file = loc.inl[0].call_file;
+		r->call_line = loc.inl[0].call_line;
+	}
+}
+
+/* Files in order of first appearance, so lines group by file. */
+struct file_order {
+	const char *files[256];
+	size_t n;
+};
+
+static size_t file_rank(struct file_order *fo, const char *f)
+{
+	for (size_t i = 0; i < fo->n; i++)
+		if (fo->files[i] == f || !strcmp(fo->files[i], f))
+			return i;
+	if (fo->n < 256)
+		fo->files[fo->n++] = f;
+	return fo->n - 1; /* past 256 files, the rest share the last rank */
+}
+
+struct keyed {
+	size_t rank;
+	unsigned line;
+	size_t insn;
+};
+
+static int cmp_keyed(const void *x, const void *y)
+{
+	const struct keyed *a = x, *b = y;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	return a->insn < b->insn ? -1 : a->insn > b->insn;
+}
+
+static int make_lines(struct dcpi_annot_image *img, struct dcpi_annotation *a)
+{
+	struct file_order *fo = calloc(1, sizeof(*fo));
+	struct keyed *k = a->ninsns ? calloc(a->ninsns, sizeof(*k)) : NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	if (!fo || (a->ninsns && !k)) {
+		err = dcpi_error(ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < a->ninsns; i++) {
+		insn_source(img, &a->insns[i]);
+		a->has_lines |= a->insns[i].line != 0;
+		k[i] = (struct keyed){ file_rank(fo, a->insns[i].file), a->insns[i].line, i };
+	}
+	if (a->ninsns)
+		qsort(k, a->ninsns, sizeof(*k), cmp_keyed);
+	for (size_t i = 0; i < a->ninsns; i++) {
+		struct dcpi_annot_insn *r = &a->insns[k[i].insn];
+		struct dcpi_annot_line *l;
+
+		if (i == 0 || k[i].rank != k[i - 1].rank || k[i].line != k[i - 1].line) {
+			if (grow((void **)&a->lines, &cap, a->nlines, sizeof(*l))) {
+				err = -ENOMEM;
+				goto out;
+			}
+			l = &a->lines[a->nlines++];
+			memset(l, 0, sizeof(*l));
+			l->file = r->file;
+			l->line = r->line;
+			l->first_insn = k[i].insn;
+			l->text = source_text(img, r->file, r->line, a);
+		}
+		l = &a->lines[a->nlines - 1];
+		r->line_index = a->nlines - 1;
+		l->ninsns++;
+		for (unsigned c = 0; c < a->ncols; c++)
+			l->counts[c] += r->counts[c];
+	}
+	if (a->ninsns && !a->has_lines && img->sl)
+		ann_note(a, "no source lines for 0x%" PRIx64 "-0x%" PRIx64 " (compiled without -g?)",
+			 a->lo, a->hi);
+out:
+	free(fo);
+	free(k);
+	return err;
+}
+
+static void offsets(struct dcpi_annot_image *img, struct dcpi_annotation *a)
+{
+	for (size_t i = 0; i < a->ninsns; i++)
+		if (dcpi_symtab_vaddr2off(img->st, a->insns[i].insn.vaddr, &a->insns[i].offset))
+			a->insns[i].offset = a->insns[i].insn.vaddr;
+}
+
+int dcpi_annotate(struct dcpi_annot_image *img, uint64_t lo, uint64_t hi,
+		  struct dcpi_annotation *a)
+{
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	if (lo >= hi)
+		return dcpi_error(EINVAL, "empty range 0x%" PRIx64 "-0x%" PRIx64, lo, hi);
+	if (hi - lo > DCPI_ANNOT_MAX_RANGE)
+		return dcpi_error(EFBIG, "0x%" PRIx64 "-0x%" PRIx64 " is over %" PRIu64
+				  " bytes: not one procedure", lo, hi, DCPI_ANNOT_MAX_RANGE);
+	img->serial++;
+	a->lo = lo;
+	a->hi = hi;
+	a->ncols = img->set->nevents;
+	err = make_insns(img, a);
+	if (!err)
+		err = place_samples(img, a);
+	if (!err)
+		err = make_lines(img, a);
+	if (err) {
+		if (err == -ENOMEM)
+			dcpi_error(ENOMEM, "out of memory");
+		dcpi_annotation_free(a);
+		return err;
+	}
+	offsets(img, a);
+	return 0;
+}
+
+void dcpi_annotation_free(struct dcpi_annotation *a)
+{
+	for (size_t i = 0; i < a->nnotes; i++)
+		free(a->notes[i]);
+	free(a->insns);
+	free(a->lines);
+	free(a->strays);
+	memset(a, 0, sizeof(*a));
+}
+
+/* ---- derived columns ----------------------------------------------------------------- */
+
+int dcpi_annot_derived_cols(const struct dcpi_profset *set, int *cycles_col, int *insns_col)
+{
+	int cy = dcpi_profset_event(set, "cycles");
+
+	if (cy < 0)
+		cy = dcpi_profset_event(set, "cpu-cycles");
+	*cycles_col = cy;
+	*insns_col = dcpi_profset_event(set, "instructions");
+	return cy >= 0 && *insns_col >= 0 && set->periods[cy] && set->periods[*insns_col];
+}
+
+int dcpi_annot_cpi(const struct dcpi_profset *set, const uint64_t *counts, double *cpi,
+		   double *freq)
+{
+	int cy, in;
+	double cycles, insns;
+
+	if (!dcpi_annot_derived_cols(set, &cy, &in) || counts[in] == 0)
+		return 0;
+	cycles = (double)counts[cy] * (double)set->periods[cy];
+	insns = (double)counts[in] * (double)set->periods[in];
+	*cpi = cycles / insns;
+	*freq = insns;
+	return 1;
+}

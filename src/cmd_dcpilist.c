@@ -1,0 +1,437 @@
+/* dcpilist: one procedure's samples by source line and by instruction,
+ * as DCPI's dcpilist printed them (default -both: each source line with
+ * its total, then its instructions with theirs). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dcpi/annotate.h"
+#include "dcpi/error.h"
+#include "report.h"
+
+enum { SHOW_BOTH, SHOW_SOURCE, SHOW_ASM };
+#define MAX_DIRS 64
+#define MAX_REMAPS 64
+#define MAX_CANDS 20
+
+struct opts {
+	const char *db, *epoch, *host, *file, *proc, *image;
+	int show, json;
+	const char *dirs[MAX_DIRS + 1];
+	size_t ndirs;
+	struct dcpi_remap remaps[MAX_REMAPS];
+	size_t nremaps;
+	char fdir[4096];
+};
+
+struct listing {
+	struct opts o;
+	struct dcpi_profset set;
+	struct dcpi_annot_image *img;
+	struct dcpi_annotation a;
+	const char *name;            /* procedure name, NULL for a bare range */
+	int derived;                 /* cpi and freq can be computed */
+	struct report_warnings w;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: dcpilist [options] PROCEDURE IMAGE\n"
+"One procedure's samples by source line and instruction.\n\n"
+"  -db DIR            the database (default $DCPIDB)\n"
+"  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
+"  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
+"  -both              source lines, each followed by its instructions (default)\n"
+"  -source            source lines only\n"
+"  -asm               instructions only, in address order\n"
+"  -f FILE            the procedure's source file is FILE (its directory is\n"
+"                     searched first)\n"
+"  -I DIR             search DIR for source files (repeatable)\n"
+"  -remap OLD=NEW     source paths starting with OLD are under NEW (repeatable)\n"
+"  -json              JSON output (schema in dcpilist(1))\n"
+"  -h, -help          this help\n\n"
+"PROCEDURE is a name (raw, demangled, or demangled without parameters), an\n"
+"address 0xADDR or a range 0xLO-0xHI of the image's virtual addresses.\n"
+"IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n");
+}
+
+static void add_dir(struct opts *o, const char *d)
+{
+	if (o->ndirs == MAX_DIRS)
+		cli_usage_error("at most %d -I directories", MAX_DIRS);
+	o->dirs[o->ndirs++] = d;
+}
+
+static void parse_options(struct opts *o, int argc, char **argv)
+{
+	enum { O_DB = 256, O_EPOCH, O_HOST, O_BOTH, O_SOURCE, O_ASM, O_REMAP, O_JSON };
+	static const struct option lo[] = {
+		{ "db", required_argument, NULL, O_DB },
+		{ "epoch", required_argument, NULL, O_EPOCH },
+		{ "host", required_argument, NULL, O_HOST },
+		{ "both", no_argument, NULL, O_BOTH },
+		{ "source", no_argument, NULL, O_SOURCE },
+		{ "asm", no_argument, NULL, O_ASM },
+		{ "f", required_argument, NULL, 'f' },
+		{ "I", required_argument, NULL, 'I' },
+		{ "remap", required_argument, NULL, O_REMAP },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long_only(argc, argv, "f:I:h", lo, NULL)) != -1) {
+		switch (c) {
+		case O_DB: o->db = optarg; break;
+		case O_EPOCH: o->epoch = optarg; break;
+		case O_HOST: o->host = optarg; break;
+		case O_BOTH: o->show = SHOW_BOTH; break;
+		case O_SOURCE: o->show = SHOW_SOURCE; break;
+		case O_ASM: o->show = SHOW_ASM; break;
+		case 'f': o->file = optarg; break;
+		case 'I': add_dir(o, optarg); break;
+		case O_REMAP:
+			if (o->nremaps == MAX_REMAPS)
+				cli_usage_error("at most %d -remap rules", MAX_REMAPS);
+			if (dcpi_remap_parse(optarg, &o->remaps[o->nremaps++]))
+				cli_usage_error("-remap: %s", dcpi_errmsg());
+			break;
+		case O_JSON: o->json = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: cli_usage_error("bad option");
+		}
+	}
+	if (argc - optind != 2)
+		cli_usage_error("want PROCEDURE and IMAGE");
+	o->proc = argv[optind];
+	o->image = argv[optind + 1];
+	o->db = cli_db(o->db);
+}
+
+/* -f FILE: its directory is searched before the -I ones. */
+static void apply_file_opt(struct opts *o)
+{
+	const char *slash;
+
+	if (!o->file)
+		return;
+	slash = strrchr(o->file, '/');
+	snprintf(o->fdir, sizeof(o->fdir), "%.*s", slash ? (int)(slash - o->file) : 1,
+		 slash ? o->file : ".");
+	if (!o->fdir[0])
+		snprintf(o->fdir, sizeof(o->fdir), "/");
+	memmove(&o->dirs[1], &o->dirs[0], o->ndirs * sizeof(o->dirs[0]));
+	o->dirs[0] = o->fdir;
+	o->ndirs++;
+}
+
+/* ---- choosing and annotating ------------------------------------------------------ */
+
+static void open_image(struct listing *l)
+{
+	struct dcpi_symtab_opts so = { 0 };
+	struct dcpi_source_opts src = { l->o.dirs, l->o.ndirs, l->o.remaps, l->o.nremaps };
+	struct dcpi_annot_opts ao = { &so, &src, NULL, 0 };
+	size_t *idx = calloc(l->set.n ? l->set.n : 1, sizeof(*idx)), n = 0;
+
+	if (!idx)
+		cli_die("out of memory");
+	for (size_t i = 0; i < l->set.n; i++) {
+		const struct dcpi_profile *p = &l->set.v[i].prof;
+
+		if (p->kind != DCPI_IMAGE_ANON && p->kind != DCPI_IMAGE_UNKNOWN &&
+		    report_image_matches(p, l->o.image))
+			idx[n++] = i;
+	}
+	if (n == 0)
+		cli_die("no profile of image '%s' in epoch%s %s%s", l->o.image,
+			l->set.nepochs > 1 ? "s" : "", l->set.epochs[l->set.nepochs - 1],
+			l->set.nepochs > 1 ? " ..." : "");
+	if (dcpi_annot_image_open(&l->set, idx, n, &ao, &l->img))
+		cli_die("%s", dcpi_errmsg());
+	free(idx);
+}
+
+static void resolve(struct listing *l, uint64_t *lo, uint64_t *hi)
+{
+	const struct dcpi_symtab *st = dcpi_annot_image_symtab(l->img);
+	const struct dcpi_sym *c[MAX_CANDS];
+	size_t nc;
+	int err = dcpi_annot_resolve(st, l->o.proc, lo, hi, &l->name, c, MAX_CANDS, &nc);
+
+	if (!err)
+		return;
+	fprintf(stderr, "%s: error: %s\n", cli_prog, dcpi_errmsg());
+	if (nc)
+		fprintf(stderr, "%s %s:\n", err == -EEXIST ? "candidates" : "similar names",
+			nc > MAX_CANDS ? "(the first 20)" : "");
+	for (size_t i = 0; i < nc && i < MAX_CANDS; i++)
+		fprintf(stderr, "  0x%-16" PRIx64 " %-8" PRIu64 " %s\n", c[i]->vaddr, c[i]->size,
+			c[i]->demangled);
+	exit(1);
+}
+
+/* ---- text --------------------------------------------------------------------------- */
+
+static void counts_cols(const struct listing *l, const uint64_t *c)
+{
+	double cpi, freq;
+
+	for (unsigned e = 0; e < l->set.nevents; e++)
+		printf("%10" PRIu64 " %6.2f%% ", c[e], report_pct(c[e], l->a.total[e]));
+	if (!l->derived)
+		return;
+	if (dcpi_annot_cpi(&l->set, c, &cpi, &freq))
+		printf("%6.2f %10.0f ", cpi, freq);
+	else
+		printf("%6s %10s ", "-", "-");
+}
+
+static void column_heads(const struct listing *l)
+{
+	for (unsigned e = 0; e < l->set.nevents; e++)
+		printf("%10s %7s ", l->set.events[e], "%");
+	if (l->derived)
+		printf("%6s %10s ", "cpi", "freq");
+}
+
+static const char *base(const char *p)
+{
+	return report_base(p);
+}
+
+static void print_insn(const struct listing *l, const struct dcpi_annot_insn *r, int with_line)
+{
+	counts_cols(l, r->counts);
+	printf("  0x%-10" PRIx64, r->insn.vaddr);
+	if (l->a.has_code && with_line)
+		printf(" %-7s %-34s", r->insn.mnemonic, r->insn.operands);
+	else if (l->a.has_code)
+		printf(" %-7s %s", r->insn.mnemonic, r->insn.operands);
+	if (with_line && r->line)
+		printf(" %s:%u", base(r->file), r->line);
+	if (with_line && r->inlined_into)
+		printf(" (%s inlined into %s)", r->function, r->inlined_into);
+	printf("\n");
+}
+
+static void print_line(const struct listing *l, const struct dcpi_annot_line *ln)
+{
+	counts_cols(l, ln->counts);
+	if (ln->line)
+		printf("%5u  %s\n", ln->line, ln->text ? ln->text : "(source not available)");
+	else
+		printf("%5s  (code with no source line)\n", "??");
+}
+
+static void print_source(const struct listing *l, int with_insns)
+{
+	const char *file = NULL;
+
+	for (size_t i = 0; i < l->a.nlines; i++) {
+		const struct dcpi_annot_line *ln = &l->a.lines[i];
+
+		if (!file || strcmp(file, ln->file)) {
+			file = ln->file;
+			printf("%s-- %s\n", i ? "\n" : "", file);
+		}
+		print_line(l, ln);
+		if (!with_insns)
+			continue;
+		for (size_t k = ln->first_insn; k < l->a.ninsns; k++)
+			if (l->a.insns[k].line_index == i)
+				print_insn(l, &l->a.insns[k], 0);
+		printf("\n");
+	}
+}
+
+static void print_strays(const struct listing *l)
+{
+	if (!l->a.nstrays)
+		return;
+	printf("\nSamples at addresses that start no instruction:\n");
+	for (size_t i = 0; i < l->a.nstrays; i++) {
+		const struct dcpi_annot_stray *s = &l->a.strays[i];
+
+		counts_cols(l, s->counts);
+		if (s->containing_vaddr)
+			printf("  0x%" PRIx64 " (inside the instruction at 0x%" PRIx64 ")\n", s->vaddr,
+			       s->containing_vaddr);
+		else
+			printf("  0x%" PRIx64 " (in no decoded instruction)\n", s->vaddr);
+	}
+}
+
+static void print_text(const struct listing *l)
+{
+	const struct dcpi_profile *p = dcpi_annot_image_profile(l->img);
+
+	report_print_header(l->o.db, &l->set, l->a.total, &l->w);
+	printf("\nProcedure: %s\nImage: %s\nRange: 0x%" PRIx64 "-0x%" PRIx64 " (%zu %s)\n",
+	       l->name ? l->name : "(address range)", p->path, l->a.lo, l->a.hi, l->a.ninsns,
+	       l->a.has_code ? "instructions" : "sampled addresses");
+	for (size_t i = 0; i < dcpi_annot_image_nnotes(l->img); i++)
+		printf("note: %s\n", dcpi_annot_image_note(l->img, i));
+	for (size_t i = 0; i < l->a.nnotes; i++)
+		printf("note: %s\n", l->a.notes[i]);
+	printf("\nCounts are samples; %% is the share of the procedure's samples%s.\n",
+	       l->derived ? "; cpi = cycles per instruction, freq = estimated executions" : "");
+	printf("==============================================================================\n");
+	column_heads(l);
+	printf(l->o.show == SHOW_ASM ? "  address      instruction\n" : "  line   source\n");
+	if (l->o.show == SHOW_ASM)
+		for (size_t i = 0; i < l->a.ninsns; i++)
+			print_insn(l, &l->a.insns[i], 1);
+	else
+		print_source(l, l->o.show == SHOW_BOTH);
+	print_strays(l);
+}
+
+/* ---- JSON --------------------------------------------------------------------------- */
+
+static void json_counts(const struct listing *l, const uint64_t *c)
+{
+	double cpi, freq;
+
+	printf("\"counts\": [");
+	for (unsigned e = 0; e < l->set.nevents; e++)
+		printf("%s%" PRIu64, e ? ", " : "", c[e]);
+	printf("], \"percent\": [");
+	for (unsigned e = 0; e < l->set.nevents; e++)
+		printf("%s%.4f", e ? ", " : "", report_pct(c[e], l->a.total[e]));
+	printf("]");
+	if (l->derived && dcpi_annot_cpi(&l->set, c, &cpi, &freq))
+		printf(", \"cpi\": %.4f, \"freq\": %.0f", cpi, freq);
+}
+
+static void json_opt_str(const char *s)
+{
+	if (s)
+		report_json_str(s);
+	else
+		printf("null");
+}
+
+static void json_insn(const struct listing *l, const struct dcpi_annot_insn *r)
+{
+	printf("{\"address\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64 "\", \"bytes\": \"",
+	       r->insn.vaddr, r->offset);
+	for (unsigned b = 0; b < r->insn.size; b++)
+		printf("%02x", r->insn.bytes[b]);
+	printf("\", \"mnemonic\": ");
+	json_opt_str(l->a.has_code ? r->insn.mnemonic : NULL);
+	printf(", \"operands\": ");
+	json_opt_str(l->a.has_code ? r->insn.operands : NULL);
+	printf(", \"file\": ");
+	report_json_str(r->file);
+	printf(", \"line\": %u, \"function\": ", r->line);
+	report_json_str(r->function);
+	printf(", \"inlined_into\": ");
+	json_opt_str(r->inlined_into);
+	printf(", \"line_index\": %zu, ", r->line_index);
+	json_counts(l, r->counts);
+	printf("}");
+}
+
+static void json_lines(const struct listing *l)
+{
+	printf(",\n \"lines\": [");
+	for (size_t i = 0; i < l->a.nlines; i++) {
+		const struct dcpi_annot_line *ln = &l->a.lines[i];
+
+		printf("%s\n  {\"file\": ", i ? "," : "");
+		report_json_str(ln->file);
+		printf(", \"line\": %u, \"text\": ", ln->line);
+		json_opt_str(ln->text);
+		printf(", \"instructions\": %zu, ", ln->ninsns);
+		json_counts(l, ln->counts);
+		printf("}");
+	}
+	printf("\n ]");
+}
+
+static void json_rest(const struct listing *l)
+{
+	printf(",\n \"instructions\": [");
+	for (size_t i = 0; i < l->a.ninsns; i++) {
+		printf("%s\n  ", i ? "," : "");
+		json_insn(l, &l->a.insns[i]);
+	}
+	printf("\n ],\n \"strays\": [");
+	for (size_t i = 0; i < l->a.nstrays; i++) {
+		const struct dcpi_annot_stray *s = &l->a.strays[i];
+
+		printf("%s\n  {\"address\": \"0x%" PRIx64 "\", \"inside\": ", i ? "," : "", s->vaddr);
+		if (s->containing_vaddr)
+			printf("\"0x%" PRIx64 "\", ", s->containing_vaddr);
+		else
+			printf("null, ");
+		json_counts(l, s->counts);
+		printf("}");
+	}
+	printf("\n ]}\n");
+}
+
+static void print_json(const struct listing *l)
+{
+	printf("{\"database\": ");
+	report_json_str(l->o.db);
+	printf(", ");
+	report_json_header(&l->set, l->a.total, &l->w);
+	printf(",\n \"image\": ");
+	report_json_str(dcpi_annot_image_profile(l->img)->path);
+	printf(", \"procedure\": ");
+	json_opt_str(l->name);
+	printf(", \"lo\": \"0x%" PRIx64 "\", \"hi\": \"0x%" PRIx64 "\", \"has_code\": %s, "
+	       "\"has_lines\": %s, \"derived\": %s,\n \"notes\": [", l->a.lo, l->a.hi,
+	       l->a.has_code ? "true" : "false", l->a.has_lines ? "true" : "false",
+	       l->derived ? "true" : "false");
+	for (size_t i = 0; i < dcpi_annot_image_nnotes(l->img); i++) {
+		printf("%s", i ? ", " : "");
+		report_json_str(dcpi_annot_image_note(l->img, i));
+	}
+	for (size_t i = 0; i < l->a.nnotes; i++) {
+		printf("%s", i || dcpi_annot_image_nnotes(l->img) ? ", " : "");
+		report_json_str(l->a.notes[i]);
+	}
+	printf("]");
+	json_lines(l);
+	json_rest(l);
+}
+
+int cmd_dcpilist(int argc, char **argv)
+{
+	static struct listing l;
+	uint64_t lo, hi;
+	int cy, in;
+
+	parse_options(&l.o, argc, argv);
+	apply_file_opt(&l.o);
+	if (dcpi_profset_load(l.o.db, l.o.epoch, l.o.host, &l.set))
+		cli_die("%s", dcpi_errmsg());
+	if (l.set.nevents == 0)
+		cli_die("%s: no samples in epoch %s", l.o.db, l.set.epochs[l.set.nepochs - 1]);
+	report_check_set(&l.w, &l.set);
+	report_warn_finish(&l.w);
+	open_image(&l);
+	resolve(&l, &lo, &hi);
+	if (dcpi_annotate(l.img, lo, hi, &l.a))
+		cli_die("%s", dcpi_errmsg());
+	l.derived = dcpi_annot_derived_cols(&l.set, &cy, &in);
+	if (l.o.json)
+		print_json(&l);
+	else
+		print_text(&l);
+	if (fflush(stdout) || ferror(stdout))
+		cli_die("writing the listing failed");
+	dcpi_annotation_free(&l.a);
+	dcpi_annot_image_close(l.img);
+	dcpi_profset_free(&l.set);
+	return 0;
+}

@@ -1,0 +1,345 @@
+/* dcpitopcounts: the instructions with the most samples, across images,
+ * with DCPI's columns: counts, procedure, address, instruction, image,
+ * source file:line. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dcpi/annotate.h"
+#include "dcpi/error.h"
+#include "report.h"
+
+#define MAX_IMAGES 256
+#define MAX_OPEN 4096   /* image identities opened in one report */
+
+struct opts {
+	const char *db, *epoch, *host, *sort;
+	unsigned long long n;
+	int json;
+	const char *images[MAX_IMAGES];
+	size_t nimages;
+};
+
+struct cand {
+	size_t img;
+	const struct dcpi_annot_sample *s;
+};
+
+/* One output row, resolved. */
+struct top {
+	const struct cand *c;
+	char proc[512];
+	char insn[256];
+	const char *file;
+	unsigned line;
+};
+
+struct tc {
+	struct opts o;
+	struct dcpi_profset set;
+	struct dcpi_annot_image *imgs[MAX_OPEN];
+	size_t nimgs;
+	struct cand *cands;
+	size_t ncands;
+	uint64_t total[DCPI_MAX_EVENTS];
+	int sortcol, failed_named;
+	const char *matched[MAX_IMAGES];
+	struct report_warnings w;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: dcpitopcounts [options] [IMAGE...]\n"
+"The instructions with the most samples, in the given images or in all.\n\n"
+"  -db DIR            the database (default $DCPIDB)\n"
+"  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
+"  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
+"  -n N               how many instructions (default 20)\n"
+"  -sort EVENT        order by this event (default: the first)\n"
+"  -json              JSON output (schema in dcpitopcounts(1))\n"
+"  -h, -help          this help\n\n"
+"IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n");
+}
+
+static void parse_options(struct opts *o, int argc, char **argv)
+{
+	enum { O_DB = 256, O_EPOCH, O_HOST, O_SORT, O_JSON };
+	static const struct option lo[] = {
+		{ "db", required_argument, NULL, O_DB },
+		{ "epoch", required_argument, NULL, O_EPOCH },
+		{ "host", required_argument, NULL, O_HOST },
+		{ "n", required_argument, NULL, 'n' },
+		{ "sort", required_argument, NULL, O_SORT },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	o->n = 20;
+	while ((c = getopt_long_only(argc, argv, "n:h", lo, NULL)) != -1) {
+		switch (c) {
+		case O_DB: o->db = optarg; break;
+		case O_EPOCH: o->epoch = optarg; break;
+		case O_HOST: o->host = optarg; break;
+		case 'n': o->n = cli_parse_count("n", optarg); break;
+		case O_SORT: o->sort = optarg; break;
+		case O_JSON: o->json = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: cli_usage_error("bad option");
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (o->nimages == MAX_IMAGES)
+			cli_usage_error("at most %d images", MAX_IMAGES);
+		o->images[o->nimages++] = argv[optind];
+	}
+	o->db = cli_db(o->db);
+}
+
+/* ---- images ---------------------------------------------------------------------- */
+
+static int selected(struct tc *t, const struct dcpi_profile *p)
+{
+	return report_select(p, t->o.images, t->o.nimages, t->matched);
+}
+
+static void open_group(struct tc *t, const size_t *idx, size_t n)
+{
+	const struct dcpi_profile *p = &t->set.v[idx[0]].prof;
+	struct dcpi_annot_opts ao = { NULL, NULL, NULL, 1 };
+	struct dcpi_annot_image *img;
+
+	if (t->nimgs == MAX_OPEN) {
+		report_warn(&t->w, "more than %d images: %s and later ones are left out", MAX_OPEN,
+			    p->path);
+		return;
+	}
+	if (dcpi_annot_image_open(&t->set, idx, n, &ao, &img)) {
+		report_warn(&t->w, "%s%s%s; its samples are left out",
+			    strstr(dcpi_errmsg(), p->path) ? "" : p->path,
+			    strstr(dcpi_errmsg(), p->path) ? "" : ": ", dcpi_errmsg());
+		t->failed_named |= t->o.nimages > 0;
+		return;
+	}
+	for (size_t i = 0; i < dcpi_annot_image_nnotes(img); i++)
+		report_warn(&t->w, "%s: %s", report_base(p->path), dcpi_annot_image_note(img, i));
+	t->imgs[t->nimgs++] = img;
+}
+
+/* Group the chosen profiles by image identity and open each. */
+static void open_images(struct tc *t)
+{
+	size_t *idx = calloc(t->set.n ? t->set.n : 1, sizeof(*idx)), n;
+	char *done = calloc(t->set.n ? t->set.n : 1, 1);
+	uint64_t nocode = 0;
+
+	if (!idx || !done)
+		cli_die("out of memory");
+	for (size_t i = 0; i < t->set.n; i++) {
+		const struct dcpi_profile *p = &t->set.v[i].prof;
+
+		if (done[i] || !selected(t, p))
+			continue;
+		if (p->kind == DCPI_IMAGE_ANON || p->kind == DCPI_IMAGE_UNKNOWN) {
+			for (uint32_t e = 0; e < p->nevents; e++)
+				nocode += p->events[e].total;
+			continue;
+		}
+		n = 0;
+		for (size_t j = i; j < t->set.n; j++)
+			if (!done[j] && dcpi_annot_same_image(p, &t->set.v[j].prof)) {
+				done[j] = 1;
+				idx[n++] = j;
+			}
+		open_group(t, idx, n);
+	}
+	if (nocode)
+		report_warn(&t->w, "%" PRIu64 " samples in anonymous memory or in no image are "
+			    "not instructions of an image and are left out", nocode);
+	free(idx);
+	free(done);
+}
+
+/* ---- ranking ----------------------------------------------------------------------- */
+
+static int sortcol;
+
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->s->counts[sortcol] != y->s->counts[sortcol])
+		return x->s->counts[sortcol] > y->s->counts[sortcol] ? -1 : 1;
+	if (x->img != y->img)
+		return x->img < y->img ? -1 : 1;
+	return x->s->vaddr < y->s->vaddr ? -1 : x->s->vaddr > y->s->vaddr;
+}
+
+static void rank(struct tc *t)
+{
+	size_t total = 0, k = 0;
+
+	for (size_t i = 0; i < t->nimgs; i++) {
+		size_t n;
+
+		dcpi_annot_image_samples(t->imgs[i], &n);
+		total += n;
+	}
+	t->cands = calloc(total ? total : 1, sizeof(*t->cands));
+	if (!t->cands)
+		cli_die("out of memory");
+	for (size_t i = 0; i < t->nimgs; i++) {
+		size_t n;
+		const struct dcpi_annot_sample *s = dcpi_annot_image_samples(t->imgs[i], &n);
+
+		for (size_t j = 0; j < n; j++) {
+			for (unsigned e = 0; e < t->set.nevents; e++)
+				t->total[e] += s[j].counts[e];
+			t->cands[k++] = (struct cand){ i, &s[j] };
+		}
+	}
+	t->ncands = k;
+	sortcol = t->sortcol;
+	if (k)
+		qsort(t->cands, k, sizeof(*t->cands), cmp_cand);
+}
+
+static void resolve(struct tc *t, const struct cand *c, struct top *r)
+{
+	struct dcpi_annot_image *img = t->imgs[c->img];
+	const struct dcpi_symtab *st = dcpi_annot_image_symtab(img);
+	const struct dcpi_sym *s = dcpi_symtab_lookup_vaddr(st, c->s->vaddr);
+	struct dcpi_insn in;
+	struct dcpi_srcloc loc;
+	uint64_t off;
+
+	r->c = c;
+	if (s)
+		snprintf(r->proc, sizeof(r->proc), "%s", s->demangled);
+	else if (!dcpi_symtab_vaddr2off(st, c->s->vaddr, &off))
+		dcpi_symtab_describe(st, off, r->proc, sizeof(r->proc));
+	else
+		snprintf(r->proc, sizeof(r->proc), "??");
+	if (!dcpi_annot_image_insn(img, c->s->vaddr, &in))
+		snprintf(r->insn, sizeof(r->insn), "%s%s%s", in.mnemonic, in.operands[0] ? " " : "",
+			 in.operands);
+	else
+		snprintf(r->insn, sizeof(r->insn), "%s", "(code not available)");
+	r->file = "??";
+	r->line = 0;
+	if (!dcpi_annot_image_srcloc(img, c->s->vaddr, &loc)) {
+		r->file = loc.file;
+		r->line = loc.line;
+	}
+}
+
+/* ---- output ----------------------------------------------------------------------- */
+
+static const char *image_path(const struct tc *t, const struct top *r)
+{
+	return dcpi_annot_image_profile(t->imgs[r->c->img])->path;
+}
+
+static void print_row(const struct tc *t, const struct top *r)
+{
+	for (unsigned e = 0; e < t->set.nevents; e++)
+		printf("%10" PRIu64 " %6.2f%% ", r->c->s->counts[e],
+		       report_pct(r->c->s->counts[e], t->total[e]));
+	printf(" %-28s 0x%-12" PRIx64 " %-36s %s", r->proc, r->c->s->vaddr, r->insn,
+	       report_base(image_path(t, r)));
+	if (r->line)
+		printf(" %s:%u", report_base(r->file), r->line);
+	printf("\n");
+}
+
+static void print_text(const struct tc *t, const struct top *rows, size_t n)
+{
+	report_print_header(t->o.db, &t->set, t->total, &t->w);
+	printf("\nThe numbers given below are the number of samples for each listed event type,\n"
+	       "and their share of the samples of the images listed.\n");
+	printf("==============================================================================\n");
+	for (unsigned e = 0; e < t->set.nevents; e++)
+		printf("%10s %7s ", t->set.events[e], "%");
+	printf(" %-28s %-14s %-36s %s\n", "procedure", "address", "instruction", "image  file:line");
+	for (size_t i = 0; i < n; i++)
+		print_row(t, &rows[i]);
+}
+
+static void print_json(const struct tc *t, const struct top *rows, size_t n)
+{
+	printf("{\"database\": ");
+	report_json_str(t->o.db);
+	printf(", ");
+	report_json_header(&t->set, t->total, &t->w);
+	printf(",\n \"rows\": [");
+	for (size_t i = 0; i < n; i++) {
+		const struct top *r = &rows[i];
+
+		printf("%s\n  {\"image\": ", i ? "," : "");
+		report_json_str(image_path(t, r));
+		printf(", \"procedure\": ");
+		report_json_str(r->proc);
+		printf(", \"address\": \"0x%" PRIx64 "\", \"instruction\": ", r->c->s->vaddr);
+		report_json_str(r->insn);
+		printf(", \"file\": ");
+		report_json_str(r->file);
+		printf(", \"line\": %u, \"counts\": [", r->line);
+		for (unsigned e = 0; e < t->set.nevents; e++)
+			printf("%s%" PRIu64, e ? ", " : "", r->c->s->counts[e]);
+		printf("], \"percent\": [");
+		for (unsigned e = 0; e < t->set.nevents; e++)
+			printf("%s%.4f", e ? ", " : "", report_pct(r->c->s->counts[e], t->total[e]));
+		printf("]}");
+	}
+	printf("\n ]}\n");
+}
+
+int cmd_dcpitopcounts(int argc, char **argv)
+{
+	static struct tc t;
+	struct top *rows;
+	size_t n;
+	int status;
+
+	parse_options(&t.o, argc, argv);
+	if (dcpi_profset_load(t.o.db, t.o.epoch, t.o.host, &t.set))
+		cli_die("%s", dcpi_errmsg());
+	if (t.set.nevents == 0)
+		cli_die("%s: no samples in epoch %s", t.o.db, t.set.epochs[t.set.nepochs - 1]);
+	t.sortcol = 0;
+	if (t.o.sort && (t.sortcol = dcpi_profset_event(&t.set, t.o.sort)) < 0)
+		cli_die("-sort: no event '%s' in these profiles", t.o.sort);
+	report_check_set(&t.w, &t.set);
+	open_images(&t);
+	status = report_unmatched(&t.set, t.o.images, t.o.nimages, t.matched);
+	report_warn_finish(&t.w);
+	rank(&t);
+	n = t.ncands < t.o.n ? t.ncands : (size_t)t.o.n;
+	rows = calloc(n ? n : 1, sizeof(*rows));
+	if (!rows)
+		cli_die("out of memory");
+	for (size_t i = 0; i < n; i++)
+		resolve(&t, &t.cands[i], &rows[i]);
+	if (t.o.json)
+		print_json(&t, rows, n);
+	else
+		print_text(&t, rows, n);
+	if (fflush(stdout) || ferror(stdout))
+		cli_die("writing the report failed");
+	if (t.failed_named) {
+		fprintf(stderr, "%s: error: a named image could not be read (see the warnings)\n",
+			cli_prog);
+		status = 1;
+	}
+	free(rows);
+	free(t.cands);
+	for (size_t i = 0; i < t.nimgs; i++)
+		dcpi_annot_image_close(t.imgs[i]);
+	dcpi_profset_free(&t.set);
+	return status;
+}

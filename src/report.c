@@ -1,0 +1,200 @@
+/* What the report commands share: see report.h. */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report.h"
+
+void report_warn(struct report_warnings *w, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	if (w->n == REPORT_MAX_WARNINGS - 1) { /* the last slot says how many more */
+		w->dropped++;
+		return;
+	}
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) >= 0)
+		w->v[w->n++] = s;
+	va_end(ap);
+}
+
+void report_warn_finish(struct report_warnings *w)
+{
+	size_t d = w->dropped;
+
+	if (!d)
+		return;
+	w->dropped = 0;
+	w->n = REPORT_MAX_WARNINGS - 2; /* makes room for the count */
+	free(w->v[w->n]);
+	report_warn(w, "%zu more warnings not shown", d + 1);
+}
+
+double report_pct(uint64_t n, uint64_t t)
+{
+	return t ? 100.0 * (double)n / (double)t : 0;
+}
+
+void report_check_set(struct report_warnings *w, const struct dcpi_profset *set)
+{
+	const struct dcpi_epoch_stats *st = &set->stats;
+
+	if (set->nbad)
+		report_warn(w, "%zu profile(s) could not be read and are left out; the first: %s",
+			    set->nbad, set->first_bad);
+	if (st->lost)
+		report_warn(w, "%" PRIu64 " samples were lost (%.2f%%): the profile under-counts",
+			    st->lost, report_pct(st->lost, st->samples + st->lost));
+	if (st->samples && st->unknown * 100 > st->samples)
+		report_warn(w, "%" PRIu64 " samples (%.2f%%) map to no image", st->unknown,
+			    report_pct(st->unknown, st->samples));
+}
+
+const char *report_base(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+void report_short_name(const struct dcpi_profile *p, char *buf, size_t len)
+{
+	const char *b = report_base(p->path);
+
+	if (p->kind == DCPI_IMAGE_KERNEL)
+		snprintf(buf, len, "kernel");
+	else if (b[0] == '[')
+		snprintf(buf, len, "%.*s", (int)strcspn(b + 1, "]"), b + 1);
+	else
+		snprintf(buf, len, "%s", b);
+}
+
+int report_image_matches(const struct dcpi_profile *p, const char *want)
+{
+	char real[PATH_MAX];
+
+	if (!strcmp(p->path, want))
+		return 1;
+	if (p->kind == DCPI_IMAGE_KERNEL)
+		return !strcmp(want, "kernel") || !strcmp(want, "vmlinux");
+	if (p->kind == DCPI_IMAGE_UNKNOWN)
+		return !strcmp(want, "unknown");
+	if (!strchr(want, '/'))
+		return !strcmp(report_base(p->path), want);
+	return realpath(want, real) && !strcmp(p->path, real);
+}
+
+int report_select(const struct dcpi_profile *p, const char *const *images, size_t n,
+		  const char **matched)
+{
+	int any = 0;
+
+	if (n == 0)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		if (report_image_matches(p, images[i])) {
+			matched[i] = p->path;
+			any = 1;
+		}
+	return any;
+}
+
+int report_unmatched(const struct dcpi_profset *set, const char *const *images, size_t n,
+		     const char *const *matched)
+{
+	int status = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!matched[i]) {
+			fprintf(stderr, "%s: error: no profile of image '%s' in epoch%s %s%s\n",
+				cli_prog, images[i], set->nepochs > 1 ? "s" : "",
+				set->epochs[set->nepochs - 1], set->nepochs > 1 ? " ..." : "");
+			status = 1;
+		}
+	return status;
+}
+
+void report_print_header(const char *db, const struct dcpi_profset *set,
+			 const uint64_t *total, const struct report_warnings *w)
+{
+	const struct dcpi_epoch_stats *st = &set->stats;
+
+	printf("Database: %s\nEpoch%s:", db, set->nepochs > 1 ? "s" : "");
+	for (size_t i = 0; i < set->nepochs; i++)
+		printf(" %s", set->epochs[i]);
+	printf("\nHost%s:", set->nhosts > 1 ? "s" : "");
+	for (size_t i = 0; i < set->nhosts; i++)
+		printf(" %s", set->hosts[i]);
+	printf("\n\n%-24s %12s  %s\n%-24s %12s  %s\n", "Column", "Total", "Period (for events)",
+	       "------", "-----", "------");
+	for (unsigned e = 0; e < set->nevents; e++) {
+		char per[32];
+
+		snprintf(per, sizeof(per), "%" PRIu64, set->periods[e]);
+		printf("%-24s %12" PRIu64 "  %s\n", set->events[e], total[e],
+		       set->periods[e] ? per : "mixed");
+	}
+	if (set->nstats) {
+		printf("\nSamples: %" PRIu64 ", lost %" PRIu64 ", unknown %" PRIu64 " (%.2f%%)",
+		       st->samples, st->lost, st->unknown, report_pct(st->unknown, st->samples));
+		if (st->throttled)
+			printf(", throttled %" PRIu64 " times", st->throttled);
+		printf("\n");
+	}
+	for (size_t i = 0; i < w->n; i++)
+		printf("warning: %s\n", w->v[i]);
+}
+
+void report_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+void report_json_header(const struct dcpi_profset *set, const uint64_t *total,
+			const struct report_warnings *w)
+{
+	const struct dcpi_epoch_stats *st = &set->stats;
+
+	printf("\"epochs\": [");
+	for (size_t i = 0; i < set->nepochs; i++) {
+		printf("%s", i ? ", " : "");
+		report_json_str(set->epochs[i]);
+	}
+	printf("], \"hosts\": [");
+	for (size_t i = 0; i < set->nhosts; i++) {
+		printf("%s", i ? ", " : "");
+		report_json_str(set->hosts[i]);
+	}
+	printf("],\n \"samples\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"unknown\": %" PRIu64
+	       ", \"throttled\": %" PRIu64 ",\n \"events\": [", st->samples, st->lost,
+	       st->unknown, st->throttled);
+	for (unsigned e = 0; e < set->nevents; e++) {
+		printf("%s{\"name\": ", e ? ", " : "");
+		report_json_str(set->events[e]);
+		printf(", \"period\": %" PRIu64 ", \"total\": %" PRIu64 "}", set->periods[e],
+		       total[e]);
+	}
+	printf("],\n \"warnings\": [");
+	for (size_t i = 0; i < w->n; i++) {
+		printf("%s", i ? ", " : "");
+		report_json_str(w->v[i]);
+	}
+	printf("]");
+}
