@@ -18,7 +18,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: dcpictl [-db DIR] [-host NAME] [-timeout SECONDS] COMMAND\n"
-"       dcpiepoch | dcpiflush | dcpiquit  [-db DIR]\n"
+"       dcpiepoch | dcpiflush | dcpiquit  [-db DIR] [-host NAME] [-timeout SECONDS]\n"
 "Control the dcpid running on a database (-db DIR or $DCPIDB).\n\n"
 "Commands:\n"
 "  status   events, periods, samples so far, lost, unknown, images\n"
@@ -26,7 +26,8 @@ static void usage(FILE *f)
 "  epoch    flush, close this epoch and start a new one\n"
 "  quit     flush and stop the daemon\n\n"
 "  -host NAME        the daemon of another host sharing the database\n"
-"  -timeout SECONDS  how long to wait for an answer (default 120)\n");
+"  -timeout SECONDS  how long to wait for an answer (default 120)\n"
+"  -h, -help         this help\n");
 }
 
 static const char *verb_from_name(void)

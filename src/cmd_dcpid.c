@@ -242,6 +242,17 @@ static void snapshot_kernel(struct daemon *d)
 	}
 }
 
+/* Whether a continued epoch's statistics count the same events. */
+static int same_events(const struct dcpi_epoch_stats *a, const struct dcpi_epoch_stats *b)
+{
+	if (a->nevents != b->nevents)
+		return 0;
+	for (unsigned e = 0; e < a->nevents; e++)
+		if (strcmp(a->ev[e].name, b->ev[e].name) || a->ev[e].period != b->ev[e].period)
+			return 0;
+	return 1;
+}
+
 static int enter_epoch(struct daemon *d, const char *name)
 {
 	struct dcpi_epoch_stats *st = dcpi_collector_stats(d->col);
@@ -258,7 +269,7 @@ static int enter_epoch(struct daemon *d, const char *name)
 	/* statistics start afresh, except when continuing an epoch */
 	snprintf(spath, sizeof(spath), "%s/epoch.stats", d->platdir);
 	memset(&old, 0, sizeof(old));
-	if (!dcpi_stats_read(spath, &old) && old.nevents == st->nevents) {
+	if (!dcpi_stats_read(spath, &old) && same_events(&old, st)) {
 		st->samples = old.samples;
 		st->lost = old.lost;
 		st->throttled = old.throttled;
@@ -379,8 +390,13 @@ static void handle_request(struct daemon *d, int conn, const char *req)
 		if (!err)
 			dcpi_buf_printf(&out, "epoch: %s\n", d->epoch);
 	} else if (!strcmp(req, "quit")) {
+		/* A daemon that cannot write keeps its samples and runs on:
+		 * quitting would lose them.  SIGTERM still stops it. */
 		err = merge(d);
-		d->quit = 1;
+		if (err)
+			dcpi_error_prefix(err, "not stopping, samples kept in memory (SIGTERM "
+					  "stops anyway and loses them)");
+		d->quit = !err;
 	} else {
 		dcpi_error(EINVAL, "unknown request '%.64s' (status, flush, epoch, quit)", req);
 		err = -EINVAL;
@@ -623,7 +639,9 @@ static void run(struct daemon *d)
 
 			if (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
 				logmsg(d, LOG_INFO, "signal %u: merging and stopping", si.ssi_signo);
-				merge(d);
+				if (merge(d))
+					logmsg(d, LOG_ERR, "stopping anyway: %" PRIu64 " samples not "
+					       "written are lost", dcpi_collector_pending(d->col));
 				d->quit = 1;
 			}
 		}

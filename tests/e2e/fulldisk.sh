@@ -34,6 +34,11 @@ pending=$(sed -n 's/^pending: //p' <<<"$st")
 ls "$DB"/*/*/*.tmp.* >/dev/null 2>&1 && fail "no temporary files left behind" "$(ls "$DB"/*/*)" ||
 	pass "no temporary files left behind"
 
+out=$("$DCPI_BIN/dcpictl" -db "$DB" quit 2>&1); rc=$?
+[ $rc -eq 1 ] && "$DCPI_BIN/dcpictl" -db "$DB" status >/dev/null 2>&1 &&
+	pass "quit on a full disk refuses to stop and lose samples" ||
+	fail "quit on a full disk refuses to stop and lose samples" "rc=$rc $out"
+
 rm -f "$T/fs/filler"
 check "flush succeeds once there is room" "$DCPI_BIN/dcpictl" -db "$DB" flush
 prof=$(profile_of "$DB" "$T/spin")
