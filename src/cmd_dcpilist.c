@@ -33,6 +33,7 @@ struct listing {
 	struct dcpi_profset set;
 	struct dcpi_annot_image *img;
 	struct dcpi_annotation a;
+	struct dcpi_source_opts src;  /* the image keeps a pointer to it */
 	const char *name;            /* procedure name, NULL for a bare range */
 	int derived;                 /* cpi and freq can be computed */
 	struct report_warnings w;
@@ -135,9 +136,7 @@ static void apply_file_opt(struct opts *o)
 
 static void open_image(struct listing *l)
 {
-	struct dcpi_symtab_opts so = { 0 };
-	struct dcpi_source_opts src = { l->o.dirs, l->o.ndirs, l->o.remaps, l->o.nremaps };
-	struct dcpi_annot_opts ao = { &so, &src, NULL, 0 };
+	struct dcpi_annot_opts ao = { NULL, &l->src, NULL, 0 };
 	size_t *idx = calloc(l->set.n ? l->set.n : 1, sizeof(*idx)), n = 0;
 
 	if (!idx)
@@ -149,6 +148,7 @@ static void open_image(struct listing *l)
 		    report_image_matches(p, l->o.image))
 			idx[n++] = i;
 	}
+	l->src = (struct dcpi_source_opts){ l->o.dirs, l->o.ndirs, l->o.remaps, l->o.nremaps };
 	if (n == 0)
 		cli_die("no profile of image '%s' in epoch%s %s%s", l->o.image,
 			l->set.nepochs > 1 ? "s" : "", l->set.epochs[l->set.nepochs - 1],
@@ -169,8 +169,8 @@ static void resolve(struct listing *l, uint64_t *lo, uint64_t *hi)
 		return;
 	fprintf(stderr, "%s: error: %s\n", cli_prog, dcpi_errmsg());
 	if (nc)
-		fprintf(stderr, "%s %s:\n", err == -EEXIST ? "candidates" : "similar names",
-			nc > MAX_CANDS ? "(the first 20)" : "");
+		fprintf(stderr, "%s%s:\n", err == -EEXIST ? "candidates" : "similar names",
+			nc > MAX_CANDS ? " (the first 20)" : "");
 	for (size_t i = 0; i < nc && i < MAX_CANDS; i++)
 		fprintf(stderr, "  0x%-16" PRIx64 " %-8" PRIu64 " %s\n", c[i]->vaddr, c[i]->size,
 			c[i]->demangled);

@@ -46,6 +46,8 @@
 #define DCPI_ANNOT_MAX_RANGE ((uint64_t)4 << 20)
 #define DCPI_ANNOT_MAX_NOTES 32
 
+/* The image keeps the pointers given here: what they point to must live
+ * until dcpi_annot_image_close(). */
 struct dcpi_annot_opts {
 	const struct dcpi_symtab_opts *sym;    /* NULL: defaults */
 	const struct dcpi_source_opts *src;    /* NULL: paths as DWARF gives them */
