@@ -206,14 +206,34 @@ static const char *base(const char *p)
 	return report_base(p);
 }
 
+/* Operands, with "<name>" after a direct target outside the procedure,
+ * as objdump names call targets. */
+static void target_name(const struct listing *l, const struct dcpi_insn *in, char *buf,
+			size_t len)
+{
+	const struct dcpi_sym *s = NULL;
+
+	if ((in->flags & DCPI_INSN_DIRECT) && (in->target < l->a.lo || in->target >= l->a.hi))
+		s = dcpi_symtab_lookup_vaddr(dcpi_annot_image_symtab(l->img), in->target);
+	if (s && s->vaddr == in->target)
+		snprintf(buf, len, "%s <%s>", in->operands, s->demangled);
+	else if (s)
+		snprintf(buf, len, "%s <%s+0x%" PRIx64 ">", in->operands, s->demangled,
+			 in->target - s->vaddr);
+	else
+		snprintf(buf, len, "%s", in->operands);
+}
+
 static void print_insn(const struct listing *l, const struct dcpi_annot_insn *r, int with_line)
 {
 	counts_cols(l, r->counts);
 	printf("  0x%-10" PRIx64, r->insn.vaddr);
-	if (l->a.has_code && with_line)
-		printf(" %-7s %-34s", r->insn.mnemonic, r->insn.operands);
-	else if (l->a.has_code)
-		printf(" %-7s %s", r->insn.mnemonic, r->insn.operands);
+	if (l->a.has_code) {
+		char ops[sizeof(r->insn.operands) + 64];
+
+		target_name(l, &r->insn, ops, sizeof(ops));
+		printf(with_line ? " %-7s %-34s" : " %-7s %s", r->insn.mnemonic, ops);
+	}
 	if (with_line && r->line)
 		printf(" %s:%u", base(r->file), r->line);
 	if (with_line && r->inlined_into)
