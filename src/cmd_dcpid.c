@@ -467,7 +467,12 @@ static void setup_events(struct daemon *d)
 		logmsg(d, LOG_INFO, "%s", why);
 }
 
-static void setup_sampling(struct daemon *d)
+/* Open the counters (disabled) and the collector, and read the kernel's
+ * symbols: everything slow that need not wait for sampling, since from
+ * dcpi_sampler_enable() on the rings fill and nobody drains them until
+ * the main loop runs (at 50,000 samples/s per CPU the default ring holds
+ * a quarter of a second, and reading /proc/kallsyms alone can take that). */
+static void open_sampling(struct daemon *d)
 {
 	struct dcpi_sampler_opts so = { .pid = -1, .ring_pages = d->ring_pages, .sideband = 1,
 					.mmap_build_id = d->buildid_mmap };
@@ -477,21 +482,27 @@ static void setup_sampling(struct daemon *d)
 		.filemode = d->filemode, .on_unknown = d->logmaps ? on_unknown : NULL, .arg = d,
 		.mmap_build_id = d->buildid_mmap,
 	};
-	struct dcpi_loadmap *lm;
 
 	if (dcpi_sampler_open(&d->events, &so, &d->sampler))
 		cli_die_lib("cannot start sampling");
 	if (dcpi_collector_new(&co, &d->col))
 		cli_die_lib("cannot start the collector");
-	lm = dcpi_collector_loadmap(d->col);
+	if (dcpi_loadmap_load_kernel(dcpi_collector_loadmap(d->col), "/proc/kallsyms",
+				     "/proc/modules"))
+		logmsg(d, LOG_ERR, "kernel images: %s (kernel samples will be unknown)",
+		       dcpi_errmsg());
+	/* a first scan reads every image's build-id into the identity cache,
+	 * so the scan that counts, once sampling is on, is quick */
+	(void)dcpi_loadmap_scan(dcpi_collector_loadmap(d->col));
+}
+
+static void start_sampling(struct daemon *d)
+{
 	/* enable first, then scan: a process started in between is seen by
 	 * both, which is harmless, rather than by neither */
 	if (dcpi_sampler_enable(d->sampler))
 		cli_die_lib("cannot enable sampling");
-	if (dcpi_loadmap_load_kernel(lm, "/proc/kallsyms", "/proc/modules"))
-		logmsg(d, LOG_ERR, "kernel images: %s (kernel samples will be unknown)",
-		       dcpi_errmsg());
-	if (dcpi_loadmap_scan(lm) < 0)
+	if (dcpi_loadmap_scan(dcpi_collector_loadmap(d->col)) < 0)
 		logmsg(d, LOG_ERR, "initial process scan: %s", dcpi_errmsg());
 }
 
@@ -573,13 +584,15 @@ static void setup(struct daemon *d)
 		cli_die_lib("cannot start");
 	open_log(d);
 	setup_events(d);
-	setup_sampling(d);
+	open_sampling(d);
+	/* before enabling: entering an epoch copies the kernel's symbols */
 	if (d->reuse_epoch && dcpi_db_epoch_latest(d->db, name) == 0) {
 		if (enter_epoch(d, name))
 			cli_die_lib("cannot continue epoch %s", name);
 	} else if (new_epoch(d)) {
 		cli_die_lib("cannot start an epoch");
 	}
+	start_sampling(d);
 	if (dcpi_ctl_listen(d->db, d->host, 0600, &d->ctlfd))
 		cli_die_lib("cannot create the control socket");
 	d->sigfd = setup_signals();
