@@ -105,6 +105,13 @@ demo: deps
 	$(MAKE) all
 	scripts/demo
 
+# dcpid against perf record (needs root); not a test, not in CI.  See
+# docs/performance.md.  make bench BENCH_ARGS=-quick for a short smoke run.
+bench: deps
+	$(MAKE) all
+	bench/run $(BENCH_ARGS)
+.PHONY: bench
+
 # ---- install ---------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 \
