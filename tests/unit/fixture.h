@@ -4,6 +4,8 @@
  *   fx_path("f")        a path in it (8 rotating buffers)
  *   fx_sh(fmt, ...)     system() of a formatted command
  *   fx_nm(nm, bin, sym, &addr, &size)   from `nm -S`
+ *   fx_marked_line("f.c", "MARK")      the line of tests/workloads/f.c with
+ *                                      the comment MARK, found by grep
  *   fx_cleanup()        removes the temp dir (kept when $DCPI_TEST_KEEP is set) */
 #ifndef DCPI_TEST_FIXTURE_H
 #define DCPI_TEST_FIXTURE_H
@@ -76,5 +78,20 @@ static inline int fx_nm(const char *nm, const char *bin, const char *name, uint6
 	if (p)
 		pclose(p);
 	return found ? 0 : -1;
+}
+static inline unsigned fx_marked_line(const char *src, const char *mark)
+{
+	char cmd[PATH_MAX + 128], line[64];
+	unsigned n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "grep -n -F '/* %s */' '%s/tests/workloads/%s'", mark, fx_root,
+		 src);
+	p = popen(cmd, "r");
+	if (p && fgets(line, sizeof(line), p))
+		n = (unsigned)strtoul(line, NULL, 10);
+	if (p)
+		pclose(p);
+	return n;
 }
 #endif

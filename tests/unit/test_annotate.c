@@ -31,22 +31,6 @@ static struct dcpi_insn *insns;    /* its instructions, from the disassembler */
 static size_t ninsns;
 static size_t stray_at;            /* insn whose byte +1 gets a stray sample */
 
-/* Line number of the first line of the fixture containing mark. */
-static unsigned marked_line(const char *src, const char *mark)
-{
-	char cmd[PATH_MAX + 128], line[64];
-	unsigned n = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "grep -n -F '/* %s */' '%s'", mark, src);
-	p = popen(cmd, "r");
-	if (p && fgets(line, sizeof(line), p))
-		n = (unsigned)strtoul(line, NULL, 10);
-	if (p)
-		pclose(p);
-	return n;
-}
-
 /* Samples per instruction i of event e, in profile k: known, distinct. */
 static uint64_t want(size_t i, unsigned e, int k)
 {
@@ -193,7 +177,7 @@ static void test_listing(void)
 	struct dcpi_profset set;
 	struct dcpi_annot_image *img = NULL;
 	struct dcpi_annotation a;
-	unsigned hot = marked_line(fx_path("listloop.c"), "HOTLOOP");
+	unsigned hot = fx_marked_line("listloop.c", "HOTLOOP");
 	int found = 0, cy, in;
 	double cpi = -1, freq = -1;
 

@@ -15,21 +15,10 @@
 
 #include "dcpi/error.h"
 #include "dcpi/loadmap.h"
+#include "fixture.h"
 #include "tap.h"
 
 static char tmp[256];
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4 * PATH_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static void write_file(const char *path, const char *text)
 {
@@ -52,7 +41,7 @@ static int build_elf(const char *out, int v, const char *extra_flags)
 	snprintf(src, sizeof(src), "%s/src%d.c", tmp, v);
 	snprintf(text, sizeof(text), "int main(void) { return %d; }\n", v);
 	write_file(src, text);
-	return sh("cc %s -o '%s' '%s'", extra_flags, out, src);
+	return fx_sh("cc %s -o '%s' '%s'", extra_flags, out, src);
 }
 
 /* Build-id as readelf prints it, an independent reading of the note. */
@@ -476,7 +465,7 @@ static void test_procroot(void)
 	mkdir(fx.procroot, 0755);
 	snprintf(fx.prog1, sizeof(fx.prog1), "%s/bin dir/prog one", tmp);
 	snprintf(fx.prog2, sizeof(fx.prog2), "%s/bin dir/prog2", tmp);
-	sh("mkdir -p '%s/bin dir'", tmp);
+	fx_sh("mkdir -p '%s/bin dir'", tmp);
 	T_EQ(build_elf(fx.prog1, 1, "-Wl,--build-id"), 0, "build prog1");
 	T_EQ(build_elf(fx.prog2, 3, "-Wl,--build-id"), 0, "build prog2");
 	T_OK(readelf_build_id(fx.prog1, fx.want1, sizeof(fx.want1)), "readelf reads prog1");
@@ -582,7 +571,7 @@ static void test_kernel_fake(void)
 		mid[i] = (uint8_t)(0xff - i);
 	}
 	snprintf(sys, sizeof(sys), "%s/sys", tmp);
-	sh("mkdir -p '%s/kernel' '%s/module/ext4/notes'", sys, sys);
+	fx_sh("mkdir -p '%s/kernel' '%s/module/ext4/notes'", sys, sys);
 	snprintf(p, sizeof(p), "%s/kernel/notes", sys);
 	write_notes(p, kid, 20);
 	snprintf(p, sizeof(p), "%s/module/ext4/notes/.note.gnu.build-id", sys);
@@ -740,6 +729,6 @@ int main(void)
 	test_kernel_fake();
 	test_kernel_real();
 	test_real_proc();
-	sh("rm -rf '%s'", tmp);
+	fx_sh("rm -rf '%s'", tmp);
 	return t_done();
 }

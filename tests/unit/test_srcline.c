@@ -41,22 +41,6 @@ static const char *base(const char *p)
 }
 
 /* Line number of the first line of the fixture containing mark. */
-static unsigned marked_line(const char *src, const char *mark)
-{
-	char cmd[PATH_MAX + 128], line[64];
-	unsigned n = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "grep -n -F '/* %s */' '%s/tests/workloads/%s'", mark, fx_root,
-		 src);
-	p = popen(cmd, "r");
-	if (p && fgets(line, sizeof(line), p))
-		n = (unsigned)strtoul(line, NULL, 10);
-	if (p)
-		pclose(p);
-	return n;
-}
-
 static void a2l_pair(struct a2l *t, const char *fn, char *loc)
 {
 	char *colon = strrchr(loc, ':');
@@ -185,7 +169,7 @@ static int walk_row(const struct dcpi_srcrow *r, void *arg)
 static void test_hot(void)
 {
 	const char *bin = fx_path("hot"), *dbg = fx_path("hot.debug"), *nodbg = fx_path("hot.nodbg");
-	unsigned hot = marked_line("srcline_hot.c", "HOTLOOP");
+	unsigned hot = fx_marked_line("srcline_hot.c", "HOTLOOP");
 	struct dcpi_srclines *s = NULL, *sd = NULL;
 	struct walk w = { 0 };
 	uint64_t lo = 0, sz = 0, a;
@@ -262,8 +246,8 @@ static void check_chain(struct dcpi_srclines *s, const char *bin, const char *fn
 static void test_inline(void)
 {
 	const char *bin = fx_path("inl");
-	unsigned body = marked_line("srcline_inline.c", "INLBODY");
-	unsigned nest = marked_line("srcline_inline.c", "NESTBODY");
+	unsigned body = fx_marked_line("srcline_inline.c", "INLBODY");
+	unsigned nest = fx_marked_line("srcline_inline.c", "NESTBODY");
 	struct dcpi_srclines *s = NULL;
 	uint64_t lo = 0, sz = 0, a;
 	struct dcpi_srcloc l;
@@ -280,15 +264,15 @@ static void test_inline(void)
 	compare_fn(s, bin, "first");
 	compare_fn(s, bin, "second");
 	compare_fn(s, bin, "main");
-	check_chain(s, bin, "first", body, "square_add", marked_line("srcline_inline.c", "CALLSITE1"));
-	check_chain(s, bin, "second", body, "square_add", marked_line("srcline_inline.c", "CALLSITE2"));
+	check_chain(s, bin, "first", body, "square_add", fx_marked_line("srcline_inline.c", "CALLSITE1"));
+	check_chain(s, bin, "second", body, "square_add", fx_marked_line("srcline_inline.c", "CALLSITE2"));
 	fx_nm("nm", bin, "main", &lo, &sz);
 	for (a = lo; a < lo + sz && !found; a++)
 		found = !dcpi_srcline_lookup(s, a, &l) && l.line == nest;
 	T_OK(found && l.ninline == 2 && !strcmp(l.inl[0].callee, "mix") &&
-	     l.inl[0].call_line == marked_line("srcline_inline.c", "NESTCALL") &&
+	     l.inl[0].call_line == fx_marked_line("srcline_inline.c", "NESTCALL") &&
 	     !strcmp(l.inl[1].callee, "scramble") &&
-	     l.inl[1].call_line == marked_line("srcline_inline.c", "NESTOUTER") &&
+	     l.inl[1].call_line == fx_marked_line("srcline_inline.c", "NESTOUTER") &&
 	     !strcmp(l.outer, "main"), "two levels: mix in scramble in main");
 	T_EQ(dcpi_srcline_lookup(s, 0xfffffffff000ull, &l), -ENOENT, "an address without debug "
 	     "info: -ENOENT");
@@ -367,7 +351,7 @@ static void found_via(const char *what, const char *name, const struct dcpi_sour
 /* Build in tmp/build/sub from a relative name, then move the tree. */
 static void test_moved(void)
 {
-	unsigned hot = marked_line("srcline_hot.c", "HOTLOOP");
+	unsigned hot = fx_marked_line("srcline_hot.c", "HOTLOOP");
 	char built[PATH_MAX], from[200], to[200], dir1[PATH_MAX], dir2[PATH_MAX];
 	char want1[PATH_MAX], want2[PATH_MAX];
 	struct dcpi_srclines *s = NULL;

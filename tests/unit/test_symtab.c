@@ -14,6 +14,7 @@
 
 #include "dcpi/error.h"
 #include "dcpi/symtab.h"
+#include "fixture.h"
 #include "tap.h"
 
 static char tmp[128];
@@ -24,18 +25,6 @@ struct fx {
 	uint64_t off;
 };
 #define NFX 5
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4 * PATH_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static const char *tpath(const char *name)
 {
@@ -125,7 +114,7 @@ static size_t hex2bin(const char *hex, uint8_t *out)
 
 static int compile(const char *out, const char *flags, const char *src)
 {
-	return sh("cc -g %s -o '%s' '%s/tests/workloads/%s' 2>&1", flags, out, root, src);
+	return fx_sh("cc -g %s -o '%s' '%s/tests/workloads/%s' 2>&1", flags, out, root, src);
 }
 
 /* Every fixture function is found by its profile offset, at nm's vaddr
@@ -256,7 +245,7 @@ static void test_debug_files(void)
 		return;
 	}
 	nfx = run_fixture(full, fx);
-	sh("cd '%s' && objcopy --only-keep-debug dbg-full dbg-full.debug && "
+	fx_sh("cd '%s' && objcopy --only-keep-debug dbg-full dbg-full.debug && "
 	   "mkdir -p a b c/.build-id/%.2s && strip --strip-all -o a/prog dbg-full && "
 	   "cp dbg-full.debug c/.build-id/%.2s/%s.debug && "
 	   "objcopy --add-gnu-debuglink=dbg-full.debug dbg-full b/prog && strip --strip-all b/prog && "
@@ -291,19 +280,19 @@ static void test_debug_files(void)
 		dcpi_symtab_close(st);
 	}
 	/* A debug file that fails the CRC is not used. */
-	sh("cd '%s/b' && echo x >> dbg-full.debug", tmp);
+	fx_sh("cd '%s/b' && echo x >> dbg-full.debug", tmp);
 	err = dcpi_symtab_open(tpath("b/prog"), NULL, 0, NULL, &st);
 	T_OK(!err && dcpi_symtab_source(st) == DCPI_SYMSRC_DYNSYM,
 	     "debuglink: CRC mismatch rejected");
 	dcpi_symtab_close(st);
 	/* ... but the same in .debug/ (the second place) is found. */
-	sh("cd '%s/b' && mkdir -p .debug && cp ../dbg-full.debug .debug/", tmp);
+	fx_sh("cd '%s/b' && mkdir -p .debug && cp ../dbg-full.debug .debug/", tmp);
 	err = dcpi_symtab_open(tpath("b/prog"), NULL, 0, NULL, &st);
 	T_OK(!err && !strcmp(dcpi_symtab_debug_file(st), tpath("b/.debug/dbg-full.debug")),
 	     "debuglink: found in .debug/ (%s)", err ? dcpi_errmsg() : dcpi_symtab_debug_file(st));
 	dcpi_symtab_close(st);
 	/* ... and under the system debug directory by the image's directory. */
-	sh("cd '%s' && rm -rf b/.debug && mkdir -p 'sys%s/b' && cp dbg-full.debug 'sys%s/b/'", tmp,
+	fx_sh("cd '%s' && rm -rf b/.debug && mkdir -p 'sys%s/b' && cp dbg-full.debug 'sys%s/b/'", tmp,
 	   tmp, tmp);
 	snprintf(want, sizeof(want), "%s/sys", tmp);
 	opts.sys_debug_dir = want;
@@ -384,7 +373,7 @@ static void test_cxx(void)
 	uint64_t a, sz;
 	int err;
 
-	if (sh("c++ -g -O1 -o '%s' '%s/tests/workloads/symtab_fixture_cxx.cpp'", bin, root)) {
+	if (fx_sh("c++ -g -O1 -o '%s' '%s/tests/workloads/symtab_fixture_cxx.cpp'", bin, root)) {
 		T_OK(0, "c++ fixture compiles");
 		return;
 	}
@@ -423,7 +412,7 @@ static void test_rebuilt(void)
 	}
 	idlen = hex2bin(hex1, id1);
 	nfx = run_fixture(bin, fx);
-	sh("cd '%s' && mkdir -p cache/%.2s && cp rb cache/%.2s/%s", tmp, hex1, hex1, hex1 + 2);
+	fx_sh("cd '%s' && mkdir -p cache/%.2s && cp rb cache/%.2s/%s", tmp, hex1, hex1, hex1 + 2);
 	snprintf(copy, sizeof(copy), "%s/cache/%.2s/%s", tmp, hex1, hex1 + 2);
 	err = dcpi_symtab_open(bin, id1, idlen, &opts, &st);
 	T_OK(!err && dcpi_symtab_status(st) == DCPI_SYMTAB_OK, "matching build-id: status OK");
@@ -458,7 +447,7 @@ static void test_rebuilt(void)
 	opts.buildid_cache = NULL;
 	/* A debug file made by objcopy --only-keep-debug has the symbols but
 	 * zeroed PT_LOAD sizes: it cannot place offsets, so it is not used. */
-	sh("cd '%s' && mkdir -p d/.build-id/%.2s && objcopy --only-keep-debug %s "
+	fx_sh("cd '%s' && mkdir -p d/.build-id/%.2s && objcopy --only-keep-debug %s "
 	   "d/.build-id/%.2s/%s.debug", tmp, hex1, copy, hex1, hex1 + 2);
 	opts.debug_path = tpath("d");
 	err = dcpi_symtab_open(bin, id1, idlen, &opts, &st);
@@ -466,7 +455,7 @@ static void test_rebuilt(void)
 	     "deleted, layout-less debug file only: -ENOENT saying why (%s)", dcpi_errmsg());
 	dcpi_symtab_close(st);
 	/* An unstripped copy shipped as the .debug file can. */
-	sh("cp '%s' '%s/d/.build-id/%.2s/%s.debug'", copy, tmp, hex1, hex1 + 2);
+	fx_sh("cp '%s' '%s/d/.build-id/%.2s/%s.debug'", copy, tmp, hex1, hex1 + 2);
 	err = dcpi_symtab_open(bin, id1, idlen, &opts, &st);
 	T_OK(!err && dcpi_symtab_status(st) == DCPI_SYMTAB_DEBUG_ONLY &&
 	     !dcpi_symtab_image_file(st), "deleted, unstripped debug file: DEBUG_ONLY (%s)",
@@ -502,21 +491,21 @@ static void test_corrupt(void)
 	for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
 		snprintf(name, sizeof(name), "cut%zu", i);
 		if (cuts[i] > 0)
-			sh("head -c %ld '%s' > '%s'", cuts[i], tpath("pie"), tpath(name));
+			fx_sh("head -c %ld '%s' > '%s'", cuts[i], tpath("pie"), tpath(name));
 		else
-			sh("head -c $(( $(stat -c %%s '%s') * %ld / 100 )) '%s' > '%s'",
+			fx_sh("head -c $(( $(stat -c %%s '%s') * %ld / 100 )) '%s' > '%s'",
 			   tpath("pie"), -cuts[i], tpath("pie"), tpath(name));
 		expect_bad(tpath(name), name);
 	}
-	sh("head -c 4096 /dev/urandom > '%s'", tpath("garbage"));
+	fx_sh("head -c 4096 /dev/urandom > '%s'", tpath("garbage"));
 	expect_bad(tpath("garbage"), "garbage");
 	/* Absurd e_shoff (ELF64 header offset 0x28). */
-	sh("cp '%s' '%s' && printf '\\000\\377\\377\\377\\377\\377\\377\\177' | "
+	fx_sh("cp '%s' '%s' && printf '\\000\\377\\377\\377\\377\\377\\377\\177' | "
 	   "dd of='%s' bs=1 seek=40 conv=notrunc 2>/dev/null", tpath("pie"), tpath("shoff"),
 	   tpath("shoff"));
 	expect_bad(tpath("shoff"), "absurd e_shoff");
 	/* Absurd e_phoff (offset 0x20). */
-	sh("cp '%s' '%s' && printf '\\000\\377\\377\\377\\377\\377\\377\\177' | "
+	fx_sh("cp '%s' '%s' && printf '\\000\\377\\377\\377\\377\\377\\377\\177' | "
 	   "dd of='%s' bs=1 seek=32 conv=notrunc 2>/dev/null", tpath("pie"), tpath("phoff"),
 	   tpath("phoff"));
 	expect_bad(tpath("phoff"), "absurd e_phoff");
@@ -660,6 +649,6 @@ int main(void)
 	test_corrupt();
 	test_kallsyms_fake();
 	test_kallsyms_real();
-	sh("rm -rf '%s'", tmp);
+	fx_sh("rm -rf '%s'", tmp);
 	return t_done();
 }
