@@ -510,6 +510,8 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 			err = merge_one(platdir, name, &p, mode);
 		if (!err)
 			dcpi_agg_bin_clear(c->agg, b);
+		if (!err && c->o.on_merged)
+			c->o.on_merged(c->o.arg, idx, img);
 		dcpi_profile_free(&p);
 	}
 	if (err)

@@ -37,7 +37,9 @@ struct daemon {
 	const char *bypid[MAX_BYPID];
 	size_t nbypid;
 	int unknown_per_pid, reuse_epoch, nodaemon, loglevel, logmaps, nice_val, shared;
-	int buildid_mmap;
+	int buildid_mmap, imagecache;
+	uint8_t *cached;        /* per image index: 1 once cached or given up */
+	size_t ncached;
 	unsigned merge_secs, status_secs, ring_pages;
 	const char *logfile;
 	/* state */
@@ -110,6 +112,9 @@ static void usage(FILE *f)
 "  -nice N            run at this nice value\n"
 "  -bufpages N        ring buffer data pages per CPU, a power of 2 (default 128)\n"
 "  -shared            make the database readable by other users (0755/0644)\n"
+"  -imagecache        keep a copy of every profiled image in DB/.build-id (a hard\n"
+"                     link when on the same file system), so reports still find\n"
+"                     the code after a rebuild or upgrade\n"
 "  -buildid-mmap      take build-ids from the kernel's mmap records instead of\n"
 "                     reading them from the files (exact for files deleted at once,\n"
 "                     but some kernels then corrupt other perf users' records)\n"
@@ -120,7 +125,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 {
 	enum { O_DB = 256, O_EVENT, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
 	       O_QUIET, O_VERBOSE, O_LOGMAPS, O_STATUS, O_NICE, O_BUFPAGES, O_SHARED,
-	       O_BUILDID_MMAP };
+	       O_BUILDID_MMAP, O_IMAGECACHE };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
@@ -138,6 +143,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 		{ "bufpages", required_argument, NULL, O_BUFPAGES },
 		{ "shared", no_argument, NULL, O_SHARED },
 		{ "buildid-mmap", no_argument, NULL, O_BUILDID_MMAP },
+		{ "imagecache", no_argument, NULL, O_IMAGECACHE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -190,6 +196,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 		}
 		case O_SHARED: d->shared = 1; break;
 		case O_BUILDID_MMAP: d->buildid_mmap = 1; break;
+		case O_IMAGECACHE: d->imagecache = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: cli_usage_error("bad option");
 		}
@@ -437,6 +444,34 @@ static void on_unknown(void *arg, int32_t pid, uint64_t ip, int kernel)
 		       kernel ? " (kernel)" : "");
 }
 
+/* -imagecache: once per image, link or copy its file into DB/.build-id.
+ * Called from merges, off the sampling path; an image whose file changed
+ * or vanished is logged once and not tried again. */
+static void on_merged(void *arg, int index, const struct dcpi_image *img)
+{
+	struct daemon *d = arg;
+	size_t idx = (size_t)index;
+
+	if (img->kind != DCPI_IMAGE_FILE || !img->build_id_len || index < 0)
+		return;
+	if (idx >= d->ncached) {
+		size_t n = idx * 2 + 64;
+		uint8_t *nc = realloc(d->cached, n);
+
+		if (!nc)
+			return;
+		memset(nc + d->ncached, 0, n - d->ncached);
+		d->cached = nc;
+		d->ncached = n;
+	}
+	if (d->cached[idx])
+		return;
+	d->cached[idx] = 1;
+	if (dcpi_db_cache_image(d->db, img->path, img->build_id, img->build_id_len, d->dirmode,
+				d->filemode))
+		logmsg(d, LOG_INFO, "image cache: %s", dcpi_errmsg());
+}
+
 static void open_log(struct daemon *d)
 {
 	char path[4200];
@@ -481,6 +516,7 @@ static void open_sampling(struct daemon *d)
 		.bypid = d->bypid, .nbypid = d->nbypid, .unknown_per_pid = d->unknown_per_pid,
 		.filemode = d->filemode, .on_unknown = d->logmaps ? on_unknown : NULL, .arg = d,
 		.mmap_build_id = d->buildid_mmap,
+		.on_merged = d->imagecache ? on_merged : NULL,
 	};
 
 	if (dcpi_sampler_open(&d->events, &so, &d->sampler))

@@ -136,7 +136,7 @@ static void apply_file_opt(struct opts *o)
 
 static void open_image(struct listing *l)
 {
-	struct dcpi_annot_opts ao = { NULL, &l->src, NULL, 0 };
+	struct dcpi_annot_opts ao = { report_symtab_opts(l->o.db), &l->src, NULL, 0 };
 	size_t *idx = calloc(l->set.n ? l->set.n : 1, sizeof(*idx)), n = 0;
 
 	if (!idx)

@@ -223,7 +223,7 @@ static struct dcpi_symtab *open_symbols(struct report *r, const struct dcpi_prof
 	for (size_t i = 0; i < ncache; i++)
 		if (!strcmp(cache[i].key, key))
 			return cache[i].st;
-	err = dcpi_annot_symtab_open(e, NULL, &st);
+	err = dcpi_annot_symtab_open(e, report_symtab_opts(r->o.db), &st);
 	if (err) {
 		if (strstr(dcpi_errmsg(), p->path))
 			report_warn(&r->w, "%s; its samples are shown as one row", dcpi_errmsg());

@@ -111,7 +111,7 @@ static int selected(struct tc *t, const struct dcpi_profile *p)
 static void open_group(struct tc *t, const size_t *idx, size_t n)
 {
 	const struct dcpi_profile *p = &t->set.v[idx[0]].prof;
-	struct dcpi_annot_opts ao = { NULL, NULL, NULL, 1 };
+	struct dcpi_annot_opts ao = { report_symtab_opts(t->o.db), NULL, NULL, 1 };
 	struct dcpi_annot_image *img;
 
 	if (t->nimgs == MAX_OPEN) {

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dcpi/db.h"
+#include "dcpi/symtab.h"
 #include "report.h"
 
 void report_warn(struct report_warnings *w, const char *fmt, ...)
@@ -197,4 +199,14 @@ void report_json_header(const struct dcpi_profset *set, const uint64_t *total,
 		report_json_str(w->v[i]);
 	}
 	printf("]");
+}
+
+const struct dcpi_symtab_opts *report_symtab_opts(const char *db)
+{
+	static char cache[4096];
+	static struct dcpi_symtab_opts o;
+
+	if (dcpi_db_cache_dir(db, cache, sizeof(cache)) == 0)
+		o.buildid_cache = cache;
+	return &o;
 }

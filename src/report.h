@@ -9,6 +9,8 @@
 
 #include "dcpi/profset.h"
 
+struct dcpi_symtab_opts;
+
 #define REPORT_MAX_WARNINGS 64
 
 /* Warnings for the header; the last slot says how many more were cut.
@@ -51,6 +53,11 @@ void report_print_header(const char *db, const struct dcpi_profset *set,
 
 /* s as a JSON string literal on stdout. */
 void report_json_str(const char *s);
+
+/* Symbol options for the tools reading database db: its image cache
+ * (DB/.build-id, filled by dcpid -imagecache) is searched for images
+ * rebuilt since they were profiled.  Points at static storage. */
+const struct dcpi_symtab_opts *report_symtab_opts(const char *db);
 /* "epochs": [...], "hosts": [...], "samples"... "events": [...],
  * "warnings": [...] members (no braces), as dcpiprof's JSON has them. */
 void report_json_header(const struct dcpi_profset *set, const uint64_t *total,

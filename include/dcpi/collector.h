@@ -32,6 +32,8 @@ struct dcpi_collector_opts {
 	int mmap_build_id;             /* the sampler asked for MMAP2 build-ids */
 	/* (pid, ip) of every sample; for a debugging log (-logmaps) */
 	void (*on_unknown)(void *arg, int32_t pid, uint64_t ip, int kernel);
+	/* each image whose profile a merge wrote (e.g. to cache its file) */
+	void (*on_merged)(void *arg, int index, const struct dcpi_image *img);
 	void *arg;
 };
 

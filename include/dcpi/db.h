@@ -2,6 +2,8 @@
  *
  *   DB/                              (DCPIDB)
  *     .dcpid-HOST.lock               one writer per host: flock + its pid
+ *     .build-id/xx/yyyy...           copies of profiled images (dcpid
+ *                                    -imagecache), by build-id
  *     .dcpid-HOST.sock               the daemon's control socket
  *     dcpid-HOST.log                 the daemon's log (default)
  *     20261122T101500Z/              an epoch, named by its UTC start
@@ -64,6 +66,21 @@ int dcpi_db_path(char *out, size_t len, const char *root, const char *epoch,
 int dcpi_db_lock(const char *root, const char *host, int *fd);
 /* The pid recorded in the lock file if the lock is held, else 0. */
 int dcpi_db_lock_holder(const char *root, const char *host);
+
+/* The image cache: DB/.build-id, where DIR/xx/yyyy... (the build-id in
+ * hex, split after two digits) is a copy of the image with that build-id,
+ * the layout dcpi_symtab_opts.buildid_cache reads.  A tool finds the code
+ * that ran there even after the file was rebuilt or upgraded. */
+int dcpi_db_cache_dir(const char *root, char *out, size_t len);
+
+/* Put the file at path into the cache, if it still has that build-id:
+ * a hard link when the database shares its file system (free, and the
+ * link keeps the old inode when the file is replaced), else a copy (files
+ * over DCPI_CACHE_MAX_BYTES are refused with -EFBIG).  0 when cached or
+ * already there; -ESTALE when the file has another build-id now. */
+#define DCPI_CACHE_MAX_BYTES ((uint64_t)1 << 30)
+int dcpi_db_cache_image(const char *root, const char *path, const uint8_t *id, size_t idlen,
+			unsigned dirmode, unsigned filemode);
 
 /* Epoch statistics: what the tools show in their headers. */
 struct dcpi_stats_event {
