@@ -8,6 +8,7 @@
 #include <sys/utsname.h>
 
 #include "dcpi/annotate.h"
+#include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/loadmap.h"
 
@@ -120,7 +121,10 @@ static int open_kallsyms(const struct dcpi_profset_entry *e, struct dcpi_symtab 
 	const struct dcpi_profile *p = &e->prof;
 	char ks[4200], mod[256];
 
-	snprintf(ks, sizeof(ks), "%s/kallsyms", e->platdir);
+	int err = dcpi_db_kallsyms_path(e->platdir, ks, sizeof(ks));
+
+	if (err)
+		return err;
 	if (p->kind == DCPI_IMAGE_KERNEL)
 		return dcpi_symtab_open_kallsyms(ks, NULL, 0, out);
 	snprintf(mod, sizeof(mod), "%.*s", (int)strcspn(p->path + 1, "]"), p->path + 1);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "dcpi/error.h"
 #include "symtab_int.h"
@@ -154,18 +155,18 @@ static int take_line(struct dcpi_symtab *st, struct kread *r, char *line)
 
 /* Read lines into a fixed buffer; a line that does not fit is skipped to
  * its end and counted, so no input makes us allocate more. */
-static int read_lines(FILE *fp, struct dcpi_symtab *st, struct kread *r)
+static int read_lines(gzFile fp, struct dcpi_symtab *st, struct kread *r)
 {
 	char line[DCPI_KALLSYMS_LINE_MAX];
-	int c, err;
+	int c, err, zerr;
 
-	while (fgets(line, sizeof(line), fp)) {
+	while (gzgets(fp, line, sizeof(line))) {
 		size_t n = strlen(line);
 
 		if (n && line[n - 1] == '\n') {
 			line[n - 1] = '\0';
-		} else if (!feof(fp)) {
-			while ((c = getc(fp)) != EOF && c != '\n')
+		} else if (!gzeof(fp)) {
+			while ((c = gzgetc(fp)) != -1 && c != '\n')
 				;
 			st->skipped++;
 			continue;
@@ -174,7 +175,10 @@ static int read_lines(FILE *fp, struct dcpi_symtab *st, struct kread *r)
 		if (err)
 			return err;
 	}
-	return ferror(fp) ? dcpi_error(EIO, "%s: read error", st->path) : 0;
+	gzerror(fp, &zerr);
+	return zerr != Z_OK && zerr != Z_BUF_ERROR
+		       ? dcpi_error(EBADMSG, "%s: corrupt compressed data", st->path)
+		       : 0;
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -239,7 +243,7 @@ int dcpi_symtab_open_kallsyms(const char *kallsyms_path, const char *module, uin
 {
 	struct kread r = { .module = module };
 	struct dcpi_symtab *st;
-	FILE *fp = NULL;
+	gzFile fp = NULL;
 	int err;
 
 	*out = NULL;
@@ -249,7 +253,8 @@ int dcpi_symtab_open_kallsyms(const char *kallsyms_path, const char *module, uin
 	err = setup(st, module, base);
 	if (err)
 		goto out;
-	fp = fopen(kallsyms_path, "re");
+	/* gz* reads the database's kallsyms.gz and plain files alike */
+	fp = gzopen(kallsyms_path, "rbe");
 	if (!fp) {
 		err = dcpi_error(errno, "%s: %s", kallsyms_path, strerror(errno));
 		goto out;
@@ -263,7 +268,7 @@ int dcpi_symtab_open_kallsyms(const char *kallsyms_path, const char *module, uin
 	err = dcpi_symtab_finish(st);
 out:
 	if (fp)
-		fclose(fp);
+		gzclose(fp);
 	free(r.addrs);
 	if (err) {
 		dcpi_symtab_close(st);

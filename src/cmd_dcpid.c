@@ -215,38 +215,10 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 
 /* ---- epochs ------------------------------------------------------------- */
 
-static int copy_file(const char *from, const char *to, unsigned mode)
-{
-	/* /proc files report size 0: read them as a stream */
-	struct dcpi_buf b = DCPI_BUF_INIT;
-	char chunk[65536];
-	size_t n;
-	FILE *f = fopen(from, "r");
-	int err = 0;
-
-	if (!f)
-		return dcpi_error(errno, "%s: %s", from, strerror(errno));
-	while (!err && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		err = dcpi_buf_put(&b, chunk, n);
-	fclose(f);
-	if (!err)
-		err = dcpi_write_file_atomic(to, b.data, b.len, mode);
-	dcpi_buf_release(&b);
-	return err;
-}
-
 static void snapshot_kernel(struct daemon *d)
 {
-	static const char *const files[][2] = {
-		{ "/proc/kallsyms", "kallsyms" }, { "/proc/modules", "modules" },
-	};
-	char to[4200];
-
-	for (size_t i = 0; i < 2; i++) {
-		snprintf(to, sizeof(to), "%s/%s", d->platdir, files[i][1]);
-		if (copy_file(files[i][0], to, d->filemode) && access(files[i][0], F_OK) == 0)
-			logmsg(d, LOG_ERR, "kernel symbol snapshot: %s", dcpi_errmsg());
-	}
+	if (dcpi_db_snapshot_kernel(d->platdir, "/proc", d->filemode))
+		logmsg(d, LOG_ERR, "kernel symbol snapshot: %s", dcpi_errmsg());
 }
 
 /* Whether a continued epoch's statistics count the same events. */

@@ -34,7 +34,6 @@
 #define FILEMODE 0600
 #define POLL_MS 100
 #define MERGE_SECS 60                /* a kill loses at most this much */
-#define SNAPSHOT_MAX (256u << 20)    /* kallsyms of a big kernel is ~20 MB */
 #define MAX_RINGS 4096
 #define MAX_DRAIN_WARNINGS 10        /* a broken ring must not flood stderr */
 #define PARANOID "/proc/sys/kernel/perf_event_paranoid"
@@ -372,21 +371,6 @@ static int merge(struct record *r)
 
 /* ---- the epoch ---------------------------------------------------------- */
 
-static void snapshot_one(struct record *r, const char *from, const char *name)
-{
-	char to[4200];
-	uint8_t *data;
-	size_t len;
-
-	snprintf(to, sizeof(to), "%s/%s", r->platdir, name);
-	if (access(from, R_OK))
-		return; /* no modules on this kernel, or not ours to read */
-	if (dcpi_read_file(from, SNAPSHOT_MAX, &data, &len) ||
-	    dcpi_write_file_atomic(to, data, len, FILEMODE))
-		cli_warn("kernel symbol snapshot: %s", dcpi_errmsg());
-	free(data);
-}
-
 static void start_epoch(struct record *r)
 {
 	struct dcpi_epoch_stats *st = dcpi_collector_stats(r->col);
@@ -399,10 +383,8 @@ static void start_epoch(struct record *r)
 	st->start = (int64_t)time(NULL);
 	st->ncpus = dcpi_sampler_ncpus(r->sampler);
 	/* without kernel samples the addresses would be zeros anyway */
-	if (r->kernel) {
-		snapshot_one(r, "/proc/kallsyms", "kallsyms");
-		snapshot_one(r, "/proc/modules", "modules");
-	}
+	if (r->kernel && dcpi_db_snapshot_kernel(r->platdir, "/proc", FILEMODE))
+		cli_warn("kernel symbol snapshot: %s", dcpi_errmsg());
 }
 
 /* ---- the loop ------------------------------------------------------------ */

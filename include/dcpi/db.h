@@ -10,7 +10,7 @@
  *       HOST/                        a platform directory
  *         NAME.prof ...              one profile per image identity
  *         epoch.stats                samples, losses, events (text)
- *         kallsyms, modules          snapshot of the kernel's symbols
+ *         kallsyms.gz, modules       snapshot of the kernel's symbols
  *
  * Directories are created 0700 and files 0600 unless the caller passes a
  * wider mode: profiles reveal what other users run.
@@ -81,6 +81,18 @@ int dcpi_db_cache_dir(const char *root, char *out, size_t len);
 #define DCPI_CACHE_MAX_BYTES ((uint64_t)1 << 30)
 int dcpi_db_cache_image(const char *root, const char *path, const uint8_t *id, size_t idlen,
 			unsigned dirmode, unsigned filemode);
+
+/* Snapshot the kernel's symbols into a platform directory: procdir's
+ * kallsyms gzip-compressed as kallsyms.gz (a sixth of its size: it is
+ * most of an epoch's disk otherwise) and modules as it is (absent on a
+ * kernel without modules, which is not an error).  procdir is normally
+ * "/proc".  All writes atomic. */
+#define DCPI_SNAPSHOT_MAX ((size_t)256 << 20)
+int dcpi_db_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode);
+
+/* The kallsyms snapshot of a platform directory: kallsyms.gz, or the
+ * uncompressed kallsyms older databases hold.  -ENOENT when neither. */
+int dcpi_db_kallsyms_path(const char *platdir, char *out, size_t len);
 
 /* Epoch statistics: what the tools show in their headers. */
 struct dcpi_stats_event {

@@ -114,7 +114,7 @@ echo "# totals: samples $samples unknown $unknown lost $lost (burst phase: $((sa
 statsf=$(ls "$DB"/*/*/epoch.stats | head -1)
 grep -q "^samples [0-9]" "$statsf" && grep -q "^lost " "$statsf" && grep -q "^unknown " "$statsf" &&
 	pass "epoch.stats records samples, lost, unknown" || fail "epoch.stats records samples, lost, unknown"
-[ -s "$(dirname "$statsf")/kallsyms" ] && pass "kallsyms snapshot in the epoch" || fail "kallsyms snapshot in the epoch"
+[ -s "$(dirname "$statsf")/kallsyms.gz" ] && zcat "$(dirname "$statsf")/kallsyms.gz" | grep -q " _stext$" && pass "kallsyms snapshot in the epoch" || fail "kallsyms snapshot in the epoch"
 
 kprof=$(profile_of "$DB" "[kernel.kallsyms]")
 [ -n "$kprof" ] && pass "the kernel is an image with a profile" || fail "the kernel is an image with a profile"

@@ -157,7 +157,7 @@ kill -TERM $pid; wait $pid; rc=$?
 # --- kernel samples, -a: as root ---------------------------------------------------
 if [ "$(id -u)" -eq 0 ]; then
 	ep=$(ls -d "$DB"/2*/ | head -1)
-	[ -s "$(ls "$ep"/*/kallsyms 2>/dev/null | head -1)" ] && pass "root: kallsyms snapshot in the epoch" ||
+	[ -s "$(ls "$ep"/*/kallsyms.gz 2>/dev/null | head -1)" ] && pass "root: kallsyms snapshot in the epoch" ||
 		fail "root: kallsyms snapshot in the epoch"
 	grep -q "user-space only" "$T/err1" && fail "root: kernel included (no user-space note)" ||
 		pass "root: kernel included (no user-space note)"

@@ -9,6 +9,7 @@
 
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/symtab.h"
 #include "tap.h"
 
 static char tmp[64];
@@ -127,6 +128,62 @@ static void test_stats(void)
 	T_EQ(dcpi_stats_parse("samples 1\0x", 11, &b), -EBADMSG, "NUL byte refused");
 }
 
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* The kallsyms snapshot is stored compressed and read back transparently;
+ * a plain one (older databases) still reads. */
+static void test_snapshot(void)
+{
+	char proc[128], plat[128], path[300], big[300];
+	struct dcpi_symtab *st = NULL;
+	const struct dcpi_sym *s;
+	struct stat a, b;
+	FILE *f;
+
+	snprintf(proc, sizeof(proc), "%s/proc", tmp);
+	snprintf(plat, sizeof(plat), "%s/plat", tmp);
+	mkdir(proc, 0700);
+	mkdir(plat, 0700);
+	snprintf(big, sizeof(big), "%s/kallsyms", proc);
+	f = fopen(big, "w");
+	for (int i = 0; f && i < 20000; i++)
+		fprintf(f, "ffffffff81%06x T kernel_function_number_%d\n", i * 16, i);
+	if (f)
+		fclose(f);
+	T_EQ(dcpi_db_snapshot_kernel(plat, proc, 0600), 0, "snapshot without /proc/modules");
+	T_EQ(dcpi_db_kallsyms_path(plat, path, sizeof(path)), 0, "snapshot found");
+	T_OK(strstr(path, "kallsyms.gz") != NULL, "stored as kallsyms.gz: %s", path);
+	stat(big, &a);
+	stat(path, &b);
+	T_OK(b.st_size * 4 < a.st_size, "compressed: %lld bytes for %lld", (long long)b.st_size,
+	     (long long)a.st_size);
+	T_EQ(b.st_mode & 0777, 0600, "snapshot is private");
+	T_EQ(dcpi_symtab_open_kallsyms(path, NULL, 0, &st), 0, "symbols read from kallsyms.gz");
+	s = st ? dcpi_symtab_lookup(st, 0xffffffff81000000ull + 16 * 12345 + 3) : NULL;
+	T_STREQ(s ? s->name : NULL, "kernel_function_number_12345", "lookup in the compressed snapshot");
+	dcpi_symtab_close(st);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/kallsyms", plat);
+	write_text(path, "ffffffff81000000 T _stext\nffffffff81000100 T _etext\n");
+	T_EQ(dcpi_db_kallsyms_path(plat, big, sizeof(big)), 0, "plain kallsyms of an older database");
+	T_STREQ(big, path, "found as kallsyms");
+	unlink(path);
+	T_EQ(dcpi_db_kallsyms_path(plat, big, sizeof(big)), -ENOENT, "no snapshot: -ENOENT");
+	snprintf(path, sizeof(path), "%s/modules", proc);
+	write_text(path, "ext4 1000 1 - Live 0xffffffffc0000000\n");
+	T_EQ(dcpi_db_snapshot_kernel(plat, proc, 0600), 0, "snapshot with modules");
+	snprintf(path, sizeof(path), "%s/modules", plat);
+	T_OK(access(path, R_OK) == 0, "modules copied");
+}
+
 int main(void)
 {
 	char cmd[96];
@@ -137,6 +194,7 @@ int main(void)
 	test_epochs();
 	test_lock();
 	test_stats();
+	test_snapshot();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd))
 		printf("# could not remove %s\n", tmp);

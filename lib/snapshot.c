@@ -1,0 +1,99 @@
+/* Kernel symbol snapshots in the database: see dcpi_db_snapshot_kernel
+ * in dcpi/db.h.  The tools read them with zlib's gz* calls, which read
+ * compressed and plain files alike. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "dcpi/buf.h"
+#include "dcpi/db.h"
+#include "dcpi/error.h"
+
+/* /proc files report size 0: read them as a stream, to a cap. */
+static int slurp(const char *path, struct dcpi_buf *b)
+{
+	char chunk[65536];
+	size_t n;
+	FILE *f = fopen(path, "re");
+	int err = 0;
+
+	if (!f)
+		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	while (!err && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		err = b->len + n > DCPI_SNAPSHOT_MAX
+			? dcpi_error(EFBIG, "%s: larger than %zu bytes", path, DCPI_SNAPSHOT_MAX)
+			: dcpi_buf_put(b, chunk, n);
+	if (!err && ferror(f))
+		err = dcpi_error(EIO, "%s: read error", path);
+	fclose(f);
+	return err;
+}
+
+/* gzip-compress in into out (windowBits 15 + 16: the gzip wrapper). */
+static int gzip_buf(const struct dcpi_buf *in, struct dcpi_buf *out)
+{
+	z_stream z;
+	int zr, err;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return dcpi_error(ENOMEM, "zlib: cannot start compressing");
+	err = dcpi_buf_grow(out, deflateBound(&z, in->len));
+	if (!err) {
+		z.next_in = in->data;
+		z.avail_in = (uInt)in->len;
+		z.next_out = out->data + out->len;
+		z.avail_out = (uInt)(out->cap - out->len);
+		zr = deflate(&z, Z_FINISH);
+		if (zr != Z_STREAM_END)
+			err = dcpi_error(EIO, "zlib: compressing failed (%d)", zr);
+		else
+			out->len += z.total_out;
+	}
+	deflateEnd(&z);
+	return err;
+}
+
+int dcpi_db_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode)
+{
+	struct dcpi_buf raw = DCPI_BUF_INIT, gz = DCPI_BUF_INIT;
+	char from[4096], to[4200];
+	int err;
+
+	snprintf(from, sizeof(from), "%s/kallsyms", procdir);
+	snprintf(to, sizeof(to), "%s/kallsyms.gz", platdir);
+	err = slurp(from, &raw);
+	if (!err)
+		err = gzip_buf(&raw, &gz);
+	if (!err)
+		err = dcpi_write_file_atomic(to, gz.data, gz.len, mode);
+	dcpi_buf_release(&raw);
+	dcpi_buf_release(&gz);
+	if (err)
+		return err;
+	snprintf(from, sizeof(from), "%s/modules", procdir);
+	snprintf(to, sizeof(to), "%s/modules", platdir);
+	if (access(from, F_OK))
+		return 0; /* a kernel without modules */
+	err = slurp(from, &raw);
+	if (!err)
+		err = dcpi_write_file_atomic(to, raw.data, raw.len, mode);
+	dcpi_buf_release(&raw);
+	return err;
+}
+
+int dcpi_db_kallsyms_path(const char *platdir, char *out, size_t len)
+{
+	static const char *const names[] = { "kallsyms.gz", "kallsyms" };
+
+	for (size_t i = 0; i < 2; i++) {
+		if (snprintf(out, len, "%s/%s", platdir, names[i]) >= (int)len)
+			return dcpi_error(ENAMETOOLONG, "%s: path too long", platdir);
+		if (access(out, F_OK) == 0)
+			return 0;
+	}
+	return dcpi_error(ENOENT, "%s: no kallsyms snapshot (kallsyms.gz)", platdir);
+}
