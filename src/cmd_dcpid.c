@@ -37,7 +37,7 @@ struct daemon {
 	const char *bypid[MAX_BYPID];
 	size_t nbypid;
 	int unknown_per_pid, reuse_epoch, nodaemon, loglevel, logmaps, nice_val, shared;
-	int buildid_mmap, imagecache;
+	int buildid_mmap, imagecache, randomized;
 	uint8_t *cached;        /* per image index: 1 once cached or given up */
 	size_t ncached;
 	unsigned merge_secs, status_secs, ring_pages;
@@ -616,22 +616,39 @@ static void setup(struct daemon *d)
 
 /* ---- main loop ---------------------------------------------------------- */
 
+/* Timed work: merges, status lines, fresh random periods. */
 static void tick(struct daemon *d)
 {
 	time_t now = time(NULL);
 
-	drain(d, 0);
-	dcpi_sampler_rerandomize(d->sampler);
+	if (d->randomized)
+		dcpi_sampler_rerandomize(d->sampler);
 	if (now >= d->next_merge)
 		merge(d);
 	if (d->status_secs && now >= d->next_status) {
 		const struct dcpi_epoch_stats *st = dcpi_collector_stats(d->col);
 
+		drain(d, 0);
 		logmsg(d, LOG_INFO, "status: samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64
 		       " unknown %" PRIu64 " pending %" PRIu64, st->samples, st->lost,
 		       st->throttled, st->unknown, dcpi_collector_pending(d->col));
 		d->next_status = now + d->status_secs;
 	}
+}
+
+/* How long poll may sleep.  The rings wake us when half full, so the
+ * daemon sleeps until the next merge or status line: on an idle machine it
+ * does not wake every second for nothing.  Randomised periods want a fresh
+ * value each second. */
+static int poll_timeout(const struct daemon *d)
+{
+	time_t now = time(NULL), next = d->next_merge;
+
+	if (d->status_secs && d->next_status < next)
+		next = d->next_status;
+	if (d->randomized && next > now + 1)
+		next = now + 1;
+	return next <= now ? 0 : (int)((next - now) * 1000);
 }
 
 static void run(struct daemon *d)
@@ -644,8 +661,10 @@ static void run(struct daemon *d)
 	fds[1] = (struct pollfd){ d->sigfd, POLLIN, 0 };
 	d->next_merge = time(NULL) + d->merge_secs;
 	d->next_status = time(NULL) + d->status_secs;
+	for (unsigned e = 0; e < d->events.n; e++)
+		d->randomized |= d->events.ev[e].randomize;
 	while (!d->quit) {
-		int ring_ready = 0, r = poll(fds, nrings + 2, 1000);
+		int ring_ready = 0, r = poll(fds, nrings + 2, poll_timeout(d));
 
 		if (r < 0 && errno != EINTR) {
 			logmsg(d, LOG_ERR, "poll: %s", strerror(errno));
