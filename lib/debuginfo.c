@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "dcpi/error.h"
+#include "dcpi/loadmap.h"
 #include "symtab_int.h"
 
 #define SYS_DEBUG_DIR "/usr/lib/debug"
@@ -28,25 +29,18 @@ struct want {
 	uint32_t crc;
 };
 
-/* Hex of a build-id; split puts a '/' after the first byte (the layout
- * of .build-id directories).  out holds 2 * len + 2 bytes. */
-static void hex_id(const uint8_t *id, size_t len, char *out, int split)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i, o = 0;
-
-	for (i = 0; i < len; i++) {
-		out[o++] = hex[id[i] >> 4];
-		out[o++] = hex[id[i] & 15];
-		if (i == 0 && split)
-			out[o++] = '/';
-	}
-	out[o] = '\0';
-}
-
+/* The .build-id directory layout of an id: "xx/yyyy..."; out holds
+ * 2 * len + 2 bytes. */
 void dcpi_debuginfo_id_path(const uint8_t *id, size_t len, char *out)
 {
-	hex_id(id, len, out, 1);
+	if (len == 0) {
+		out[0] = '\0';
+		return;
+	}
+	dcpi_build_id_hex(id, len, out + 1);
+	out[0] = out[1];
+	out[1] = out[2];
+	out[2] = '/';
 }
 
 /* snprintf into a PATH_MAX buffer; a path that does not fit is no match. */
@@ -297,7 +291,7 @@ int dcpi_debuginfo_find_image(struct dcpi_symtab *st, const char *path, const ui
 		if (!idlen || (img->idlen == idlen && !memcmp(img->id, id, idlen)))
 			return accept_file(st, img, id, idlen);
 		had_file = 1;
-		hex_id(img->id, img->idlen, have, 0);
+		dcpi_build_id_hex(img->id, img->idlen, have);
 		dcpi_symelf_close(img);
 	} else if (err != -ENOENT && err != -ENOTDIR) {
 		return err;
@@ -314,7 +308,7 @@ int dcpi_debuginfo_find_image(struct dcpi_symtab *st, const char *path, const ui
 			 "layout to place profile offsets)", dbg->path);
 		dcpi_symelf_close(dbg);
 	}
-	hex_id(id, idlen, want_hex, 0);
+	dcpi_build_id_hex(id, idlen, want_hex);
 	if (had_file)
 		return dcpi_error(ESTALE, "%s: file changed since profiling (build-id %s, profile "
 				  "has %s); no matching copy found%s", full, have, want_hex, note);
