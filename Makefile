@@ -21,11 +21,11 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
            -Wmissing-prototypes -Wvla -Wno-sign-compare
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude $(PKG_CFLAGS) \
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude -Ilib $(PKG_CFLAGS) \
               -D_GNU_SOURCE -MMD -MP
 LDLIBS  := $(PKG_LIBS) -ldebuginfod -liberty -lm $(EXTRA_LDFLAGS)
 
-LIB_SRC   := $(sort $(wildcard lib/*.c))
+LIB_SRC   := $(sort $(wildcard lib/*/*.c))
 CMD_SRC   := $(sort $(wildcard src/*.c))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 WL_SRC    := $(sort $(wildcard tests/workloads/*.c))
@@ -96,7 +96,7 @@ FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 build-fuzz/%: fuzz/%.c $(LIB_SRC)
 	@mkdir -p build-fuzz
-	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude $(PKG_CFLAGS) \
+	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib $(PKG_CFLAGS) \
 	  -D_GNU_SOURCE -o $@ $< $(LIB_SRC) $(LDLIBS)
 fuzz: $(FUZZ_BIN)
 	scripts/fuzz-smoke $(FUZZ_BIN)

@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/buildid.h"
 #include "dcpi/loadmap.h"
+#include "dcpi/maps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -120,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nprobes = 0;
 	parse_lines(data, size);
 	scan_file(data, size);
-	n = dcpi_notes_build_id(data, size, id, sizeof(id));
+	n = dcpi_buildid_notes(data, size, id, sizeof(id));
 	if (n > DCPI_BUILD_ID_MAX)
 		abort();
 	return 0;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/record.h"
 #include "dcpi/sampler.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "dcpi/source.h"
 #include "dcpi/srcline.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dcpi/db.h"
+#include "dcpi/stats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

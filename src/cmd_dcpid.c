@@ -23,8 +23,11 @@
 #include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/event.h"
+#include "dcpi/imagecache.h"
 #include "dcpi/profile.h"
 #include "dcpi/sampler.h"
+#include "dcpi/snapshot.h"
+#include "dcpi/stats.h"
 
 #define MAX_BYPID 64
 
@@ -217,7 +220,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 
 static void snapshot_kernel(struct daemon *d)
 {
-	if (dcpi_db_snapshot_kernel(d->platdir, "/proc", d->filemode))
+	if (dcpi_snapshot_kernel(d->platdir, "/proc", d->filemode))
 		logmsg(d, LOG_ERR, "kernel symbol snapshot: %s", dcpi_errmsg());
 }
 
@@ -439,7 +442,7 @@ static void on_merged(void *arg, int index, const struct dcpi_image *img)
 	if (d->cached[idx])
 		return;
 	d->cached[idx] = 1;
-	if (dcpi_db_cache_image(d->db, img->path, img->build_id, img->build_id_len, d->dirmode,
+	if (dcpi_imagecache_add(d->db, img->path, img->build_id, img->build_id_len, d->dirmode,
 				d->filemode))
 		logmsg(d, LOG_INFO, "image cache: %s", dcpi_errmsg());
 }

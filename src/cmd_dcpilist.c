@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "dcpi/annotate.h"
 #include "dcpi/error.h"
+#include "dcpi/source.h"
 #include "report.h"
 
 enum { SHOW_BOTH, SHOW_SOURCE, SHOW_ASM };
@@ -100,7 +101,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		case O_REMAP:
 			if (o->nremaps == MAX_REMAPS)
 				cli_usage_error("at most %d -remap rules", MAX_REMAPS);
-			if (dcpi_remap_parse(optarg, &o->remaps[o->nremaps++]))
+			if (dcpi_source_remap_parse(optarg, &o->remaps[o->nremaps++]))
 				cli_usage_error("-remap: %s", dcpi_errmsg());
 			break;
 		case O_JSON: o->json = 1; break;

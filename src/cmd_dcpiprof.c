@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "dcpi/annotate.h"
 #include "dcpi/error.h"
-#include "dcpi/loadmap.h"
+#include "dcpi/hex.h"
 #include "dcpi/profset.h"
 #include "dcpi/symtab.h"
 #include "report.h"
@@ -215,7 +215,7 @@ static struct dcpi_symtab *open_symbols(struct report *r, const struct dcpi_prof
 	struct dcpi_symtab *st = NULL;
 	int err;
 
-	dcpi_build_id_hex(p->build_id, p->build_id_len, hex);
+	dcpi_hex(p->build_id, p->build_id_len, hex);
 	if (p->kind == DCPI_IMAGE_FILE)
 		snprintf(key, sizeof(key), "%s\n%s\n%" PRIu64, p->path, hex, p->size);
 	else

@@ -28,6 +28,8 @@
 #include "dcpi/event.h"
 #include "dcpi/profile.h"
 #include "dcpi/sampler.h"
+#include "dcpi/snapshot.h"
+#include "dcpi/stats.h"
 
 #define DEFAULT_DB "./dcpidb"
 #define DIRMODE 0700
@@ -383,7 +385,7 @@ static void start_epoch(struct record *r)
 	st->start = (int64_t)time(NULL);
 	st->ncpus = dcpi_sampler_ncpus(r->sampler);
 	/* without kernel samples the addresses would be zeros anyway */
-	if (r->kernel && dcpi_db_snapshot_kernel(r->platdir, "/proc", FILEMODE))
+	if (r->kernel && dcpi_snapshot_kernel(r->platdir, "/proc", FILEMODE))
 		cli_warn("kernel symbol snapshot: %s", dcpi_errmsg());
 }
 

@@ -8,6 +8,8 @@
 
 #include "cli.h"
 #include "dcpi/db.h"
+#include "dcpi/imagecache.h"
+#include "dcpi/stats.h"
 #include "dcpi/symtab.h"
 #include "report.h"
 
@@ -206,7 +208,7 @@ const struct dcpi_symtab_opts *report_symtab_opts(const char *db)
 	static char cache[4096];
 	static struct dcpi_symtab_opts o;
 
-	if (dcpi_db_cache_dir(db, cache, sizeof(cache)) == 0)
+	if (dcpi_imagecache_dir(db, cache, sizeof(cache)) == 0)
 		o.buildid_cache = cache;
 	return &o;
 }

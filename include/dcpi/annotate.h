@@ -40,6 +40,7 @@
 
 #include "dcpi/disasm.h"
 #include "dcpi/profset.h"
+#include "dcpi/source.h"
 #include "dcpi/srcline.h"
 #include "dcpi/symtab.h"
 

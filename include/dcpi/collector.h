@@ -19,7 +19,9 @@
 #include "dcpi/db.h"
 #include "dcpi/event.h"
 #include "dcpi/loadmap.h"
+#include "dcpi/record.h"
 #include "dcpi/sampler.h"
+#include "dcpi/stats.h"
 
 struct dcpi_collector_opts {
 	const struct dcpi_eventlist *events;
@@ -72,11 +74,5 @@ uint64_t dcpi_collector_pending(const struct dcpi_collector *c);
  * clear the aggregate.  A corrupt existing profile is kept aside as
  * NAME.prof.corrupt and a fresh one written: nothing is silently lost. */
 int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir);
-
-/* The file name of a profile (no directory): NAME-HASH.prof for an
- * image, with _HOSTPID for a per-process one; unknown@HOST.prof, and
- * HOSTPID@0xREGION.prof for per-process unknown regions. */
-int dcpi_profile_filename(const struct dcpi_image *img, int64_t pid, const char *host,
-			  char *out, size_t len);
 
 #endif

@@ -67,62 +67,20 @@ int dcpi_db_lock(const char *root, const char *host, int *fd);
 /* The pid recorded in the lock file if the lock is held, else 0. */
 int dcpi_db_lock_holder(const char *root, const char *host);
 
-/* The image cache: DB/.build-id, where DIR/xx/yyyy... (the build-id in
- * hex, split after two digits) is a copy of the image with that build-id,
- * the layout dcpi_symtab_opts.buildid_cache reads.  A tool finds the code
- * that ran there even after the file was rebuilt or upgraded. */
-int dcpi_db_cache_dir(const char *root, char *out, size_t len);
+/* The file name of a profile (no directory), from its identity: NAME-HASH.prof
+ * for an image (HASH over path, kind and build-id, or size and mtime when
+ * there is no build-id), with _HOSTPID for a per-process one;
+ * unknown@HOST.prof, and HOSTPID@0xREGION.prof for per-process unknown
+ * regions.  HOST is p->platform. */
+int dcpi_db_profile_name(const struct dcpi_profile *p, char *out, size_t len);
 
-/* Put the file at path into the cache, if it still has that build-id:
- * a hard link when the database shares its file system (free, and the
- * link keeps the old inode when the file is replaced), else a copy (files
- * over DCPI_CACHE_MAX_BYTES are refused with -EFBIG).  0 when cached or
- * already there; -ESTALE when the file has another build-id now. */
-#define DCPI_CACHE_MAX_BYTES ((uint64_t)1 << 30)
-int dcpi_db_cache_image(const char *root, const char *path, const uint8_t *id, size_t idlen,
-			unsigned dirmode, unsigned filemode);
-
-/* Snapshot the kernel's symbols into a platform directory: procdir's
- * kallsyms gzip-compressed as kallsyms.gz (a sixth of its size: it is
- * most of an epoch's disk otherwise) and modules as it is (absent on a
- * kernel without modules, which is not an error).  procdir is normally
- * "/proc".  All writes atomic. */
-#define DCPI_SNAPSHOT_MAX ((size_t)256 << 20)
-int dcpi_db_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode);
-
-/* The kallsyms snapshot of a platform directory: kallsyms.gz, or the
- * uncompressed kallsyms older databases hold.  -ENOENT when neither. */
-int dcpi_db_kallsyms_path(const char *platdir, char *out, size_t len);
-
-/* Epoch statistics: what the tools show in their headers. */
-struct dcpi_stats_event {
-	char name[64];
-	uint64_t period;
-	uint64_t samples;
-	uint64_t time_enabled;  /* ns, summed over CPUs */
-	uint64_t time_running;
-};
-
-struct dcpi_epoch_stats {
-	char epoch[DCPI_EPOCH_NAME_MAX];
-	char platform[DCPI_HOST_MAX];
-	int64_t start;          /* unix time the epoch began */
-	int64_t updated;        /* unix time of the last merge */
-	uint64_t samples;       /* samples read from the kernel */
-	uint64_t lost;          /* samples the kernel dropped (ring full) */
-	uint64_t throttled;     /* throttle events (kernel slowed sampling) */
-	uint64_t unknown;       /* samples attributable to no image */
-	uint64_t kernel;        /* samples in kernel mode */
-	uint64_t images;        /* profiles written */
-	uint32_t ncpus;
-	uint32_t nevents;
-	struct dcpi_stats_event ev[DCPI_MAX_EVENTS];
-};
-
-int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsigned mode);
-/* Parse; unknown keys are ignored (newer writers), malformed lines are
- * -EBADMSG naming the line. */
-int dcpi_stats_read(const char *path, struct dcpi_epoch_stats *st);
-int dcpi_stats_parse(const char *text, size_t len, struct dcpi_epoch_stats *st);
+/* Add p to its profile in the platform directory dir (written atomically
+ * with mode; created when absent).  A corrupt existing profile is kept
+ * aside as NAME.prof.corrupt and a fresh one written: nothing is silently
+ * lost.  A file of another identity under the same name (a hash collision,
+ * or the same image sampled at another period) moves p to NAME~N.prof.
+ * Other read errors (EMFILE, EIO) are returned and nothing is written: the
+ * caller keeps p and retries. */
+int dcpi_db_merge_profile(const char *dir, struct dcpi_profile *p, unsigned mode);
 
 #endif

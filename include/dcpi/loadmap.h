@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dcpi/maps.h"
 #include "dcpi/profile.h"
 
 #define DCPI_NO_IMAGE (-1)
@@ -36,24 +37,6 @@ struct dcpi_image {
 	uint64_t text_start;    /* module base for modules, _stext for the kernel */
 	uint64_t text_size;
 };
-
-/* Longest maps line accepted: PATH_MAX of path plus the fixed fields. */
-#define DCPI_MAPS_LINE_MAX (4096 + 128)
-
-/* One line of /proc/PID/maps, parsed.  path points into the line. */
-struct dcpi_maps_entry {
-	uint64_t start, end, pgoff;
-	unsigned prot;          /* PROT_READ | PROT_WRITE | PROT_EXEC */
-	unsigned maj, min;
-	uint64_t ino;
-	const char *path;       /* "" for anonymous mappings */
-};
-
-/* Parse one maps line (without or with trailing newline; the line may be
- * modified to cut the newline).  -EBADMSG on anything malformed (the
- * message quotes the line).  path is the rest of the line after the inode
- * and its padding, verbatim: it may contain spaces and end in " (deleted)". */
-int dcpi_maps_parse_line(char *line, struct dcpi_maps_entry *e);
 
 /* A PERF_RECORD_MMAP2, decoded.  prot must carry PROT_EXEC for executable
  * mappings: a decoded PERF_RECORD_MMAP (no prot field; without mmap_data
@@ -141,20 +124,5 @@ struct dcpi_loadmap_stats {
 	uint64_t images;        /* images interned */
 };
 void dcpi_loadmap_stats(const struct dcpi_loadmap *lm, struct dcpi_loadmap_stats *st);
-
-/* Read the GNU build-id note of an ELF file with libelf.  Returns its
- * length (> 0), 0 when the file has none, or -errno (-ENOEXEC: not ELF). */
-int dcpi_elf_build_id(const char *path, uint8_t *id, size_t max);
-int dcpi_elf_build_id_fd(int fd, uint8_t *id, size_t max);
-
-/* The GNU build-id in a buffer of raw ELF notes (the format of
- * /sys/kernel/notes: u32 namesz, descsz, type, then name and desc each
- * padded to 4 bytes).  Length, 0 if none, -EBADMSG if a note is cut. */
-int dcpi_notes_build_id(const void *notes, size_t len, uint8_t *id, size_t max);
-/* The same for a file of raw notes. */
-int dcpi_notes_file_build_id(const char *path, uint8_t *id, size_t max);
-
-/* Hex form of a build-id into out (2*len+1 bytes). */
-void dcpi_build_id_hex(const uint8_t *id, size_t len, char *out);
 
 #endif

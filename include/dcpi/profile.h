@@ -99,14 +99,4 @@ int dcpi_profile_set_rows(struct dcpi_profile *p, size_t n, const uint64_t *offs
 /* Index of the event named name, or -1. */
 int dcpi_profile_event_index(const struct dcpi_profile *p, const char *name);
 
-/* Write a file atomically: tmp + fsync + rename + directory fsync.  Used
- * for profiles and every other database file.  The temporary file is
- * "<path>.tmp.<pid>" in the same directory, created with exactly mode (not
- * masked by the umask); on any failure it is removed and an existing file
- * at path is left as it was.  One writer per path per process. */
-int dcpi_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode);
-/* Read a whole file (at most max bytes, else -EFBIG) into a malloc'd
- * buffer the caller frees. */
-int dcpi_read_file(const char *path, size_t max, uint8_t **data, size_t *len);
-
 #endif

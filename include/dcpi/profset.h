@@ -14,6 +14,7 @@
 
 #include "dcpi/db.h"
 #include "dcpi/profile.h"
+#include "dcpi/stats.h"
 
 struct dcpi_profset_entry {
 	char *file;             /* full path of the profile file */

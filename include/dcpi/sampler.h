@@ -15,38 +15,7 @@
 #include <stdint.h>
 
 #include "dcpi/event.h"
-#include "dcpi/loadmap.h"
-
-/* Record types we act on (values of PERF_RECORD_*). */
-struct dcpi_record {
-	uint32_t type;          /* PERF_RECORD_SAMPLE, _MMAP2, _COMM, ... */
-	uint16_t misc;
-	int32_t pid, tid;       /* from the sample or sample_id trailer */
-	uint64_t time;          /* ns, CLOCK_MONOTONIC */
-	uint64_t id;            /* the event's kernel id (IDENTIFIER) */
-	uint64_t ip;            /* SAMPLE */
-	struct dcpi_mmap_event mmap; /* MMAP2: path points into the raw record */
-	const char *comm;       /* COMM (NUL-terminated inside the raw record) */
-	int exec;               /* COMM: it was an exec */
-	int32_t ppid, ptid;     /* FORK/EXIT */
-	uint64_t lost;          /* LOST, LOST_SAMPLES */
-};
-
-/* Decode one raw record of len bytes (as read from the ring).  Strings and
- * build-ids point into raw.  -EBADMSG when a record is shorter than its
- * type requires or a string is unterminated. */
-int dcpi_record_decode(const void *raw, size_t len, struct dcpi_record *r);
-
-/* The same, saying whether our events asked for build-ids in MMAP2
- * records (attr.build_id).  When they did not, the build-id flag of an
- * MMAP2 record is ignored and its maj/min/ino read: some kernels (seen on
- * 6.18) leave PERF_RECORD_MISC_MMAP_BUILD_ID set in the records of every
- * listener once one listener asked for build-ids. */
-#define DCPI_RECORD_WANT_BUILD_ID 1u
-int dcpi_record_decode_flags(const void *raw, size_t len, unsigned flags,
-			     struct dcpi_record *r);
-/* Only the timestamp (for ordering); 0 when the record has none. */
-uint64_t dcpi_record_time(const void *raw, size_t len);
+#include "dcpi/record.h"
 
 struct dcpi_sampler_opts {
 	int pid;                /* -1: every process (system-wide); else one
@@ -92,6 +61,6 @@ int dcpi_sampler_times(const struct dcpi_sampler *s, unsigned ev, uint64_t *enab
 void dcpi_sampler_rerandomize(struct dcpi_sampler *s);
 
 /* The online CPUs from /sys/devices/system/cpu/online. */
-int dcpi_online_cpus(int *cpus, unsigned max, unsigned *n);
+int dcpi_sampler_online_cpus(int *cpus, unsigned max, unsigned *n);
 
 #endif

@@ -34,7 +34,6 @@
 #define DCPI_SRCLINE_MAX_INLINE 16           /* deeper inline chains are cut */
 #define DCPI_SRCLINE_MAX_UNITS (1u << 20)    /* address ranges of CUs indexed */
 #define DCPI_SRCLINE_MAX_STRINGS ((size_t)64 << 20)  /* interned bytes */
-#define DCPI_SOURCE_MAX_SIZE ((size_t)64 << 20)      /* source file bytes */
 
 /* One inline call site: callee was inlined at call_file:call_line into
  * the function named by the next entry (or dcpi_srcloc.outer). */
@@ -95,51 +94,5 @@ typedef int (*dcpi_srcrow_fn)(const struct dcpi_srcrow *row, void *arg);
  * unit's line table is corrupt; rows before it were delivered). */
 int dcpi_srcline_range(struct dcpi_srclines *s, uint64_t lo, uint64_t hi,
 		       dcpi_srcrow_fn fn, void *arg);
-
-/* ---- source files ------------------------------------------------------- */
-
-/* A prefix rewrite: a path starting with from (at a '/' boundary or the
- * whole path) has that prefix replaced by to. */
-struct dcpi_remap {
-	const char *from;
-	const char *to;
-};
-
-/* Split "OLD=NEW" in place (arg is modified; r points into it).  -EINVAL
- * with a message when there is no '=' or OLD is empty. */
-int dcpi_remap_parse(char *arg, struct dcpi_remap *r);
-
-/* Where to look for sources; a NULL opts means "only the path itself". */
-struct dcpi_source_opts {
-	const char *const *dirs;     /* -I directories, searched in order */
-	size_t ndirs;
-	const struct dcpi_remap *remaps;  /* -remap rules, tried in order */
-	size_t nremaps;
-};
-
-struct dcpi_source;
-
-/* Find and read the source file DWARF names dwarf_path.  Tried in order:
- * the path rewritten by each matching remap; the path itself; then for
- * each dir: DIR/P for P = the path (relative paths) or each trailing part
- * of it, longest first, down to DIR/basename.  Only regular files are
- * read, at most DCPI_SOURCE_MAX_SIZE bytes (-EFBIG).  -ENOENT when none
- * exists, with a message naming every place tried (cut with "..." when
- * very long). */
-int dcpi_source_open(const char *dwarf_path, const struct dcpi_source_opts *o,
-		     struct dcpi_source **out);
-
-void dcpi_source_close(struct dcpi_source *src);
-
-/* The file actually read. */
-const char *dcpi_source_path(const struct dcpi_source *src);
-
-/* Number of lines (a last line without '\n' counts). */
-size_t dcpi_source_nlines(const struct dcpi_source *src);
-
-/* Line lineno (1-based) without its "\n" or "\r\n", NUL-terminated, any
- * length; *len (may be NULL) gets its length (it may hold NULs).  NULL
- * when lineno is 0 or past the end.  Valid until dcpi_source_close(). */
-const char *dcpi_source_line(const struct dcpi_source *src, size_t lineno, size_t *len);
 
 #endif

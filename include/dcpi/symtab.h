@@ -181,11 +181,5 @@ const uint8_t *dcpi_symtab_build_id(const struct dcpi_symtab *st, size_t *len);
 /* Lines of a kallsyms file skipped as malformed; 0 for ELF. */
 size_t dcpi_symtab_skipped(const struct dcpi_symtab *st);
 
-/* Demangle a C++ (Itanium) or Rust (legacy and v0) name with libiberty,
- * with parameter types, in the non-verbose form (Rust without the
- * "::h<hash>" suffix or crate disambiguators: noise in a report).
- * Returns a malloc'd string the caller frees, or NULL when raw is not a
- * mangled name (or on allocation failure). */
-char *dcpi_demangle(const char *raw);
 
 #endif

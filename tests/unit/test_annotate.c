@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "dcpi/annotate.h"
+#include "dcpi/buildid.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/loadmap.h"
@@ -46,7 +47,7 @@ static int write_prof(const char *db, const char *epoch, int k, int64_t pid,
 	uint64_t offs[MAXI + 1], counts[(MAXI + 1) * 4];
 	char dir[PATH_MAX], file[PATH_MAX + 32];
 	uint8_t bid[DCPI_BUILD_ID_MAX];
-	int n = dcpi_elf_build_id(bin, bid, sizeof(bid)), err = -1;
+	int n = dcpi_buildid_elf(bin, bid, sizeof(bid)), err = -1;
 	size_t rows = 0;
 
 	if (n <= 0 || dcpi_symtab_open(bin, NULL, 0, NULL, &st) || ninsns > MAXI)

@@ -11,6 +11,7 @@
 
 #include "dcpi/collector.h"
 #include "dcpi/error.h"
+#include "dcpi/record.h"
 #include "tap.h"
 
 static char tmp[256];
@@ -331,30 +332,6 @@ static void test_leaked_buildid_flag(void)
 	     r.mmap.build_id != NULL, "trusting the flag reads the bytes as a build-id");
 }
 
-static void test_filenames(void)
-{
-	struct dcpi_image a = { .path = "/usr/lib/libc.so.6", .build_id = { 1, 2 }, .build_id_len = 2 };
-	struct dcpi_image b = a, k = { .path = "[kernel.kallsyms]", .kind = DCPI_IMAGE_KERNEL };
-	struct dcpi_image u = { .path = "[unknown 0x7f0000000000]", .kind = DCPI_IMAGE_UNKNOWN,
-				.text_start = 0x7f0000000000 };
-	char n1[256], n2[256];
-
-	b.build_id[1] = 3;
-	dcpi_profile_filename(&a, -1, "h", n1, sizeof(n1));
-	dcpi_profile_filename(&b, -1, "h", n2, sizeof(n2));
-	T_OK(!strncmp(n1, "libc.so.6-", 10) && strstr(n1, ".prof"), "image name: %s", n1);
-	T_OK(strcmp(n1, n2) != 0, "a rebuilt image gets another file: %s vs %s", n1, n2);
-	dcpi_profile_filename(&a, 1234, "h", n2, sizeof(n2));
-	T_OK(strstr(n2, "_h1234.prof") != NULL, "per-process name: %s", n2);
-	dcpi_profile_filename(&k, -1, "h", n1, sizeof(n1));
-	T_OK(!strncmp(n1, "kernel.kallsyms-", 16), "kernel name: %s", n1);
-	dcpi_profile_filename(&u, 77, "h", n1, sizeof(n1));
-	T_STREQ(n1, "h77@0x7f0000000000.prof", "-unknown region name");
-	u.path = "[unknown]";
-	dcpi_profile_filename(&u, -1, "h", n1, sizeof(n1));
-	T_STREQ(n1, "unknown@h.prof", "shared unknown name");
-}
-
 int main(void)
 {
 	snprintf(tmp, sizeof(tmp), "/tmp/dcpi-test-collector.XXXXXX");
@@ -366,7 +343,6 @@ int main(void)
 	test_unknown_per_pid();
 	test_ordering();
 	test_leaked_buildid_flag();
-	test_filenames();
 	{
 		char cmd[300];
 

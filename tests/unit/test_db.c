@@ -9,6 +9,8 @@
 
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/snapshot.h"
+#include "dcpi/stats.h"
 #include "dcpi/symtab.h"
 #include "tap.h"
 
@@ -158,8 +160,8 @@ static void test_snapshot(void)
 		fprintf(f, "ffffffff81%06x T kernel_function_number_%d\n", i * 16, i);
 	if (f)
 		fclose(f);
-	T_EQ(dcpi_db_snapshot_kernel(plat, proc, 0600), 0, "snapshot without /proc/modules");
-	T_EQ(dcpi_db_kallsyms_path(plat, path, sizeof(path)), 0, "snapshot found");
+	T_EQ(dcpi_snapshot_kernel(plat, proc, 0600), 0, "snapshot without /proc/modules");
+	T_EQ(dcpi_snapshot_kallsyms_path(plat, path, sizeof(path)), 0, "snapshot found");
 	T_OK(strstr(path, "kallsyms.gz") != NULL, "stored as kallsyms.gz: %s", path);
 	stat(big, &a);
 	stat(path, &b);
@@ -173,15 +175,44 @@ static void test_snapshot(void)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/kallsyms", plat);
 	write_text(path, "ffffffff81000000 T _stext\nffffffff81000100 T _etext\n");
-	T_EQ(dcpi_db_kallsyms_path(plat, big, sizeof(big)), 0, "plain kallsyms of an older database");
+	T_EQ(dcpi_snapshot_kallsyms_path(plat, big, sizeof(big)), 0, "plain kallsyms of an older database");
 	T_STREQ(big, path, "found as kallsyms");
 	unlink(path);
-	T_EQ(dcpi_db_kallsyms_path(plat, big, sizeof(big)), -ENOENT, "no snapshot: -ENOENT");
+	T_EQ(dcpi_snapshot_kallsyms_path(plat, big, sizeof(big)), -ENOENT, "no snapshot: -ENOENT");
 	snprintf(path, sizeof(path), "%s/modules", proc);
 	write_text(path, "ext4 1000 1 - Live 0xffffffffc0000000\n");
-	T_EQ(dcpi_db_snapshot_kernel(plat, proc, 0600), 0, "snapshot with modules");
+	T_EQ(dcpi_snapshot_kernel(plat, proc, 0600), 0, "snapshot with modules");
 	snprintf(path, sizeof(path), "%s/modules", plat);
 	T_OK(access(path, R_OK) == 0, "modules copied");
+}
+
+static void test_filenames(void)
+{
+	struct dcpi_profile a = { .path = (char *)"/usr/lib/libc.so.6", .build_id = { 1, 2 },
+				  .build_id_len = 2, .platform = (char *)"h", .pid = -1 };
+	struct dcpi_profile b = a, k = { .path = (char *)"[kernel.kallsyms]", .kind = DCPI_IMAGE_KERNEL,
+				      .platform = (char *)"h", .pid = -1 };
+	struct dcpi_profile u = { .path = (char *)"[unknown 0x7f0000000000]",
+				  .kind = DCPI_IMAGE_UNKNOWN, .platform = (char *)"h",
+				  .text_start = 0x7f0000000000, .pid = 77 };
+	char n1[256], n2[256];
+
+	b.build_id[1] = 3;
+	dcpi_db_profile_name(&a, n1, sizeof(n1));
+	dcpi_db_profile_name(&b, n2, sizeof(n2));
+	T_OK(!strncmp(n1, "libc.so.6-", 10) && strstr(n1, ".prof"), "image name: %s", n1);
+	T_OK(strcmp(n1, n2) != 0, "a rebuilt image gets another file: %s vs %s", n1, n2);
+	a.pid = 1234;
+	dcpi_db_profile_name(&a, n2, sizeof(n2));
+	T_OK(strstr(n2, "_h1234.prof") != NULL, "per-process name: %s", n2);
+	dcpi_db_profile_name(&k, n1, sizeof(n1));
+	T_OK(!strncmp(n1, "kernel.kallsyms-", 16), "kernel name: %s", n1);
+	dcpi_db_profile_name(&u, n1, sizeof(n1));
+	T_STREQ(n1, "h77@0x7f0000000000.prof", "-unknown region name");
+	u.path = (char *)"[unknown]";
+	u.pid = -1;
+	dcpi_db_profile_name(&u, n1, sizeof(n1));
+	T_STREQ(n1, "unknown@h.prof", "shared unknown name");
 }
 
 int main(void)
@@ -195,6 +226,7 @@ int main(void)
 	test_lock();
 	test_stats();
 	test_snapshot();
+	test_filenames();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd))
 		printf("# could not remove %s\n", tmp);

@@ -13,8 +13,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "dcpi/buildid.h"
 #include "dcpi/error.h"
+#include "dcpi/hex.h"
 #include "dcpi/loadmap.h"
+#include "dcpi/maps.h"
 #include "fixture.h"
 #include "tap.h"
 
@@ -71,7 +74,7 @@ static const char *image_id_hex(const struct dcpi_image *im)
 {
 	static char hex[2 * DCPI_BUILD_ID_MAX + 1];
 
-	dcpi_build_id_hex(im->build_id, im->build_id_len, hex);
+	dcpi_hex(im->build_id, im->build_id_len, hex);
 	return hex;
 }
 
@@ -200,20 +203,20 @@ static void test_build_ids(const char *elf, const char *noid)
 	char hex[2 * DCPI_BUILD_ID_MAX + 1], want[256], txt[PATH_MAX];
 	int n;
 
-	n = dcpi_elf_build_id(elf, id, sizeof(id));
+	n = dcpi_buildid_elf(elf, id, sizeof(id));
 	T_OK(n > 0, "build-id read from %s (%d)", elf, n);
 	if (n > 0)
-		dcpi_build_id_hex(id, (size_t)n, hex);
+		dcpi_hex(id, (size_t)n, hex);
 	else
 		hex[0] = '\0';
 	T_OK(readelf_build_id(elf, want, sizeof(want)), "readelf finds a build-id");
 	T_STREQ(hex, want, "build-id equals readelf's");
-	T_EQ(dcpi_elf_build_id(noid, id, sizeof(id)), 0, "no build-id note: 0");
+	T_EQ(dcpi_buildid_elf(noid, id, sizeof(id)), 0, "no build-id note: 0");
 	snprintf(txt, sizeof(txt), "%s/text", tmp);
 	write_file(txt, "not an ELF file at all\n");
-	T_EQ(dcpi_elf_build_id(txt, id, sizeof(id)), -ENOEXEC, "not ELF: -ENOEXEC");
-	T_EQ(dcpi_elf_build_id("/nonexistent/x", id, sizeof(id)), -ENOENT, "missing: -ENOENT");
-	T_EQ(dcpi_elf_build_id(elf, id, 4), -EOVERFLOW, "id longer than the buffer refused");
+	T_EQ(dcpi_buildid_elf(txt, id, sizeof(id)), -ENOEXEC, "not ELF: -ENOEXEC");
+	T_EQ(dcpi_buildid_elf("/nonexistent/x", id, sizeof(id)), -ENOENT, "missing: -ENOENT");
+	T_EQ(dcpi_buildid_elf(elf, id, 4), -EOVERFLOW, "id longer than the buffer refused");
 }
 
 /* ---- the fake procroot ---------------------------------------------------------- */
@@ -624,11 +627,11 @@ static void test_notes_parse(void)
 	size_t n = put_note(buf, 6, "Linux", want, 3);
 
 	n += put_note(buf + n, 3, "GNU", want, 8);
-	T_EQ(dcpi_notes_build_id(buf, n, id, sizeof(id)), 8, "GNU note found after another");
+	T_EQ(dcpi_buildid_notes(buf, n, id, sizeof(id)), 8, "GNU note found after another");
 	T_OK(!memcmp(id, want, 8), "its bytes");
-	T_EQ(dcpi_notes_build_id(buf, n - 4, id, sizeof(id)), -EBADMSG, "cut note refused");
-	T_EQ(dcpi_notes_build_id(buf, 20, id, sizeof(id)), -EBADMSG, "cut name refused");
-	T_EQ(dcpi_notes_build_id(buf, 0, id, sizeof(id)), 0, "no notes: 0");
+	T_EQ(dcpi_buildid_notes(buf, n - 4, id, sizeof(id)), -EBADMSG, "cut note refused");
+	T_EQ(dcpi_buildid_notes(buf, 20, id, sizeof(id)), -EBADMSG, "cut name refused");
+	T_EQ(dcpi_buildid_notes(buf, 0, id, sizeof(id)), 0, "no notes: 0");
 }
 
 /* The _stext address as kallsyms shows it, read independently. */

@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "dcpi/profile.h"
 #include "tap.h"
 
@@ -568,7 +569,7 @@ static int file_is(const char *path, const char *want)
 	size_t len;
 	int same;
 
-	if (dcpi_read_file(path, 1 << 20, &data, &len))
+	if (dcpi_file_read(path, 1 << 20, &data, &len))
 		return 0;
 	same = len == strlen(want) && !memcmp(data, want, len);
 	free(data);
@@ -581,8 +582,8 @@ static void test_atomic_write(void)
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/f", tmpdir);
-	T_EQ(dcpi_write_file_atomic(path, "old", 3, 0600), 0, "atomic write creates a file");
-	T_EQ(dcpi_write_file_atomic(path, "newer", 5, 0640), 0, "and replaces it");
+	T_EQ(dcpi_file_write_atomic(path, "old", 3, 0600), 0, "atomic write creates a file");
+	T_EQ(dcpi_file_write_atomic(path, "newer", 5, 0640), 0, "and replaces it");
 	T_OK(file_is(path, "newer"), "the file holds the new contents");
 	T_OK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0640, "with the given mode");
 	T_EQ(count_temps(tmpdir), 0, "no temporary file is left");
@@ -590,7 +591,7 @@ static void test_atomic_write(void)
 	/* A directory squatting on the temporary name: creation fails. */
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	mkdir(tmp, 0700);
-	T_OK(dcpi_write_file_atomic(path, "x", 1, 0600) < 0 && strstr(dcpi_errmsg(), tmp),
+	T_OK(dcpi_file_write_atomic(path, "x", 1, 0600) < 0 && strstr(dcpi_errmsg(), tmp),
 	     "a failure to create the temporary file is reported, naming it");
 	T_OK(file_is(path, "newer"), "and the old file is intact");
 	rmdir(tmp);
@@ -602,7 +603,7 @@ static void test_atomic_write(void)
 	small.rlim_max = old.rlim_max;
 	signal(SIGXFSZ, SIG_IGN);
 	setrlimit(RLIMIT_FSIZE, &small);
-	int err = dcpi_write_file_atomic(path, "too long", 8, 0600);
+	int err = dcpi_file_write_atomic(path, "too long", 8, 0600);
 	setrlimit(RLIMIT_FSIZE, &old);
 	T_EQ(err, -EFBIG, "a write that runs out of room fails (%s)", dcpi_errmsg());
 	T_OK(file_is(path, "newer") && count_temps(tmpdir) == 0,
@@ -611,12 +612,12 @@ static void test_atomic_write(void)
 	snprintf(sub, sizeof(sub), "%s/ro", tmpdir);
 	snprintf(path, sizeof(path), "%s/f", sub);
 	mkdir(sub, 0700);
-	dcpi_write_file_atomic(path, "old", 3, 0600);
+	dcpi_file_write_atomic(path, "old", 3, 0600);
 	chmod(sub, 0500);
 	if (geteuid() == 0) {
 		T_SKIP("write into a read-only directory: root ignores directory permissions");
 	} else {
-		T_OK(dcpi_write_file_atomic(path, "new", 3, 0600) == -EACCES,
+		T_OK(dcpi_file_write_atomic(path, "new", 3, 0600) == -EACCES,
 		     "a write into a read-only directory fails with EACCES");
 		T_OK(file_is(path, "old") && count_temps(sub) == 0, "leaving the old file alone");
 	}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/record.h"
 #include "dcpi/sampler.h"
 #include "tap.h"
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dcpi/error.h"
+#include "dcpi/source.h"
 #include "dcpi/srcline.h"
 #include "fixture.h"
 #include "tap.h"
@@ -325,10 +326,10 @@ static void test_remap_parse(void)
 	char a[] = "/old/dir=/new", b[] = "nothing", c[] = "=x";
 	struct dcpi_remap r;
 
-	T_OK(dcpi_remap_parse(a, &r) == 0 && !strcmp(r.from, "/old/dir") && !strcmp(r.to, "/new"),
+	T_OK(dcpi_source_remap_parse(a, &r) == 0 && !strcmp(r.from, "/old/dir") && !strcmp(r.to, "/new"),
 	     "OLD=NEW splits");
-	T_EQ(dcpi_remap_parse(b, &r), -EINVAL, "no '=': -EINVAL");
-	T_EQ(dcpi_remap_parse(c, &r), -EINVAL, "empty OLD: -EINVAL");
+	T_EQ(dcpi_source_remap_parse(b, &r), -EINVAL, "no '=': -EINVAL");
+	T_EQ(dcpi_source_remap_parse(c, &r), -EINVAL, "empty OLD: -EINVAL");
 }
 
 /* Open name with opts and check the HOTLOOP line reads back. */

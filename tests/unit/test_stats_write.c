@@ -7,6 +7,7 @@
 
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/stats.h"
 #include "tap.h"
 
 static void base(struct dcpi_epoch_stats *st)

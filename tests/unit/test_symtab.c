@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dcpi/demangle.h"
 #include "dcpi/error.h"
 #include "dcpi/symtab.h"
 #include "fixture.h"

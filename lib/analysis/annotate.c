@@ -10,7 +10,9 @@
 #include "dcpi/annotate.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
-#include "dcpi/loadmap.h"
+#include "dcpi/hex.h"
+#include "dcpi/snapshot.h"
+#include "dcpi/source.h"
 
 #define MAX_SOURCES 256  /* source files kept open per image */
 
@@ -121,7 +123,7 @@ static int open_kallsyms(const struct dcpi_profset_entry *e, struct dcpi_symtab 
 	const struct dcpi_profile *p = &e->prof;
 	char ks[4200], mod[256];
 
-	int err = dcpi_db_kallsyms_path(e->platdir, ks, sizeof(ks));
+	int err = dcpi_snapshot_kallsyms_path(e->platdir, ks, sizeof(ks));
 
 	if (err)
 		return err;
@@ -191,7 +193,7 @@ static void open_vmlinux(struct dcpi_annot_image *img)
 		}
 	}
 	if (!img->vmlinux) {
-		dcpi_build_id_hex(p->build_id, p->build_id_len, hex);
+		dcpi_hex(p->build_id, p->build_id_len, hex);
 		img_note(img, "kernel instructions are not shown: no readable kernel image with "
 			 "build-id %s (looked for %s%s%s; set DCPI_VMLINUX); addresses and "
 			 "samples are from the kallsyms snapshot", *hex ? hex : "(none recorded)",

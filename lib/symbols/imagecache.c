@@ -1,4 +1,4 @@
-/* The database's image cache: see dcpi_db_cache_image in dcpi/db.h. */
+/* The database's image cache: see dcpi_imagecache_add in dcpi/db.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,11 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/buildid.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
-#include "dcpi/loadmap.h"
+#include "dcpi/hex.h"
+#include "dcpi/imagecache.h"
 
-int dcpi_db_cache_dir(const char *root, char *out, size_t len)
+int dcpi_imagecache_dir(const char *root, char *out, size_t len)
 {
 	return dcpi_db_path(out, len, root, NULL, NULL, ".build-id");
 }
@@ -24,8 +26,8 @@ static int cache_path(const char *root, const uint8_t *id, size_t idlen, char *d
 
 	if (idlen == 0 || idlen > DCPI_BUILD_ID_MAX)
 		return dcpi_error(EINVAL, "no build-id to cache by");
-	dcpi_build_id_hex(id, idlen, hex);
-	err = dcpi_db_cache_dir(root, cdir, sizeof(cdir));
+	dcpi_hex(id, idlen, hex);
+	err = dcpi_imagecache_dir(root, cdir, sizeof(cdir));
 	if (err)
 		return err;
 	if (snprintf(dir, dlen, "%s/%.2s", cdir, hex) >= (int)dlen ||
@@ -65,7 +67,7 @@ static int copy_into(int fd, uint64_t size, const char *tmp, const char *file, u
 	return err;
 }
 
-int dcpi_db_cache_image(const char *root, const char *path, const uint8_t *id, size_t idlen,
+int dcpi_imagecache_add(const char *root, const char *path, const uint8_t *id, size_t idlen,
 			unsigned dirmode, unsigned filemode)
 {
 	char dir[4200], file[4300], tmp[4400], cdir[4096];
@@ -82,14 +84,14 @@ int dcpi_db_cache_image(const char *root, const char *path, const uint8_t *id, s
 	if (fd < 0)
 		return dcpi_error(errno, "%s: %s", path, strerror(errno));
 	/* the file must still be the image that ran */
-	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? dcpi_elf_build_id_fd(fd, now, sizeof(now))
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? dcpi_buildid_elf_fd(fd, now, sizeof(now))
 						       : -EINVAL;
 	if (n != (int)idlen || memcmp(now, id, idlen)) {
 		close(fd);
 		return dcpi_error(ESTALE, "%s: not cached: it is not the image profiled any more",
 				  path);
 	}
-	err = dcpi_db_cache_dir(root, cdir, sizeof(cdir));
+	err = dcpi_imagecache_dir(root, cdir, sizeof(cdir));
 	if (!err && (mkdir(cdir, dirmode) && errno != EEXIST))
 		err = dcpi_error(errno, "%s: %s", cdir, strerror(errno));
 	if (!err && (mkdir(dir, dirmode) && errno != EEXIST))

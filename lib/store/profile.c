@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "dcpi/profile.h"
 
 #define PROFILE_MAGIC_LEN 8
@@ -427,9 +428,9 @@ int dcpi_profile_read(const char *path, struct dcpi_profile *p)
 	int err;
 
 	dcpi_profile_init(p);
-	err = dcpi_read_file(path, PROFILE_FILE_MAX, &data, &len);
+	err = dcpi_file_read(path, PROFILE_FILE_MAX, &data, &len);
 	if (err)
-		return err; /* dcpi_read_file names the file */
+		return err; /* dcpi_file_read names the file */
 	err = dcpi_profile_decode(data, len, p);
 	if (err)
 		dcpi_error_prefix(err, "%s", path);
@@ -445,7 +446,7 @@ int dcpi_profile_write(const char *path, const struct dcpi_profile *p, unsigned 
 	if (err)
 		err = dcpi_error_prefix(err, "%s", path);
 	else
-		err = dcpi_write_file_atomic(path, b.data, b.len, mode);
+		err = dcpi_file_write_atomic(path, b.data, b.len, mode);
 	dcpi_buf_release(&b);
 	return err;
 }

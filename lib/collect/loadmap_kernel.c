@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/buildid.h"
 #include "dcpi/error.h"
 #include "dcpi/loadmap.h"
 #include "loadmap_priv.h"
@@ -172,7 +173,7 @@ static int kernel_intern(struct dcpi_loadmap *lm, const struct ksyms *k)
 	int rc, idx;
 
 	snprintf(notes, sizeof(notes), "%s/kernel/notes", lm->sysfs);
-	rc = dcpi_notes_file_build_id(notes, tmpl.build_id, sizeof(tmpl.build_id));
+	rc = dcpi_buildid_notes_file(notes, tmpl.build_id, sizeof(tmpl.build_id));
 	tmpl.build_id_len = rc > 0 ? (uint32_t)rc : 0;
 	tmpl.text_start = k->stext ? k->stext : k->text;
 	if (k->etext > tmpl.text_start)
@@ -202,7 +203,7 @@ static int module_intern(struct dcpi_loadmap *lm, const char *name, uint64_t bas
 		return dcpi_loadmap_intern(lm, &tmpl);
 	}
 	snprintf(notes, sizeof(notes), "%s/module/%s/notes/.note.gnu.build-id", lm->sysfs, name);
-	rc = dcpi_notes_file_build_id(notes, tmpl.build_id, sizeof(tmpl.build_id));
+	rc = dcpi_buildid_notes_file(notes, tmpl.build_id, sizeof(tmpl.build_id));
 	tmpl.build_id_len = rc > 0 ? (uint32_t)rc : 0;
 	return dcpi_loadmap_intern(lm, &tmpl);
 }

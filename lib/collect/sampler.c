@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dcpi/error.h"
+#include "dcpi/record.h"
 #include "dcpi/sampler.h"
 
 #define MAX_CPUS 4096
@@ -46,7 +47,7 @@ static long perf_open(struct perf_event_attr *a, int pid, int cpu, int group)
 	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
 }
 
-int dcpi_online_cpus(int *cpus, unsigned max, unsigned *n)
+int dcpi_sampler_online_cpus(int *cpus, unsigned max, unsigned *n)
 {
 	char buf[4096], *p, *end;
 	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
@@ -217,7 +218,7 @@ int dcpi_sampler_open(const struct dcpi_eventlist *l, const struct dcpi_sampler_
 		return dcpi_error(EINVAL, "no events to sample");
 	if (pages & (pages - 1))
 		return dcpi_error(EINVAL, "ring size of %u pages is not a power of 2", pages);
-	err = dcpi_online_cpus(cpus, MAX_CPUS, &ncpus);
+	err = dcpi_sampler_online_cpus(cpus, MAX_CPUS, &ncpus);
 	if (err)
 		return err;
 	s = calloc(1, sizeof(*s));

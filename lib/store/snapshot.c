@@ -1,4 +1,4 @@
-/* Kernel symbol snapshots in the database: see dcpi_db_snapshot_kernel
+/* Kernel symbol snapshots in the database: see dcpi_snapshot_kernel
  * in dcpi/db.h.  The tools read them with zlib's gz* calls, which read
  * compressed and plain files alike. */
 #include <errno.h>
@@ -11,6 +11,8 @@
 #include "dcpi/buf.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/file.h"
+#include "dcpi/snapshot.h"
 
 /* /proc files report size 0: read them as a stream, to a cap. */
 static int slurp(const char *path, struct dcpi_buf *b)
@@ -57,7 +59,7 @@ static int gzip_buf(const struct dcpi_buf *in, struct dcpi_buf *out)
 	return err;
 }
 
-int dcpi_db_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode)
+int dcpi_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode)
 {
 	struct dcpi_buf raw = DCPI_BUF_INIT, gz = DCPI_BUF_INIT;
 	char from[4096], to[4200];
@@ -69,7 +71,7 @@ int dcpi_db_snapshot_kernel(const char *platdir, const char *procdir, unsigned m
 	if (!err)
 		err = gzip_buf(&raw, &gz);
 	if (!err)
-		err = dcpi_write_file_atomic(to, gz.data, gz.len, mode);
+		err = dcpi_file_write_atomic(to, gz.data, gz.len, mode);
 	dcpi_buf_release(&raw);
 	dcpi_buf_release(&gz);
 	if (err)
@@ -80,12 +82,12 @@ int dcpi_db_snapshot_kernel(const char *platdir, const char *procdir, unsigned m
 		return 0; /* a kernel without modules */
 	err = slurp(from, &raw);
 	if (!err)
-		err = dcpi_write_file_atomic(to, raw.data, raw.len, mode);
+		err = dcpi_file_write_atomic(to, raw.data, raw.len, mode);
 	dcpi_buf_release(&raw);
 	return err;
 }
 
-int dcpi_db_kallsyms_path(const char *platdir, char *out, size_t len)
+int dcpi_snapshot_kallsyms_path(const char *platdir, char *out, size_t len)
 {
 	static const char *const names[] = { "kallsyms.gz", "kallsyms" };
 

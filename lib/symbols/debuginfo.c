@@ -15,7 +15,7 @@
 #include <zlib.h>
 
 #include "dcpi/error.h"
-#include "dcpi/loadmap.h"
+#include "dcpi/hex.h"
 #include "symtab_int.h"
 
 #define SYS_DEBUG_DIR "/usr/lib/debug"
@@ -37,7 +37,7 @@ void dcpi_debuginfo_id_path(const uint8_t *id, size_t len, char *out)
 		out[0] = '\0';
 		return;
 	}
-	dcpi_build_id_hex(id, len, out + 1);
+	dcpi_hex(id, len, out + 1);
 	out[0] = out[1];
 	out[1] = out[2];
 	out[2] = '/';
@@ -291,7 +291,7 @@ int dcpi_debuginfo_find_image(struct dcpi_symtab *st, const char *path, const ui
 		if (!idlen || (img->idlen == idlen && !memcmp(img->id, id, idlen)))
 			return accept_file(st, img, id, idlen);
 		had_file = 1;
-		dcpi_build_id_hex(img->id, img->idlen, have);
+		dcpi_hex(img->id, img->idlen, have);
 		dcpi_symelf_close(img);
 	} else if (err != -ENOENT && err != -ENOTDIR) {
 		return err;
@@ -308,7 +308,7 @@ int dcpi_debuginfo_find_image(struct dcpi_symtab *st, const char *path, const ui
 			 "layout to place profile offsets)", dbg->path);
 		dcpi_symelf_close(dbg);
 	}
-	dcpi_build_id_hex(id, idlen, want_hex);
+	dcpi_hex(id, idlen, want_hex);
 	if (had_file)
 		return dcpi_error(ESTALE, "%s: file changed since profiling (build-id %s, profile "
 				  "has %s); no matching copy found%s", full, have, want_hex, note);

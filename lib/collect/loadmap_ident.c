@@ -18,6 +18,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "dcpi/buildid.h"
 #include "dcpi/error.h"
 #include "dcpi/loadmap.h"
 #include "loadmap_priv.h"
@@ -200,7 +201,7 @@ static int image_from_fd(struct dcpi_loadmap *lm, int fd, const struct stat *st,
 		return lm->idents[found].image;
 	tmpl.size = id.size;
 	tmpl.mtime = st->st_mtim.tv_sec;
-	rc = dcpi_elf_build_id_fd(fd, tmpl.build_id, sizeof(tmpl.build_id));
+	rc = dcpi_buildid_elf_fd(fd, tmpl.build_id, sizeof(tmpl.build_id));
 	/* Not ELF, or no note: size and mtime identify it. */
 	tmpl.build_id_len = rc > 0 ? (uint32_t)rc : 0;
 	idx = dcpi_loadmap_intern(lm, &tmpl);

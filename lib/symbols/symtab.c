@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/demangle.h"
 #include "dcpi/error.h"
 #include "symtab_int.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dcpi/error.h"
+#include "dcpi/record.h"
 #include "dcpi/sampler.h"
 
 #define TRAILER 24 /* pid, tid (2 x u32), time (u64), identifier (u64) */

@@ -12,7 +12,10 @@
 #include "dcpi/agg.h"
 #include "dcpi/buf.h"
 #include "dcpi/collector.h"
+#include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/record.h"
+#include "dcpi/stats.h"
 
 #define QUEUE_MAX_BYTES (64u << 20) /* past this, process without waiting */
 #define REGION_SHIFT 20             /* -unknown groups by 1 MB regions */
@@ -331,65 +334,6 @@ int dcpi_collector_drain(struct dcpi_collector *c, struct dcpi_sampler *s, int a
 
 /* ---- merge -------------------------------------------------------------- */
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-int dcpi_profile_filename(const struct dcpi_image *img, int64_t pid, const char *host,
-			  char *out, size_t len)
-{
-	const char *base = strrchr(img->path, '/');
-	char name[101], suffix[DCPI_HOST_MAX + 32] = "";
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t n = 0;
-	int r;
-
-	if (img->kind == DCPI_IMAGE_UNKNOWN) {
-		if (pid < 0)
-			r = snprintf(out, len, "unknown@%s.prof", host);
-		else
-			r = snprintf(out, len, "%s%" PRId64 "@0x%" PRIx64 ".prof", host, pid,
-				     img->text_start);
-		goto done;
-	}
-	base = base ? base + 1 : img->path;
-	if (*base == '[') /* "[kernel.kallsyms]", "[vdso]" */
-		base++;
-	for (; *base && *base != ']' && n < sizeof(name) - 1; base++) {
-		char ch = *base;
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '+' || ch == '-'))
-			ch = '_';
-		if (n == 0 && ch == '.')
-			ch = '_';
-		name[n++] = ch;
-	}
-	name[n] = 0;
-	h = fnv1a(h, img->path, strlen(img->path));
-	h = fnv1a(h, &img->kind, sizeof(img->kind));
-	if (img->build_id_len) {
-		h = fnv1a(h, img->build_id, img->build_id_len);
-	} else {
-		h = fnv1a(h, &img->size, sizeof(img->size));
-		h = fnv1a(h, &img->mtime, sizeof(img->mtime));
-	}
-	if (pid >= 0)
-		snprintf(suffix, sizeof(suffix), "_%s%" PRId64, host, pid);
-	r = snprintf(out, len, "%s-%016" PRIx64 "%s.prof", n ? name : "image", h, suffix);
-done:
-	if (r < 0 || (size_t)r >= len)
-		return dcpi_error(ENAMETOOLONG, "profile name too long");
-	return 0;
-}
-
 static void set_identity(struct dcpi_collector *c, const struct dcpi_image *img, int64_t pid,
 			 struct dcpi_profile *p)
 {
@@ -416,59 +360,6 @@ static void set_identity(struct dcpi_collector *c, const struct dcpi_image *img,
 	}
 }
 
-/* Same image, and no event sampled at another period (counts at two
- * periods cannot be added: such a profile goes to another file). */
-static int same_identity(const struct dcpi_profile *a, const struct dcpi_profile *b)
-{
-	for (uint32_t i = 0; i < b->nevents; i++) {
-		int j = dcpi_profile_event_index(a, b->events[i].name);
-
-		if (j >= 0 && a->events[j].period != b->events[i].period)
-			return 0;
-	}
-	return !strcmp(a->path, b->path) && a->kind == b->kind && a->pid == b->pid &&
-	       a->build_id_len == b->build_id_len &&
-	       !memcmp(a->build_id, b->build_id, a->build_id_len) &&
-	       (a->build_id_len || (a->size == b->size && a->mtime == b->mtime));
-}
-
-/* Write p into dir/name, adding to what is there.  A file of another
- * identity under the same name (a hash collision) moves p to name~N. */
-static int merge_one(const char *dir, const char *name, struct dcpi_profile *p, unsigned mode)
-{
-	char path[4096], aside[4200];
-	struct dcpi_profile old;
-	int err;
-
-	for (int attempt = 0; attempt < 8; attempt++) {
-		if (attempt == 0)
-			snprintf(path, sizeof(path), "%s/%s", dir, name);
-		else
-			snprintf(path, sizeof(path), "%s/%.*s~%d.prof", dir,
-				 (int)(strlen(name) - 5), name, attempt);
-		dcpi_profile_init(&old);
-		err = dcpi_profile_read(path, &old);
-		if (err == -ENOENT)
-			return dcpi_profile_write(path, p, mode);
-		if (err == -EBADMSG) { /* corrupt: keep it for a human, start afresh */
-			snprintf(aside, sizeof(aside), "%s.corrupt", path);
-			rename(path, aside);
-			return dcpi_profile_write(path, p, mode);
-		}
-		if (err)
-			return err; /* unreadable for now (EMFILE, EIO): retry next merge */
-		if (same_identity(&old, p)) {
-			err = dcpi_profile_merge(&old, p);
-			if (!err)
-				err = dcpi_profile_write(path, &old, mode);
-			dcpi_profile_free(&old);
-			return err;
-		}
-		dcpi_profile_free(&old);
-	}
-	return dcpi_error(EEXIST, "%s/%s: too many profiles share this name", dir, name);
-}
-
 static int count_profiles(const char *platdir, uint64_t *n)
 {
 	char **v;
@@ -485,7 +376,7 @@ static int count_profiles(const char *platdir, uint64_t *n)
 int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 {
 	unsigned mode = c->o.filemode ? c->o.filemode : 0600;
-	char name[512], spath[4096];
+	char spath[4096];
 	int err = 0;
 
 	/* Each bin is cleared once it is on disk, so a merge that fails half
@@ -503,11 +394,9 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 			continue;
 		dcpi_profile_init(&p);
 		set_identity(c, img, pid, &p);
-		err = dcpi_profile_filename(img, pid, c->stats.platform, name, sizeof(name));
+		err = dcpi_agg_bin_rows(c->agg, b, &p);
 		if (!err)
-			err = dcpi_agg_bin_rows(c->agg, b, &p);
-		if (!err)
-			err = merge_one(platdir, name, &p, mode);
+			err = dcpi_db_merge_profile(platdir, &p, mode);
 		if (!err)
 			dcpi_agg_bin_clear(c->agg, b);
 		if (!err && c->o.on_merged)

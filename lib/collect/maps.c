@@ -13,6 +13,7 @@
 
 #include "dcpi/error.h"
 #include "dcpi/loadmap.h"
+#include "dcpi/maps.h"
 
 #define QUOTE_MAX 160 /* how much of a bad line the error message quotes */
 

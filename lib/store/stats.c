@@ -10,6 +10,8 @@
 #include "dcpi/buf.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/file.h"
+#include "dcpi/stats.h"
 
 #define STATS_MAX (1 << 20) /* a stats file is a few hundred bytes */
 
@@ -61,7 +63,7 @@ int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsign
 				      e->time_running);
 	}
 	if (!err)
-		err = dcpi_write_file_atomic(path, b.data, b.len, mode);
+		err = dcpi_file_write_atomic(path, b.data, b.len, mode);
 	dcpi_buf_release(&b);
 	return err;
 }
@@ -187,7 +189,7 @@ int dcpi_stats_read(const char *path, struct dcpi_epoch_stats *st)
 {
 	uint8_t *data;
 	size_t len;
-	int err = dcpi_read_file(path, STATS_MAX, &data, &len);
+	int err = dcpi_file_read(path, STATS_MAX, &data, &len);
 
 	if (err)
 		return err;

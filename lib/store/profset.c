@@ -6,6 +6,7 @@
 
 #include "dcpi/error.h"
 #include "dcpi/profset.h"
+#include "dcpi/stats.h"
 
 void dcpi_profset_free(struct dcpi_profset *s)
 {

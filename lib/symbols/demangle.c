@@ -3,6 +3,7 @@
 
 #include <libiberty/demangle.h>
 
+#include "dcpi/demangle.h"
 #include "dcpi/symtab.h"
 
 /* Only names that can be mangled reach the demangler: it is the costly

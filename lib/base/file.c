@@ -1,5 +1,5 @@
 /* Whole-file reads and atomic whole-file writes for the database: see
- * dcpi_write_file_atomic() and dcpi_read_file() in dcpi/profile.h.
+ * dcpi_file_write_atomic() and dcpi_file_read() in dcpi/file.h.
  *
  * Atomicity rests on rename(2) within one directory: the new contents are
  * complete and fsync'd under a temporary name before the rename makes them
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "dcpi/error.h"
-#include "dcpi/profile.h"
+#include "dcpi/file.h"
 
 static int write_all(int fd, const uint8_t *p, size_t len)
 {
@@ -86,7 +86,7 @@ static int write_tmp(const char *tmp, const void *data, size_t len, unsigned mod
 	return 0;
 }
 
-int dcpi_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode)
+int dcpi_file_write_atomic(const char *path, const void *data, size_t len, unsigned mode)
 {
 	char tmp[PATH_MAX];
 	int n, err;
@@ -152,7 +152,7 @@ fail:
 	return err;
 }
 
-int dcpi_read_file(const char *path, size_t max, uint8_t **data, size_t *len)
+int dcpi_file_read(const char *path, size_t max, uint8_t **data, size_t *len)
 {
 	struct stat st;
 	int fd, err;

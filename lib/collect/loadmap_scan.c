@@ -9,6 +9,7 @@
 
 #include "dcpi/error.h"
 #include "dcpi/loadmap.h"
+#include "dcpi/maps.h"
 #include "loadmap_priv.h"
 
 /* Record one executable line into p. */

@@ -11,6 +11,7 @@
 
 #include "dcpi/buf.h"
 #include "dcpi/error.h"
+#include "dcpi/source.h"
 #include "dcpi/srcline.h"
 
 #define TRIED_MAX 700        /* bytes of "tried ..." list kept for the message */
@@ -33,7 +34,7 @@ struct search {
 	char first_msg[256];
 };
 
-int dcpi_remap_parse(char *arg, struct dcpi_remap *r)
+int dcpi_source_remap_parse(char *arg, struct dcpi_remap *r)
 {
 	char *eq = strchr(arg, '=');
 

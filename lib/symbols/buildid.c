@@ -1,6 +1,6 @@
 /* GNU build-ids: from ELF files with libelf, and from the raw note files
  * the kernel exports (/sys/kernel/notes, /sys/module/NAME/notes/...).
- * See dcpi/loadmap.h. */
+ * See dcpi/buildid.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -13,25 +13,13 @@
 #include <unistd.h>
 
 #include "dcpi/error.h"
-#include "dcpi/loadmap.h"
+#include "dcpi/buildid.h"
 
 #define NOTES_FILE_MAX (64u << 10) /* /sys/kernel/notes is a few hundred bytes */
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
 #endif
-
-void dcpi_build_id_hex(const uint8_t *id, size_t len, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		out[2 * i] = digits[id[i] >> 4];
-		out[2 * i + 1] = digits[id[i] & 15];
-	}
-	out[2 * len] = '\0';
-}
 
 /* Copy a found build-id out; ids longer than max are refused rather than
  * cut, because a truncated id would match nothing and mislead. */
@@ -105,7 +93,7 @@ static int id_from_segments(Elf *elf, uint8_t *id, size_t max)
 	return 0;
 }
 
-int dcpi_elf_build_id_fd(int fd, uint8_t *id, size_t max)
+int dcpi_buildid_elf_fd(int fd, uint8_t *id, size_t max)
 {
 	Elf *elf;
 	int rc;
@@ -127,14 +115,14 @@ out:
 	return rc;
 }
 
-int dcpi_elf_build_id(const char *path, uint8_t *id, size_t max)
+int dcpi_buildid_elf(const char *path, uint8_t *id, size_t max)
 {
 	int fd, rc;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return dcpi_error(errno, "%s: %s", path, strerror(errno));
-	rc = dcpi_elf_build_id_fd(fd, id, max);
+	rc = dcpi_buildid_elf_fd(fd, id, max);
 	if (rc < 0)
 		dcpi_error_prefix(-rc, "%s", path);
 	close(fd);
@@ -146,7 +134,7 @@ static size_t align4(size_t n)
 	return (n + 3) & ~(size_t)3;
 }
 
-int dcpi_notes_build_id(const void *notes, size_t len, uint8_t *id, size_t max)
+int dcpi_buildid_notes(const void *notes, size_t len, uint8_t *id, size_t max)
 {
 	const uint8_t *p = notes;
 	size_t off = 0;
@@ -198,7 +186,7 @@ out:
 	return rc;
 }
 
-int dcpi_notes_file_build_id(const char *path, uint8_t *id, size_t max)
+int dcpi_buildid_notes_file(const char *path, uint8_t *id, size_t max)
 {
 	uint8_t *buf = malloc(NOTES_FILE_MAX);
 	size_t len;
@@ -209,7 +197,7 @@ int dcpi_notes_file_build_id(const char *path, uint8_t *id, size_t max)
 	rc = read_small_file(path, buf, NOTES_FILE_MAX, &len);
 	if (rc < 0)
 		goto out;
-	rc = dcpi_notes_build_id(buf, len, id, max);
+	rc = dcpi_buildid_notes(buf, len, id, max);
 	if (rc < 0)
 		dcpi_error_prefix(-rc, "%s", path);
 out:

@@ -1,0 +1,19 @@
+/* Whole files: atomic writes and capped reads, for every database file. */
+#ifndef DCPI_FILE_H
+#define DCPI_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Write a file atomically: tmp + fsync + rename + directory fsync.  Used
+ * for profiles and every other database file.  The temporary file is
+ * "<path>.tmp.<pid>" in the same directory, created with exactly mode (not
+ * masked by the umask); on any failure it is removed and an existing file
+ * at path is left as it was.  One writer per path per process. */
+int dcpi_file_write_atomic(const char *path, const void *data, size_t len, unsigned mode);
+/* Read a whole file (at most max bytes, else -EFBIG) into a malloc'd
+ * buffer the caller frees. */
+int dcpi_file_read(const char *path, size_t max, uint8_t **data, size_t *len);
+
+
+#endif

@@ -1,0 +1,21 @@
+/* Kernel symbol snapshots in a platform directory. */
+#ifndef DCPI_SNAPSHOT_H
+#define DCPI_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Snapshot the kernel's symbols into a platform directory: procdir's
+ * kallsyms gzip-compressed as kallsyms.gz (a sixth of its size: it is
+ * most of an epoch's disk otherwise) and modules as it is (absent on a
+ * kernel without modules, which is not an error).  procdir is normally
+ * "/proc".  All writes atomic. */
+#define DCPI_SNAPSHOT_MAX ((size_t)256 << 20)
+int dcpi_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode);
+
+/* The kallsyms snapshot of a platform directory: kallsyms.gz, or the
+ * uncompressed kallsyms older databases hold.  -ENOENT when neither. */
+int dcpi_snapshot_kallsyms_path(const char *platdir, char *out, size_t len);
+
+
+#endif

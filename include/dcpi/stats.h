@@ -1,0 +1,43 @@
+/* Epoch statistics (epoch.stats): what the tools show in their headers. */
+#ifndef DCPI_STATS_H
+#define DCPI_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/db.h"
+#include "dcpi/profile.h"
+
+/* Epoch statistics: what the tools show in their headers. */
+struct dcpi_stats_event {
+	char name[64];
+	uint64_t period;
+	uint64_t samples;
+	uint64_t time_enabled;  /* ns, summed over CPUs */
+	uint64_t time_running;
+};
+
+struct dcpi_epoch_stats {
+	char epoch[DCPI_EPOCH_NAME_MAX];
+	char platform[DCPI_HOST_MAX];
+	int64_t start;          /* unix time the epoch began */
+	int64_t updated;        /* unix time of the last merge */
+	uint64_t samples;       /* samples read from the kernel */
+	uint64_t lost;          /* samples the kernel dropped (ring full) */
+	uint64_t throttled;     /* throttle events (kernel slowed sampling) */
+	uint64_t unknown;       /* samples attributable to no image */
+	uint64_t kernel;        /* samples in kernel mode */
+	uint64_t images;        /* profiles written */
+	uint32_t ncpus;
+	uint32_t nevents;
+	struct dcpi_stats_event ev[DCPI_MAX_EVENTS];
+};
+
+int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsigned mode);
+/* Parse; unknown keys are ignored (newer writers), malformed lines are
+ * -EBADMSG naming the line. */
+int dcpi_stats_read(const char *path, struct dcpi_epoch_stats *st);
+int dcpi_stats_parse(const char *text, size_t len, struct dcpi_epoch_stats *st);
+
+
+#endif
