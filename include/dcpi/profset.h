@@ -25,11 +25,11 @@ struct dcpi_profset_entry {
 
 struct dcpi_profset {
 	struct dcpi_profset_entry *v;
-	size_t n;
+	size_t n, cap;           /* entries, capacity */
 	char **epochs;          /* chosen epochs, oldest first */
 	size_t nepochs;
 	char **hosts;           /* hosts seen, sorted, unique */
-	size_t nhosts;
+	size_t nhosts, hosts_cap;
 	unsigned nevents;
 	char *events[DCPI_MAX_EVENTS];
 	uint64_t periods[DCPI_MAX_EVENTS]; /* 0 when profiles disagree */

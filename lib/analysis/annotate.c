@@ -13,6 +13,7 @@
 #include "dcpi/hex.h"
 #include "dcpi/snapshot.h"
 #include "dcpi/source.h"
+#include "internal.h"
 
 #define MAX_SOURCES 256  /* source files kept open per image */
 
@@ -236,18 +237,10 @@ static int acc_add(struct acc *a, uint64_t vaddr, const struct dcpi_profset_entr
 	const struct dcpi_profile *p = &e->prof;
 	struct dcpi_annot_sample *s;
 
-	if (a->n == a->cap) {
-		size_t nc = a->cap ? a->cap * 2 : 1024;
-		struct dcpi_annot_sample *nv;
+	int err = DCPI_GROW(a->v, a->cap, a->n + 1, SIZE_MAX, "samples");
 
-		if (nc > SIZE_MAX / sizeof(*nv))
-			return dcpi_error(ENOMEM, "too many samples");
-		nv = realloc(a->v, nc * sizeof(*nv));
-		if (!nv)
-			return dcpi_error(ENOMEM, "out of memory");
-		a->v = nv;
-		a->cap = nc;
-	}
+	if (err)
+		return err;
 	s = &a->v[a->n++];
 	memset(s, 0, sizeof(*s));
 	s->vaddr = vaddr;
@@ -625,33 +618,16 @@ struct collect {
 	uint64_t delta;
 };
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t nc;
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 256;
-	if (nc > SIZE_MAX / size)
-		return dcpi_error(ENOMEM, "out of memory");
-	nv = realloc(*v, nc * size);
-	if (!nv)
-		return dcpi_error(ENOMEM, "out of memory");
-	*v = nv;
-	*cap = nc;
-	return 0;
-}
-
 static int collect_insn(const struct dcpi_insn *in, void *arg)
 {
 	struct collect *c = arg;
 	struct dcpi_annot_insn *r;
 
-	if (c->a->ninsns == DCPI_DISASM_MAX_INSNS)
-		return dcpi_error(EFBIG, "more than %zu instructions", DCPI_DISASM_MAX_INSNS);
-	if (grow((void **)&c->a->insns, &c->cap, c->a->ninsns, sizeof(*r)))
-		return -ENOMEM;
+	int err = DCPI_GROW(c->a->insns, c->cap, c->a->ninsns + 1, DCPI_DISASM_MAX_INSNS,
+			    "instructions");
+
+	if (err)
+		return err;
 	r = &c->a->insns[c->a->ninsns++];
 	memset(r, 0, sizeof(*r));
 	r->insn = *in;
@@ -688,8 +664,8 @@ static int make_insns(struct dcpi_annot_image *img, struct dcpi_annotation *a)
 	for (first = 0; first < ns && s[first].vaddr < a->lo; first++)
 		;
 	for (size_t i = first; i < ns && s[i].vaddr < a->hi; i++) {
-		if (grow((void **)&a->insns, &c.cap, a->ninsns, sizeof(*a->insns)))
-			return -ENOMEM;
+		if ((err = DCPI_GROW(a->insns, c.cap, a->ninsns + 1, SIZE_MAX, "instructions")))
+			return err;
 		memset(&a->insns[a->ninsns], 0, sizeof(a->insns[0]));
 		a->insns[a->ninsns++].insn.vaddr = s[i].vaddr;
 	}
@@ -717,8 +693,10 @@ static int add_stray(struct dcpi_annotation *a, size_t *cap, const struct dcpi_a
 {
 	struct dcpi_annot_stray *t;
 
-	if (grow((void **)&a->strays, cap, a->nstrays, sizeof(*t)))
-		return -ENOMEM;
+	int err = DCPI_GROW(a->strays, *cap, a->nstrays + 1, SIZE_MAX, "stray samples");
+
+	if (err)
+		return err;
 	t = &a->strays[a->nstrays++];
 	memset(t, 0, sizeof(*t));
 	t->vaddr = s->vaddr;
@@ -832,10 +810,8 @@ static int make_lines(struct dcpi_annot_image *img, struct dcpi_annotation *a)
 		struct dcpi_annot_line *l;
 
 		if (i == 0 || k[i].rank != k[i - 1].rank || k[i].line != k[i - 1].line) {
-			if (grow((void **)&a->lines, &cap, a->nlines, sizeof(*l))) {
-				err = -ENOMEM;
+			if ((err = DCPI_GROW(a->lines, cap, a->nlines + 1, SIZE_MAX, "lines")))
 				goto out;
-			}
 			l = &a->lines[a->nlines++];
 			memset(l, 0, sizeof(*l));
 			l->file = r->file;

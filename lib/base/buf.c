@@ -7,26 +7,13 @@
 
 #include "dcpi/buf.h"
 #include "dcpi/error.h"
+#include "internal.h"
 
 int dcpi_buf_grow(struct dcpi_buf *b, size_t extra)
 {
-	size_t want, ncap;
-	uint8_t *p;
-
 	if (extra > DCPI_BUF_MAX - b->len)
 		return dcpi_error(EFBIG, "buffer would exceed %zu bytes", DCPI_BUF_MAX);
-	want = b->len + extra;
-	if (want <= b->cap)
-		return 0;
-	ncap = b->cap ? b->cap : 256;
-	while (ncap < want)
-		ncap = ncap > DCPI_BUF_MAX / 2 ? DCPI_BUF_MAX : ncap * 2;
-	p = realloc(b->data, ncap);
-	if (!p)
-		return dcpi_error(ENOMEM, "out of memory growing a buffer to %zu bytes", ncap);
-	b->data = p;
-	b->cap = ncap;
-	return 0;
+	return DCPI_GROW(b->data, b->cap, b->len + extra, DCPI_BUF_MAX, "buffer bytes");
 }
 
 int dcpi_buf_put(struct dcpi_buf *b, const void *p, size_t n)

@@ -17,6 +17,7 @@
 
 #include "dcpi/error.h"
 #include "dcpi/file.h"
+#include "internal.h"
 
 static int write_all(int fd, const uint8_t *p, size_t len)
 {
@@ -111,7 +112,7 @@ int dcpi_file_write_atomic(const char *path, const void *data, size_t len, unsig
 static int read_fd(int fd, const char *path, size_t max, uint8_t **data, size_t *len)
 {
 	size_t cap = 0, n = 0;
-	uint8_t *buf = NULL, *nb;
+	uint8_t *buf = NULL;
 	ssize_t got;
 	int err;
 
@@ -120,14 +121,10 @@ static int read_fd(int fd, const char *path, size_t max, uint8_t **data, size_t 
 		goto fail;
 	}
 	for (;;) {
-		if (n == cap) {
-			cap = cap ? (cap > (max + 1) / 2 ? max + 1 : cap * 2) : 4096;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				err = dcpi_error(ENOMEM, "%s: out of memory", path);
-				goto fail;
-			}
-			buf = nb;
+		/* one byte past max, to see that there is more */
+		if ((err = DCPI_GROW(buf, cap, n + 1, max + 1, "bytes"))) {
+			dcpi_error_prefix(-err, "%s", path);
+			goto fail;
 		}
 		got = read(fd, buf + n, cap - n);
 		if (got < 0 && errno == EINTR)

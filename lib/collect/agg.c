@@ -6,6 +6,7 @@
 
 #include "dcpi/agg.h"
 #include "dcpi/error.h"
+#include "internal.h"
 
 struct bin {
 	int image;
@@ -121,15 +122,8 @@ static int find_bin(struct dcpi_agg *a, int image, int64_t pid, size_t *out)
 			return 0;
 		}
 	}
-	if (a->nbins == a->bins_cap) {
-		size_t ncap = a->bins_cap ? a->bins_cap * 2 : 32;
-		struct bin *nb = realloc(a->bins, ncap * sizeof(*nb));
-
-		if (!nb)
-			return dcpi_error(ENOMEM, "out of memory");
-		a->bins = nb;
-		a->bins_cap = ncap;
-	}
+	if ((err = DCPI_GROW(a->bins, a->bins_cap, a->nbins + 1, SIZE_MAX, "image bins")))
+		return err;
 	memset(&a->bins[a->nbins], 0, sizeof(a->bins[0]));
 	a->bins[a->nbins].image = image;
 	a->bins[a->nbins].pid = pid;

@@ -12,6 +12,7 @@
 
 #include "dcpi/error.h"
 #include "dcpi/loadmap.h"
+#include "internal.h"
 #include "loadmap_priv.h"
 
 /* ---- hashing and the index set ----------------------------------------- */
@@ -127,20 +128,9 @@ int dcpi_lm_image_find(const struct dcpi_loadmap *lm, const struct dcpi_image *t
 
 static int images_reserve(struct dcpi_loadmap *lm)
 {
-	size_t cap;
-	struct dcpi_image **v;
-
-	if (lm->nimages < lm->images_cap)
-		return 0;
 	if (lm->nimages >= LM_IMAGES_MAX)
 		return dcpi_error(ENOSPC, "more than %u images", LM_IMAGES_MAX);
-	cap = lm->images_cap ? lm->images_cap * 2 : 64;
-	v = realloc(lm->images, cap * sizeof(*v));
-	if (!v)
-		return dcpi_error(ENOMEM, "out of memory for images");
-	lm->images = v;
-	lm->images_cap = cap;
-	return 0;
+	return DCPI_GROW(lm->images, lm->images_cap, lm->nimages + 1, LM_IMAGES_MAX, "images");
 }
 
 static struct dcpi_image *image_copy(const struct dcpi_image *tmpl)
@@ -390,24 +380,10 @@ static size_t maps_first_end_above(const struct lm_proc *p, uint64_t addr)
 
 static int maps_reserve(struct lm_proc *p, size_t extra)
 {
-	size_t need, cap;
-	struct lm_map *v;
-
 	if (extra > LM_MAPS_MAX || p->nmaps > LM_MAPS_MAX - extra)
 		return dcpi_error(ENOSPC, "process %d: more than %u mappings", (int)p->pid,
 				  LM_MAPS_MAX);
-	need = p->nmaps + extra;
-	if (need <= p->cap)
-		return 0;
-	cap = p->cap ? p->cap : 16;
-	while (cap < need)
-		cap *= 2;
-	v = realloc(p->maps, cap * sizeof(*v));
-	if (!v)
-		return dcpi_error(ENOMEM, "out of memory for mappings");
-	p->maps = v;
-	p->cap = cap;
-	return 0;
+	return DCPI_GROW(p->maps, p->cap, p->nmaps + extra, LM_MAPS_MAX, "mappings");
 }
 
 /* Replace maps[i, j) with the k entries of repl. */

@@ -21,6 +21,7 @@
 #include "dcpi/buildid.h"
 #include "dcpi/error.h"
 #include "dcpi/loadmap.h"
+#include "internal.h"
 #include "loadmap_priv.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -126,17 +127,11 @@ static int ident_eq(const void *ctx, size_t idx)
 
 static int ident_add(struct dcpi_loadmap *lm, const struct lm_ident *id, const char *path)
 {
-	if (lm->nidents == lm->idents_cap) {
-		size_t cap = lm->idents_cap ? lm->idents_cap * 2 : 64;
-		struct lm_ident *v;
-		if (lm->nidents >= LM_IMAGES_MAX)
-			return 0; /* only a cache: stop growing it */
-		v = realloc(lm->idents, cap * sizeof(*v));
-		if (!v)
-			return dcpi_error(ENOMEM, "out of memory for the identity cache");
-		lm->idents = v;
-		lm->idents_cap = cap;
-	}
+	if (lm->nidents >= LM_IMAGES_MAX)
+		return 0; /* only a cache: stop growing it */
+	if (DCPI_GROW(lm->idents, lm->idents_cap, lm->nidents + 1, LM_IMAGES_MAX,
+		      "identity cache entries"))
+		return -ENOMEM;
 	if (dcpi_lm_set_add(&lm->ident_set, ident_hash(id, path), lm->nidents) < 0)
 		return dcpi_error(ENOMEM, "out of memory for the identity cache");
 	lm->idents[lm->nidents++] = *id;

@@ -14,6 +14,7 @@
 #include "dcpi/buildid.h"
 #include "dcpi/error.h"
 #include "dcpi/loadmap.h"
+#include "internal.h"
 #include "loadmap_priv.h"
 
 #define KERNEL_PATH "[kernel.kallsyms]"
@@ -67,17 +68,8 @@ static struct modsym *modsym_get(struct ksyms *k, const char *name)
 	for (i = 0; i < k->n; i++)
 		if (!strcmp(k->mods[i].name, name))
 			return &k->mods[k->last = i];
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 32;
-		struct modsym *v;
-		if (k->n >= LM_MODULES_MAX)
-			return NULL;
-		v = realloc(k->mods, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		k->mods = v;
-		k->cap = cap;
-	}
+	if (DCPI_GROW(k->mods, k->cap, k->n + 1, LM_MODULES_MAX, "modules"))
+		return NULL;
 	snprintf(k->mods[k->n].name, MOD_NAME_MAX, "%s", name);
 	k->mods[k->n].min = UINT64_MAX;
 	return &k->mods[k->last = k->n++];
@@ -273,27 +265,31 @@ static uint64_t modsym_base(const struct ksyms *k, const char *name)
 	return 0;
 }
 
-static int module_push(struct dcpi_loadmap *lm, struct lm_map **v, size_t *n,
-		       const struct modline *ml, uint64_t base)
-{
-	struct lm_map *nv;
-	int idx;
+/* The module mappings being read, before they replace lm->kmods. */
+struct modvec {
+	struct lm_map *v;
+	size_t n, cap;
+};
 
-	if (*n >= LM_MODULES_MAX || ml->size == 0 || ml->size > UINT64_MAX - base)
+static int module_push(struct dcpi_loadmap *lm, struct modvec *mv, const struct modline *ml,
+		       uint64_t base)
+{
+	int idx, err;
+
+	if (mv->n >= LM_MODULES_MAX || ml->size == 0 || ml->size > UINT64_MAX - base)
 		return 0; /* ignored: nothing sane to map */
 	idx = module_intern(lm, ml->name, base, ml->size, NULL, 0);
 	if (idx < 0)
 		return idx;
-	nv = realloc(*v, (*n + 1) * sizeof(**v));
-	if (!nv)
-		return dcpi_error(ENOMEM, "out of memory for modules");
-	*v = nv;
-	nv[(*n)++] = (struct lm_map){ base, base + ml->size, 0, idx };
+	err = DCPI_GROW(mv->v, mv->cap, mv->n + 1, LM_MODULES_MAX, "modules");
+	if (err)
+		return err;
+	mv->v[mv->n++] = (struct lm_map){ base, base + ml->size, 0, idx };
 	return 0;
 }
 
 static int modules_read(struct dcpi_loadmap *lm, const char *path, const struct ksyms *k,
-			struct lm_map **v, size_t *n)
+			struct modvec *mv)
 {
 	struct modline ml;
 	char *line = NULL;
@@ -314,7 +310,7 @@ static int modules_read(struct dcpi_loadmap *lm, const char *path, const struct 
 		base = ml.addr ? ml.addr : modsym_base(k, ml.name);
 		if (base == 0)
 			continue; /* hidden address and no symbols: cannot place it */
-		rc = module_push(lm, v, n, &ml, base);
+		rc = module_push(lm, mv, &ml, base);
 		if (rc < 0)
 			goto out;
 	}
@@ -328,8 +324,7 @@ int dcpi_loadmap_load_kernel(struct dcpi_loadmap *lm, const char *kallsyms,
 			     const char *modules)
 {
 	struct ksyms k = { 0 };
-	struct lm_map *v = NULL;
-	size_t n = 0;
+	struct modvec mv = { 0 };
 	int rc;
 
 	rc = ksyms_read(&k, kallsyms);
@@ -339,17 +334,18 @@ int dcpi_loadmap_load_kernel(struct dcpi_loadmap *lm, const char *kallsyms,
 	if (rc < 0)
 		goto out;
 	if (modules) {
-		rc = modules_read(lm, modules, &k, &v, &n);
+		rc = modules_read(lm, modules, &k, &mv);
 		if (rc < 0)
 			goto out;
 	}
-	modules_sort_clip(v, n);
+	modules_sort_clip(mv.v, mv.n);
 	free(lm->kmods.maps);
-	lm->kmods.maps = v;
-	lm->kmods.nmaps = lm->kmods.cap = n;
-	v = NULL;
+	lm->kmods.maps = mv.v;
+	lm->kmods.nmaps = mv.n;
+	lm->kmods.cap = mv.cap;
+	mv.v = NULL;
 out:
-	free(v);
+	free(mv.v);
 	free(k.mods);
 	return rc;
 }

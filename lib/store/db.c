@@ -12,6 +12,7 @@
 
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "internal.h"
 
 static int mkdir_p(const char *path, unsigned mode)
 {
@@ -161,17 +162,8 @@ static int list_dir(const char *dir, int (*want)(const char *dir, const struct d
 
 		if (!want(dir, de))
 			continue;
-		if (n == cap) {
-			char **nv;
-
-			cap = cap ? cap * 2 : 16;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				err = dcpi_error(ENOMEM, "out of memory listing %s", dir);
-				goto out;
-			}
-			v = nv;
-		}
+		if ((err = DCPI_GROW(v, cap, n + 1, SIZE_MAX, "directory entries")))
+			goto out;
 		if (full ? asprintf(&s, "%s/%s", dir, de->d_name) < 0
 			 : !(s = strdup(de->d_name))) {
 			err = dcpi_error(ENOMEM, "out of memory listing %s", dir);

@@ -7,6 +7,7 @@
 #include "dcpi/error.h"
 #include "dcpi/profset.h"
 #include "dcpi/stats.h"
+#include "internal.h"
 
 void dcpi_profset_free(struct dcpi_profset *s)
 {
@@ -74,13 +75,8 @@ static int add_profile(struct dcpi_profset *s, const char *file, const char *pla
 	struct dcpi_profset_entry *e;
 	int err;
 
-	if (s->n % 64 == 0) {
-		struct dcpi_profset_entry *nv = realloc(s->v, (s->n + 64) * sizeof(*nv));
-
-		if (!nv)
-			return dcpi_error(ENOMEM, "out of memory");
-		s->v = nv;
-	}
+	if ((err = DCPI_GROW(s->v, s->cap, s->n + 1, SIZE_MAX, "profiles")))
+		return err;
 	e = &s->v[s->n];
 	memset(e, 0, sizeof(*e));
 	dcpi_profile_init(&e->prof);
@@ -111,15 +107,13 @@ static int add_profile(struct dcpi_profset *s, const char *file, const char *pla
 
 static int add_host(struct dcpi_profset *s, const char *name)
 {
-	char **nv;
+	int err;
 
 	for (size_t i = 0; i < s->nhosts; i++)
 		if (!strcmp(s->hosts[i], name))
 			return 0;
-	nv = realloc(s->hosts, (s->nhosts + 1) * sizeof(*nv));
-	if (!nv)
-		return dcpi_error(ENOMEM, "out of memory");
-	s->hosts = nv;
+	if ((err = DCPI_GROW(s->hosts, s->hosts_cap, s->nhosts + 1, SIZE_MAX, "hosts")))
+		return err;
 	if (!(s->hosts[s->nhosts] = strdup(name)))
 		return dcpi_error(ENOMEM, "out of memory");
 	s->nhosts++;

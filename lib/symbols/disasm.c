@@ -15,6 +15,7 @@
 
 #include "dcpi/disasm.h"
 #include "dcpi/error.h"
+#include "internal.h"
 
 struct dcpi_disasm {
 	char *path;
@@ -411,23 +412,10 @@ static int collect_one(const struct dcpi_insn *in, void *arg)
 {
 	struct collect *c = arg;
 
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 64;
-		struct dcpi_insn *nv;
-
-		if (c->cap >= DCPI_DISASM_MAX_INSNS) {
-			c->err = dcpi_error(EFBIG, "more than %zu instructions in one range",
-					    DCPI_DISASM_MAX_INSNS);
-			return c->err;
-		}
-		nv = reallocarray(c->v, ncap, sizeof(*nv));
-		if (!nv) {
-			c->err = dcpi_error(ENOMEM, "out of memory for %zu instructions", ncap);
-			return c->err;
-		}
-		c->v = nv;
-		c->cap = ncap;
-	}
+	c->err = DCPI_GROW(c->v, c->cap, c->n + 1, DCPI_DISASM_MAX_INSNS,
+			   "instructions in one range");
+	if (c->err)
+		return c->err;
 	c->v[c->n++] = *in;
 	return 0;
 }

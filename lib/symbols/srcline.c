@@ -18,6 +18,7 @@
 
 #include "dcpi/error.h"
 #include "dcpi/srcline.h"
+#include "internal.h"
 
 /* Ranges of one address that are checked when CU ranges overlap (only
  * broken or exotic DWARF has many). */
@@ -143,19 +144,10 @@ static int add_range(struct dcpi_srclines *s, size_t *cap, uint64_t lo, uint64_t
 {
 	if (lo >= hi)
 		return 0;
-	if (s->nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct cu_range *nr;
+	int err = DCPI_GROW(s->r, *cap, s->nr + 1, DCPI_SRCLINE_MAX_UNITS, "unit address ranges");
 
-		if (*cap >= DCPI_SRCLINE_MAX_UNITS)
-			return dcpi_error(EFBIG, "%s: more than %u unit address ranges", s->path,
-					  DCPI_SRCLINE_MAX_UNITS);
-		nr = reallocarray(s->r, ncap, sizeof(*nr));
-		if (!nr)
-			return dcpi_error(ENOMEM, "%s: out of memory", s->path);
-		s->r = nr;
-		*cap = ncap;
-	}
+	if (err)
+		return dcpi_error_prefix(-err, "%s", s->path);
 	s->r[s->nr++] = (struct cu_range){ lo, hi, off };
 	return 0;
 }

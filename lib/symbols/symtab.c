@@ -8,6 +8,7 @@
 
 #include "dcpi/demangle.h"
 #include "dcpi/error.h"
+#include "internal.h"
 #include "symtab_int.h"
 
 #define POOL_CHUNK 65536
@@ -93,33 +94,9 @@ const char *dcpi_symtab_intern(struct dcpi_symtab *st, const char *s, size_t len
 	return p;
 }
 
-/* Grow an array of n elements of size sz to hold one more, up to max. */
-static int grow(void **arr, size_t *cap, size_t n, size_t sz, size_t max)
-{
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	if (n >= max)
-		return dcpi_error(EFBIG, "more than %zu entries", max);
-	ncap = *cap ? *cap * 2 : 64;
-	if (ncap > max)
-		ncap = max;
-	if (ncap > SIZE_MAX / sz)
-		return dcpi_error(ENOMEM, "array too large");
-	p = realloc(*arr, ncap * sz);
-	if (!p)
-		return dcpi_error(ENOMEM, "out of memory");
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 int dcpi_symtab_add(struct dcpi_symtab *st, const struct symtab_in *sym)
 {
-	int err = grow((void **)&st->in, &st->capin, st->nin, sizeof(*st->in),
-		       DCPI_SYMTAB_MAX_SYMS);
+	int err = DCPI_GROW(st->in, st->capin, st->nin + 1, DCPI_SYMTAB_MAX_SYMS, "entries");
 
 	if (err)
 		return dcpi_error_prefix(-err, "%s: symbols", st->path);

@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "dcpi/error.h"
+#include "internal.h"
 #include "symtab_int.h"
 
 struct kline {
@@ -108,20 +109,11 @@ static int mine(const struct kread *r, const struct kline *k)
 
 static int add_addr(struct kread *r, uint64_t a)
 {
-	uint64_t *p;
-	size_t ncap;
+	int err = DCPI_GROW(r->addrs, r->capaddrs, r->naddrs + 1, DCPI_SYMTAB_MAX_SYMS,
+			    "kallsyms entries");
 
-	if (r->naddrs == r->capaddrs) {
-		if (r->capaddrs >= DCPI_SYMTAB_MAX_SYMS)
-			return dcpi_error(EFBIG, "more than %u kallsyms entries",
-					  DCPI_SYMTAB_MAX_SYMS);
-		ncap = r->capaddrs ? r->capaddrs * 2 : 1024;
-		p = realloc(r->addrs, ncap * sizeof(*p));
-		if (!p)
-			return dcpi_error(ENOMEM, "out of memory");
-		r->addrs = p;
-		r->capaddrs = ncap;
-	}
+	if (err)
+		return err;
 	r->addrs[r->naddrs++] = a;
 	return 0;
 }

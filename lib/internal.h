@@ -1,0 +1,31 @@
+/* libdcpi's private helpers, for every layer (never installed, never
+ * included by the commands).
+ *
+ * Growing arrays: one overflow-checked, capped helper instead of a
+ * hand-written realloc at every site (git's ALLOC_GROW and st_mult,
+ * libbpf's libbpf_ensure_mem). */
+#ifndef DCPI_INTERNAL_H
+#define DCPI_INTERNAL_H
+
+#include <stddef.h>
+
+#define DCPI_GROW_MIN 16   /* first capacity, in elements */
+
+/* Make room for need elements of elsize bytes in *arr, whose capacity is
+ * *cap elements.  The capacity at least doubles (so n appends cost O(n)),
+ * starts at DCPI_GROW_MIN, and never exceeds max elements.  On error *arr
+ * and *cap are unchanged (the old array stays the caller's) and it returns
+ * -EFBIG "more than MAX WHAT" when need > max, or -ENOMEM when the size
+ * overflows or the allocation fails.  what names the elements in those
+ * messages ("images", "samples"). */
+int dcpi_grow(void **arr, size_t *cap, size_t need, size_t elsize, size_t max,
+	      const char *what);
+
+/* The usual call: room for need elements of arr's type. */
+#define DCPI_GROW(arr, cap, need, max, what) \
+	dcpi_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)), (max), (what))
+
+/* a * b into *out; -ENOMEM (with a message) when it overflows size_t. */
+int dcpi_size_mul(size_t a, size_t b, size_t *out);
+
+#endif
