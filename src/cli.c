@@ -50,6 +50,16 @@ void cli_usage_error(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
+int cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("error: ", fmt, ap, NULL);
+	va_end(ap);
+	return -1;
+}
+
 void cli_warn(const char *fmt, ...)
 {
 	va_list ap;

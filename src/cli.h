@@ -14,6 +14,8 @@ _Noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 _Noreturn void cli_die_lib(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "dcpicat: <msg>" + "Try 'dcpicat --help'." on stderr, exit 2. */
 _Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "dcpicat: error: <msg>" on stderr, and -1: for code that must not exit. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The database directory: the -db argument if given, else $DCPIDB, else

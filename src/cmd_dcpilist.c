@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "dcpi/annotate.h"
 #include "dcpi/error.h"
+#include "dcpi/select.h"
 #include "dcpi/source.h"
 #include "report.h"
 
@@ -137,18 +138,19 @@ static void apply_file_opt(struct opts *o)
 
 static void open_image(struct listing *l)
 {
-	struct dcpi_annot_opts ao = { report_symtab_opts(l->o.db), &l->src, NULL, 0 };
+	struct dcpi_annot_opts ao = { report_symtab_opts(l->o.db), &l->src, NULL, 0, NULL };
 	size_t *idx = calloc(l->set.n ? l->set.n : 1, sizeof(*idx)), n = 0;
+	struct dcpi_selection sel;
 
-	if (!idx)
-		cli_die("out of memory");
+	if (!idx || dcpi_select(&l->set, &l->o.image, 1, &sel))
+		cli_die("%s", idx ? dcpi_errmsg() : "out of memory");
 	for (size_t i = 0; i < l->set.n; i++) {
 		const struct dcpi_profile *p = &l->set.v[i].prof;
 
-		if (p->kind != DCPI_IMAGE_ANON && p->kind != DCPI_IMAGE_UNKNOWN &&
-		    report_image_matches(p, l->o.image))
+		if (sel.chosen[i] && p->kind != DCPI_IMAGE_ANON && p->kind != DCPI_IMAGE_UNKNOWN)
 			idx[n++] = i;
 	}
+	dcpi_selection_free(&sel);
 	l->src = (struct dcpi_source_opts){ l->o.dirs, l->o.ndirs, l->o.remaps, l->o.nremaps };
 	if (n == 0)
 		cli_die("no profile of image '%s' in epoch%s %s%s", l->o.image,
@@ -293,7 +295,7 @@ static void print_text(const struct listing *l)
 {
 	const struct dcpi_profile *p = dcpi_annot_image_profile(l->img);
 
-	report_print_header(l->o.db, &l->set, l->a.total, &l->w);
+	report_print_header(stdout, l->o.db, &l->set, l->a.total, &l->w);
 	printf("\nProcedure: %s\nImage: %s\nRange: 0x%" PRIx64 "-0x%" PRIx64 " (%zu %s)\n",
 	       l->name ? l->name : "(address range)", p->path, l->a.lo, l->a.hi, l->a.ninsns,
 	       l->a.has_code ? "instructions" : "sampled addresses");

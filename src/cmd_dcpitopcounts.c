@@ -10,6 +10,8 @@
 #include "cli.h"
 #include "dcpi/annotate.h"
 #include "dcpi/error.h"
+#include "dcpi/obj.h"
+#include "dcpi/select.h"
 #include "report.h"
 
 #define MAX_IMAGES 256
@@ -46,7 +48,8 @@ struct tc {
 	size_t ncands;
 	uint64_t total[DCPI_MAX_EVENTS];
 	int sortcol, failed_named;
-	const char *matched[MAX_IMAGES];
+	struct dcpi_selection sel;
+	struct dcpi_objcache *objs;
 	struct report_warnings w;
 };
 
@@ -103,15 +106,10 @@ static void parse_options(struct opts *o, int argc, char **argv)
 
 /* ---- images ---------------------------------------------------------------------- */
 
-static int selected(struct tc *t, const struct dcpi_profile *p)
-{
-	return report_select(p, t->o.images, t->o.nimages, t->matched);
-}
-
 static void open_group(struct tc *t, const size_t *idx, size_t n)
 {
 	const struct dcpi_profile *p = &t->set.v[idx[0]].prof;
-	struct dcpi_annot_opts ao = { report_symtab_opts(t->o.db), NULL, NULL, 1 };
+	struct dcpi_annot_opts ao = { NULL, NULL, NULL, 1, t->objs };
 	struct dcpi_annot_image *img;
 
 	if (t->nimgs == MAX_OPEN) {
@@ -131,38 +129,28 @@ static void open_group(struct tc *t, const size_t *idx, size_t n)
 	t->imgs[t->nimgs++] = img;
 }
 
-/* Group the chosen profiles by image identity and open each. */
+/* Open each image identity the arguments name. */
 static void open_images(struct tc *t)
 {
-	size_t *idx = calloc(t->set.n ? t->set.n : 1, sizeof(*idx)), n;
-	char *done = calloc(t->set.n ? t->set.n : 1, 1);
+	struct dcpi_obj_opts oo = { report_symtab_opts(t->o.db), NULL };
 	uint64_t nocode = 0;
 
-	if (!idx || !done)
+	if (dcpi_select(&t->set, t->o.images, t->o.nimages, &t->sel))
+		cli_die("%s", dcpi_errmsg());
+	if (!(t->objs = dcpi_objcache_new(&oo)))
 		cli_die("out of memory");
-	for (size_t i = 0; i < t->set.n; i++) {
-		const struct dcpi_profile *p = &t->set.v[i].prof;
+	for (size_t k = 0; k < t->sel.ngroups; k++) {
+		const struct dcpi_image_group *g = &t->sel.groups[k];
+		const struct dcpi_profile *p = &t->set.v[g->idx[0]].prof;
 
-		if (done[i] || !selected(t, p))
-			continue;
-		if (p->kind == DCPI_IMAGE_ANON || p->kind == DCPI_IMAGE_UNKNOWN) {
-			for (uint32_t e = 0; e < p->nevents; e++)
-				nocode += p->events[e].total;
-			continue;
-		}
-		n = 0;
-		for (size_t j = i; j < t->set.n; j++)
-			if (!done[j] && dcpi_annot_same_image(p, &t->set.v[j].prof)) {
-				done[j] = 1;
-				idx[n++] = j;
-			}
-		open_group(t, idx, n);
+		if (p->kind == DCPI_IMAGE_ANON || p->kind == DCPI_IMAGE_UNKNOWN)
+			nocode += g->samples;
+		else
+			open_group(t, g->idx, g->n);
 	}
 	if (nocode)
 		report_warn(&t->w, "%" PRIu64 " samples in anonymous memory or in no image are "
 			    "not instructions of an image and are left out", nocode);
-	free(idx);
-	free(done);
 }
 
 /* ---- ranking ----------------------------------------------------------------------- */
@@ -259,7 +247,7 @@ static void print_row(const struct tc *t, const struct top *r)
 
 static void print_text(const struct tc *t, const struct top *rows, size_t n)
 {
-	report_print_header(t->o.db, &t->set, t->total, &t->w);
+	report_print_header(stdout, t->o.db, &t->set, t->total, &t->w);
 	printf("\nThe numbers given below are the number of samples for each listed event type,\n"
 	       "and their share of the samples of the images listed.\n");
 	printf("==============================================================================\n");
@@ -316,7 +304,7 @@ int cmd_dcpitopcounts(int argc, char **argv)
 		cli_die("-sort: no event '%s' in these profiles", t.o.sort);
 	report_check_set(&t.w, &t.set);
 	open_images(&t);
-	status = report_unmatched(&t.set, t.o.images, t.o.nimages, t.matched);
+	status = report_unmatched(&t.set, t.o.images, t.o.nimages, t.sel.matched);
 	report_warn_finish(&t.w);
 	rank(&t);
 	n = t.ncands < t.o.n ? t.ncands : (size_t)t.o.n;
@@ -340,6 +328,8 @@ int cmd_dcpitopcounts(int argc, char **argv)
 	free(t.cands);
 	for (size_t i = 0; i < t.nimgs; i++)
 		dcpi_annot_image_close(t.imgs[i]);
+	dcpi_objcache_free(t.objs); /* after the images, which borrow from it */
+	dcpi_selection_free(&t.sel);
 	dcpi_profset_free(&t.set);
 	return status;
 }

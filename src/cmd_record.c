@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "report.h"
 #include "dcpi/collector.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
@@ -458,52 +459,21 @@ static void run(struct record *r)
 
 /* ---- the report --------------------------------------------------------- */
 
-/* dcpiprof runs in a child: it may exit() on any error, and it owns its
- * getopt state and its messages ("dcpiprof: ..."). */
+/* dcpiprof's report of the new epoch, in this process: the same table
+ * and text as `dcpiprof -db DB -epoch EPOCH`.  1 when it failed (said on
+ * stderr); the profiles are on disk either way. */
 static int report(struct record *r)
 {
-	char *argv[16];
-	int argc = 0, status;
-	pid_t pid;
+	FILE *f = stdout;
+	int status;
 
-	argv[argc++] = "dcpiprof";
-	argv[argc++] = "-db";
-	argv[argc++] = (char *)r->db;
-	argv[argc++] = "-epoch";
-	argv[argc++] = r->epoch;
-	if (r->procs)
-		argv[argc++] = "-i";
-	if (r->keep) {
-		argv[argc++] = "-keep";
-		argv[argc++] = (char *)r->keep;
-	}
-	if (r->sort) {
-		argv[argc++] = "-sort";
-		argv[argc++] = (char *)r->sort;
-	}
-	argv[argc] = NULL;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		int fd = r->out ? open(r->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : 1;
-
-		if (fd < 0) {
-			fprintf(stderr, "%s: error: %s: %s\n", cli_prog, r->out, strerror(errno));
-			_exit(1);
-		}
-		if (fd != 1 && dup2(fd, 1) < 0)
-			_exit(1);
-		sigprocmask(SIG_SETMASK, &r->oldmask, NULL); /* ^C ends the report */
-		cli_prog = "dcpiprof";
-		optind = 0; /* glibc: a full reinitialisation of getopt */
-		exit(cmd_dcpiprof(argc, argv));
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return exit_code(status);
+	if (r->out && !(f = fopen(r->out, "we")))
+		return -cli_error("%s: %s", r->out, strerror(errno));
+	sigprocmask(SIG_SETMASK, &r->oldmask, NULL); /* ^C ends the report */
+	status = prof_text_report(f, r->db, r->epoch, r->procs, r->keep, r->sort);
+	if (f != stdout && fclose(f) && status >= 0)
+		status = cli_error("%s: %s", r->out, strerror(errno));
+	return status != 0; /* what went wrong was said */
 }
 
 static void summary(struct record *r)

@@ -1,6 +1,5 @@
 /* What the report commands share: see report.h. */
 #include <inttypes.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,48 +66,6 @@ const char *report_base(const char *p)
 	return b ? b + 1 : p;
 }
 
-void report_short_name(const struct dcpi_profile *p, char *buf, size_t len)
-{
-	const char *b = report_base(p->path);
-
-	if (p->kind == DCPI_IMAGE_KERNEL)
-		snprintf(buf, len, "kernel");
-	else if (b[0] == '[')
-		snprintf(buf, len, "%.*s", (int)strcspn(b + 1, "]"), b + 1);
-	else
-		snprintf(buf, len, "%s", b);
-}
-
-int report_image_matches(const struct dcpi_profile *p, const char *want)
-{
-	char real[PATH_MAX];
-
-	if (!strcmp(p->path, want))
-		return 1;
-	if (p->kind == DCPI_IMAGE_KERNEL)
-		return !strcmp(want, "kernel") || !strcmp(want, "vmlinux");
-	if (p->kind == DCPI_IMAGE_UNKNOWN)
-		return !strcmp(want, "unknown");
-	if (!strchr(want, '/'))
-		return !strcmp(report_base(p->path), want);
-	return realpath(want, real) && !strcmp(p->path, real);
-}
-
-int report_select(const struct dcpi_profile *p, const char *const *images, size_t n,
-		  const char **matched)
-{
-	int any = 0;
-
-	if (n == 0)
-		return 1;
-	for (size_t i = 0; i < n; i++)
-		if (report_image_matches(p, images[i])) {
-			matched[i] = p->path;
-			any = 1;
-		}
-	return any;
-}
-
 int report_unmatched(const struct dcpi_profset *set, const char *const *images, size_t n,
 		     const char *const *matched)
 {
@@ -124,35 +81,35 @@ int report_unmatched(const struct dcpi_profset *set, const char *const *images, 
 	return status;
 }
 
-void report_print_header(const char *db, const struct dcpi_profset *set,
+void report_print_header(FILE *f, const char *db, const struct dcpi_profset *set,
 			 const uint64_t *total, const struct report_warnings *w)
 {
 	const struct dcpi_epoch_stats *st = &set->stats;
 
-	printf("Database: %s\nEpoch%s:", db, set->nepochs > 1 ? "s" : "");
+	fprintf(f, "Database: %s\nEpoch%s:", db, set->nepochs > 1 ? "s" : "");
 	for (size_t i = 0; i < set->nepochs; i++)
-		printf(" %s", set->epochs[i]);
-	printf("\nHost%s:", set->nhosts > 1 ? "s" : "");
+		fprintf(f, " %s", set->epochs[i]);
+	fprintf(f, "\nHost%s:", set->nhosts > 1 ? "s" : "");
 	for (size_t i = 0; i < set->nhosts; i++)
-		printf(" %s", set->hosts[i]);
-	printf("\n\n%-24s %12s  %s\n%-24s %12s  %s\n", "Column", "Total", "Period (for events)",
+		fprintf(f, " %s", set->hosts[i]);
+	fprintf(f, "\n\n%-24s %12s  %s\n%-24s %12s  %s\n", "Column", "Total", "Period (for events)",
 	       "------", "-----", "------");
 	for (unsigned e = 0; e < set->nevents; e++) {
 		char per[32];
 
 		snprintf(per, sizeof(per), "%" PRIu64, set->periods[e]);
-		printf("%-24s %12" PRIu64 "  %s\n", set->events[e], total[e],
+		fprintf(f, "%-24s %12" PRIu64 "  %s\n", set->events[e], total[e],
 		       set->periods[e] ? per : "mixed");
 	}
 	if (set->nstats) {
-		printf("\nSamples: %" PRIu64 ", lost %" PRIu64 ", unknown %" PRIu64 " (%.2f%%)",
+		fprintf(f, "\nSamples: %" PRIu64 ", lost %" PRIu64 ", unknown %" PRIu64 " (%.2f%%)",
 		       st->samples, st->lost, st->unknown, report_pct(st->unknown, st->samples));
 		if (st->throttled)
-			printf(", throttled %" PRIu64 " times", st->throttled);
-		printf("\n");
+			fprintf(f, ", throttled %" PRIu64 " times", st->throttled);
+		fprintf(f, "\n");
 	}
 	for (size_t i = 0; i < w->n; i++)
-		printf("warning: %s\n", w->v[i]);
+		fprintf(f, "warning: %s\n", w->v[i]);
 }
 
 void report_json_str(const char *s)

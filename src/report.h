@@ -1,10 +1,12 @@
 /* What the report commands (dcpiprof, dcpilist, dcpitopcounts) share:
- * choosing images by name, the header of events and losses, warnings,
- * and JSON strings.  Printing only; the data comes from libdcpi. */
+ * the header of events and losses, warnings, and JSON strings.  Printing
+ * only; the data (which images an argument names, the rows) comes from
+ * libdcpi. */
 #ifndef DCPI_REPORT_H
 #define DCPI_REPORT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "dcpi/profset.h"
@@ -30,25 +32,13 @@ void report_check_set(struct report_warnings *w, const struct dcpi_profset *set)
 
 /* The last path component. */
 const char *report_base(const char *path);
-/* The image's name in labels: its file name, what stands in brackets for
- * "[vdso]", "[ext4]"; "kernel" for the kernel. */
-void report_short_name(const struct dcpi_profile *p, char *buf, size_t len);
-/* Whether an IMAGE argument names the profile's image: the exact path, a
- * file name without '/', a path to the same file, "kernel"/"vmlinux",
- * "unknown". */
-int report_image_matches(const struct dcpi_profile *p, const char *want);
-
-/* IMAGE arguments: whether profile p is chosen by one of images[0..n-1]
- * (all are chosen when n is 0); matched[i] is set for each that names it. */
-int report_select(const struct dcpi_profile *p, const char *const *images, size_t n,
-		  const char **matched);
 /* An error line on stderr for each image no profile matched; 1 if any. */
 int report_unmatched(const struct dcpi_profset *set, const char *const *images, size_t n,
 		     const char *const *matched);
 
 /* "Database/Epochs/Hosts", the events with total[] and periods, the
  * samples and losses, and the warnings, as dcpiprof(1) documents. */
-void report_print_header(const char *db, const struct dcpi_profset *set,
+void report_print_header(FILE *f, const char *db, const struct dcpi_profset *set,
 			 const uint64_t *total, const struct report_warnings *w);
 
 /* s as a JSON string literal on stdout. */
@@ -64,5 +54,11 @@ void report_json_header(const struct dcpi_profset *set, const uint64_t *total,
 			const struct report_warnings *w);
 
 double report_pct(uint64_t n, uint64_t total);
+
+/* dcpiprof's text report of one epoch of db to f, as `dcpiprof -db DB
+ * -epoch EPOCH [-i] [-keep N] [-sort EVENT]` prints it (dcpi record's
+ * report).  Exits like dcpiprof on errors; returns its exit status. */
+int prof_text_report(FILE *f, const char *db, const char *epoch, int procs,
+		     const char *keep, const char *sort);
 
 #endif

@@ -23,7 +23,8 @@
  * that cannot be found gives lines without text.  Notes are sentences for
  * the tools to print.
  *
- * Ownership: an image owns its symtab, disassembler, DWARF and sources;
+ * Ownership: an image owns its sources, and its obj (symtab, disassembler,
+ * DWARF: obj.h) unless the obj came from the caller's objcache;
  * an annotation owns its rows and notes but borrows strings (file and
  * function names) from its image, so close the image last.  The set must
  * outlive the image.  Neither is thread-safe.
@@ -39,6 +40,7 @@
 #include <stdint.h>
 
 #include "dcpi/disasm.h"
+#include "dcpi/obj.h"
 #include "dcpi/profset.h"
 #include "dcpi/source.h"
 #include "dcpi/srcline.h"
@@ -56,6 +58,8 @@ struct dcpi_annot_opts {
 				  then /usr/lib/debug/boot/vmlinux-RELEASE and
 				  /boot/vmlinux-RELEASE (build-id must match) */
 	int no_source;         /* nonzero: do not read source files */
+	struct dcpi_objcache *objs; /* images are asked of it (and sym, vmlinux
+				       are its options); NULL: opened here */
 };
 
 /* One sampled address of the image, counts summed over its profiles. */
@@ -65,17 +69,6 @@ struct dcpi_annot_sample {
 };
 
 struct dcpi_annot_image;
-
-/* The symbols of a profile of the set: the image file's (FILE, with its
- * build-id checked, see dcpi_symtab_open) or the epoch's kallsyms
- * snapshot (KERNEL, MODULE).  -EINVAL for anonymous and unknown-image
- * profiles, which have none. */
-int dcpi_annot_symtab_open(const struct dcpi_profset_entry *e, const struct dcpi_symtab_opts *o,
-			   struct dcpi_symtab **out);
-
-/* Whether two profiles are of one image identity (kind, path, build-id,
- * or size when there is no build-id): what dcpi_annot_image_open sums. */
-int dcpi_annot_same_image(const struct dcpi_profile *a, const struct dcpi_profile *b);
 
 /* Open the image of the profiles set->v[idx[0..n-1]] (the command chose
  * them, e.g. by image name).  The identity with the most samples is

@@ -96,6 +96,16 @@ int dcpi_profile_merge(struct dcpi_profile *dst, const struct dcpi_profile *src)
 int dcpi_profile_set_rows(struct dcpi_profile *p, size_t n, const uint64_t *offsets,
 			  const uint64_t *counts);
 
+/* Whether two profiles are of one image identity: kind, path and
+ * build-id, or size when neither has a build-id.  What the tools sum
+ * across epochs, hosts and processes. */
+int dcpi_profile_same_image(const struct dcpi_profile *a, const struct dcpi_profile *b);
+
+/* The image's name in labels: "kernel" for the kernel, what stands in
+ * brackets for "[vdso]" or a module "[ext4]", else the path's last
+ * component.  Always NUL-terminates buf (len > 0). */
+void dcpi_profile_short_name(const struct dcpi_profile *p, char *buf, size_t len);
+
 /* Index of the event named name, or -1. */
 int dcpi_profile_event_index(const struct dcpi_profile *p, const char *name);
 

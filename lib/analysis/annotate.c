@@ -27,11 +27,12 @@ struct dcpi_annot_image {
 	const struct dcpi_profset *set;
 	const struct dcpi_profset_entry *prim;  /* the identity chosen */
 	struct dcpi_annot_opts o;
-	struct dcpi_symtab *st;
-	struct dcpi_symtab *vmlinux;  /* kernel: the image the code comes from */
-	struct dcpi_disasm *dis;      /* NULL: no code */
+	struct dcpi_obj *obj;         /* the image's handle: symbols, code, DWARF */
+	int own_obj;                  /* opened here, not borrowed from o.objs */
+	struct dcpi_symtab *st;       /* the obj's */
+	struct dcpi_disasm *dis;      /* the obj's; NULL: no code */
 	uint64_t code_delta;          /* symtab vaddr - code vaddr (KASLR) */
-	struct dcpi_srclines *sl;     /* NULL: no DWARF */
+	struct dcpi_srclines *sl;     /* the obj's; NULL: no DWARF */
 	struct dcpi_annot_sample *samples;
 	size_t nsamples;
 	char *notes[DCPI_ANNOT_MAX_NOTES];
@@ -73,19 +74,6 @@ static void img_note(struct dcpi_annot_image *img, const char *fmt, ...)
 
 /* ---- choosing the identity ----------------------------------------------- */
 
-static int same_identity(const struct dcpi_profile *a, const struct dcpi_profile *b)
-{
-	return a->kind == b->kind && !strcmp(a->path, b->path) &&
-	       a->build_id_len == b->build_id_len &&
-	       !memcmp(a->build_id, b->build_id, a->build_id_len) &&
-	       (a->build_id_len || a->size == b->size);
-}
-
-int dcpi_annot_same_image(const struct dcpi_profile *a, const struct dcpi_profile *b)
-{
-	return same_identity(a, b);
-}
-
 static uint64_t entry_samples(const struct dcpi_profset_entry *e)
 {
 	uint64_t t = 0;
@@ -107,7 +95,7 @@ static const struct dcpi_profset_entry *choose(const struct dcpi_profset *set,
 		uint64_t t = 0;
 
 		for (size_t j = 0; j < n; j++)
-			if (same_identity(&e->prof, &set->v[idx[j]].prof))
+			if (dcpi_profile_same_image(&e->prof, &set->v[idx[j]].prof))
 				t += entry_samples(&set->v[idx[j]]);
 		if (!best || t > best_t) {
 			best = e;
@@ -119,109 +107,42 @@ static const struct dcpi_profset_entry *choose(const struct dcpi_profset *set,
 
 /* ---- symbols and code ------------------------------------------------------ */
 
-static int open_kallsyms(const struct dcpi_profset_entry *e, struct dcpi_symtab **out)
+/* The obj of a profile: from the caller's cache when there is one (then
+ * borrowed), else opened for this image alone. */
+static int get_obj(const struct dcpi_annot_image *img, const struct dcpi_profset_entry *e,
+		   struct dcpi_obj **out, int *owned)
 {
-	const struct dcpi_profile *p = &e->prof;
-	char ks[4200], mod[256];
+	struct dcpi_obj_opts oo = { img->o.sym, img->o.vmlinux };
 
-	int err = dcpi_snapshot_kallsyms_path(e->platdir, ks, sizeof(ks));
+	*owned = !img->o.objs;
+	if (img->o.objs)
+		return dcpi_objcache_get(img->o.objs, &e->prof, e->platdir, out);
+	return dcpi_obj_open(&e->prof, e->platdir, &oo, out);
+}
+
+static void put_obj(struct dcpi_obj *obj, int owned)
+{
+	if (owned)
+		dcpi_obj_close(obj);
+}
+
+/* Symbols, code and lines, with a note for each that cannot be had. */
+static int open_image(struct dcpi_annot_image *img)
+{
+	int err = get_obj(img, img->prim, &img->obj, &img->own_obj);
 
 	if (err)
 		return err;
-	if (p->kind == DCPI_IMAGE_KERNEL)
-		return dcpi_symtab_open_kallsyms(ks, NULL, 0, out);
-	snprintf(mod, sizeof(mod), "%.*s", (int)strcspn(p->path + 1, "]"), p->path + 1);
-	return dcpi_symtab_open_kallsyms(ks, mod, p->text_start, out);
-}
-
-int dcpi_annot_symtab_open(const struct dcpi_profset_entry *e, const struct dcpi_symtab_opts *o,
-			   struct dcpi_symtab **out)
-{
-	const struct dcpi_profile *p = &e->prof;
-
-	*out = NULL;
-	if (p->kind == DCPI_IMAGE_KERNEL || p->kind == DCPI_IMAGE_MODULE)
-		return open_kallsyms(e, out);
-	if (p->kind != DCPI_IMAGE_FILE)
-		return dcpi_error(EINVAL, "%s: %s samples have no symbols", p->path,
-				  p->kind == DCPI_IMAGE_ANON ? "anonymous-memory" : "unknown-image");
-	return dcpi_symtab_open(p->path, p->build_id, p->build_id_len, o, out);
-}
-
-static void open_dwarf(struct dcpi_annot_image *img, const char *file)
-{
-	if (!file)
-		return;
-	if (dcpi_srcline_open(file, &img->sl)) {
-		img->sl = NULL;
-		img_note(img, "no source lines: %s", dcpi_errmsg());
-	}
-}
-
-/* A vmlinux for the kernel profile: the one named, else the usual places;
- * only one whose build-id is the profiled kernel's is taken. */
-static void open_vmlinux(struct dcpi_annot_image *img)
-{
-	const struct dcpi_profile *p = &img->prim->prof;
-	char cands[3][512], hex[2 * DCPI_BUILD_ID_MAX + 1] = "";
-	const struct dcpi_sym *k[1], *v[1];
-	struct utsname u;
-	size_t nc = 0;
-
-	if (img->o.vmlinux)
-		snprintf(cands[nc++], sizeof(cands[0]), "%s", img->o.vmlinux);
-	else if (getenv("DCPI_VMLINUX") && *getenv("DCPI_VMLINUX"))
-		snprintf(cands[nc++], sizeof(cands[0]), "%s", getenv("DCPI_VMLINUX"));
-	if (!uname(&u)) {
-		snprintf(cands[nc++], sizeof(cands[0]), "/usr/lib/debug/boot/vmlinux-%s", u.release);
-		snprintf(cands[nc++], sizeof(cands[0]), "/boot/vmlinux-%s", u.release);
-	}
-	for (size_t i = 0; i < nc && !img->vmlinux; i++) {
-		struct dcpi_symtab *st;
-
-		if (!p->build_id_len || dcpi_symtab_open(cands[i], p->build_id, p->build_id_len,
-							 img->o.sym, &st))
-			continue;
-		if (dcpi_symtab_status(st) == DCPI_SYMTAB_OK &&
-		    dcpi_symtab_find(img->st, "_text", k, 1) == 1 &&
-		    dcpi_symtab_find(st, "_text", v, 1) == 1 &&
-		    !dcpi_disasm_open(dcpi_symtab_image_file(st), &img->dis)) {
-			img->vmlinux = st;
-			img->code_delta = k[0]->vaddr - v[0]->vaddr;
-			open_dwarf(img, dcpi_symtab_debug_file(st));
-		} else {
-			dcpi_symtab_close(st);
-		}
-	}
-	if (!img->vmlinux) {
-		dcpi_hex(p->build_id, p->build_id_len, hex);
-		img_note(img, "kernel instructions are not shown: no readable kernel image with "
-			 "build-id %s (looked for %s%s%s; set DCPI_VMLINUX); addresses and "
-			 "samples are from the kallsyms snapshot", *hex ? hex : "(none recorded)",
-			 cands[0], nc > 1 ? " and " : "", nc > 1 ? cands[nc - 1] : "");
-	}
-}
-
-static void open_code(struct dcpi_annot_image *img)
-{
-	const struct dcpi_profile *p = &img->prim->prof;
-	const char *file = dcpi_symtab_image_file(img->st);
-
-	if (p->kind == DCPI_IMAGE_KERNEL) {
-		open_vmlinux(img);
-		return;
-	}
-	if (p->kind == DCPI_IMAGE_MODULE) {
-		img_note(img, "module instructions are not shown: only the kallsyms snapshot "
-			 "is read for modules");
-		return;
-	}
-	if (!file)
-		img_note(img, "%s: no copy of the image, only its debug file: instructions "
-			 "are not shown", p->path);
-	else if (dcpi_disasm_open(file, &img->dis))
-		img_note(img, "instructions are not shown: %s", dcpi_errmsg()), img->dis = NULL;
-	open_dwarf(img, dcpi_symtab_debug_file(img->st));
+	img->st = dcpi_obj_symtab(img->obj);
+	if (*dcpi_symtab_message(img->st))
+		img_note(img, "%s: %s", img->prim->prof.path, dcpi_symtab_message(img->st));
+	img->dis = dcpi_obj_code(img->obj, &img->code_delta);
+	if (!img->dis && dcpi_obj_code_note(img->obj))
+		img_note(img, "%s", dcpi_obj_code_note(img->obj));
+	img->sl = dcpi_obj_lines(img->obj);
+	if (!img->sl && dcpi_obj_lines_note(img->obj))
+		img_note(img, "%s", dcpi_obj_lines_note(img->obj));
+	return 0;
 }
 
 /* ---- samples ----------------------------------------------------------------- */
@@ -266,12 +187,13 @@ static int add_entry(struct dcpi_annot_image *img, struct acc *a,
 		     const struct dcpi_profset_entry *e)
 {
 	const struct dcpi_profile *p = &e->prof;
-	struct dcpi_symtab *other = NULL;
-	int err = 0;
+	struct dcpi_obj *oobj = NULL;
+	const struct dcpi_symtab *other = NULL;
+	int err = 0, owned = 0;
 
 	if (p->kind == DCPI_IMAGE_KERNEL && strcmp(e->platdir, img->prim->platdir) &&
-	    open_kallsyms(e, &other))
-		other = NULL; /* its samples cannot be placed: counted below */
+	    !get_obj(img, e, &oobj, &owned))
+		other = dcpi_obj_symtab(oobj); /* else unplaceable: counted below */
 	for (size_t r = 0; r < p->nrows && !err; r++) {
 		uint64_t v;
 		int ok;
@@ -286,7 +208,7 @@ static int add_entry(struct dcpi_annot_image *img, struct acc *a,
 			for (uint32_t ev = 0; ev < p->nevents; ev++)
 				a->unplaced += p->counts[r * p->nevents + ev];
 	}
-	dcpi_symtab_close(other);
+	put_obj(oobj, owned);
 	return err;
 }
 
@@ -324,7 +246,7 @@ static int gather(struct dcpi_annot_image *img, const size_t *idx, size_t n)
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct dcpi_profset_entry *e = &img->set->v[idx[i]];
 
-		if (!same_identity(&e->prof, &img->prim->prof)) {
+		if (!dcpi_profile_same_image(&e->prof, &img->prim->prof)) {
 			other++;
 			continue;
 		}
@@ -364,12 +286,9 @@ int dcpi_annot_image_open(const struct dcpi_profset *set, const size_t *idx, siz
 	if (o)
 		img->o = *o;
 	img->prim = choose(set, idx, n);
-	err = dcpi_annot_symtab_open(img->prim, img->o.sym, &img->st);
+	err = open_image(img);
 	if (err)
 		goto fail;
-	if (*dcpi_symtab_message(img->st))
-		img_note(img, "%s: %s", img->prim->prof.path, dcpi_symtab_message(img->st));
-	open_code(img);
 	err = gather(img, idx, n);
 	if (err)
 		goto fail;
@@ -389,10 +308,7 @@ void dcpi_annot_image_close(struct dcpi_annot_image *img)
 	for (size_t i = 0; i < img->nnotes; i++)
 		free(img->notes[i]);
 	free(img->samples);
-	dcpi_srcline_close(img->sl);
-	dcpi_disasm_close(img->dis);
-	dcpi_symtab_close(img->vmlinux);
-	dcpi_symtab_close(img->st);
+	put_obj(img->obj, img->own_obj);
 	free(img);
 }
 

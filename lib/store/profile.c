@@ -1,6 +1,7 @@
 /* Profile files: encoding, decoding, merging.  See dcpi/profile.h and
  * man/dcpiformat.5 for the byte layout; the two must stay in step. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -701,4 +702,25 @@ out:
 	free(noff);
 	free(ncnt);
 	return err;
+}
+
+int dcpi_profile_same_image(const struct dcpi_profile *a, const struct dcpi_profile *b)
+{
+	return a->kind == b->kind && !strcmp(a->path, b->path) &&
+	       a->build_id_len == b->build_id_len &&
+	       !memcmp(a->build_id, b->build_id, a->build_id_len) &&
+	       (a->build_id_len || a->size == b->size);
+}
+
+void dcpi_profile_short_name(const struct dcpi_profile *p, char *buf, size_t len)
+{
+	const char *b = strrchr(p->path, '/');
+
+	b = b ? b + 1 : p->path;
+	if (p->kind == DCPI_IMAGE_KERNEL)
+		snprintf(buf, len, "kernel");
+	else if (b[0] == '[')
+		snprintf(buf, len, "%.*s", (int)strcspn(b + 1, "]"), b + 1);
+	else
+		snprintf(buf, len, "%s", b);
 }
