@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "dcpi/annotate.h"
 #include "dcpi/error.h"
+#include "dcpi/json.h"
 #include "dcpi/select.h"
 #include "dcpi/source.h"
 #include "report.h"
@@ -318,114 +319,111 @@ static void print_text(const struct listing *l)
 
 /* ---- JSON --------------------------------------------------------------------------- */
 
-static void json_counts(const struct listing *l, const uint64_t *c)
+static void json_counts(struct dcpi_json *j, const struct listing *l, const uint64_t *c)
 {
 	double cpi, freq;
 
-	printf("\"counts\": [");
-	for (unsigned e = 0; e < l->set.nevents; e++)
-		printf("%s%" PRIu64, e ? ", " : "", c[e]);
-	printf("], \"percent\": [");
-	for (unsigned e = 0; e < l->set.nevents; e++)
-		printf("%s%.4f", e ? ", " : "", report_pct(c[e], l->a.total[e]));
-	printf("]");
-	if (l->derived && dcpi_annot_cpi(&l->set, c, &cpi, &freq))
-		printf(", \"cpi\": %.4f, \"freq\": %.0f", cpi, freq);
+	report_json_counts(j, l->set.nevents, c, l->a.total);
+	if (l->derived && dcpi_annot_cpi(&l->set, c, &cpi, &freq)) {
+		dcpi_json_key(j, "cpi");
+		dcpi_json_fixed(j, cpi, 4);
+		dcpi_json_key(j, "freq");
+		dcpi_json_fixed(j, freq, 0);
+	}
 }
 
-static void json_opt_str(const char *s)
+static void json_insn(struct dcpi_json *j, const struct listing *l,
+		      const struct dcpi_annot_insn *r)
 {
-	if (s)
-		report_json_str(s);
+	char bytes[2 * sizeof(r->insn.bytes) + 1] = "";
+
+	for (unsigned b = 0; b < r->insn.size && b < sizeof(r->insn.bytes); b++)
+		snprintf(bytes + 2 * b, 3, "%02x", r->insn.bytes[b]);
+	dcpi_json_obj_begin(j);
+	dcpi_json_key(j, "address");
+	dcpi_json_strf(j, "0x%" PRIx64, r->insn.vaddr);
+	dcpi_json_key(j, "offset");
+	dcpi_json_strf(j, "0x%" PRIx64, r->offset);
+	dcpi_json_key_str(j, "bytes", bytes);
+	dcpi_json_key_str(j, "mnemonic", l->a.has_code ? r->insn.mnemonic : NULL);
+	dcpi_json_key_str(j, "operands", l->a.has_code ? r->insn.operands : NULL);
+	dcpi_json_key_str(j, "file", r->file);
+	dcpi_json_key_u64(j, "line", r->line);
+	dcpi_json_key_str(j, "function", r->function);
+	dcpi_json_key_str(j, "inlined_into", r->inlined_into);
+	dcpi_json_key_u64(j, "line_index", r->line_index);
+	json_counts(j, l, r->counts);
+	dcpi_json_obj_end(j);
+}
+
+static void json_line(struct dcpi_json *j, const struct listing *l,
+		      const struct dcpi_annot_line *ln)
+{
+	dcpi_json_obj_begin(j);
+	dcpi_json_key_str(j, "file", ln->file);
+	dcpi_json_key_u64(j, "line", ln->line);
+	dcpi_json_key_str(j, "text", ln->text);
+	dcpi_json_key_u64(j, "instructions", ln->ninsns);
+	json_counts(j, l, ln->counts);
+	dcpi_json_obj_end(j);
+}
+
+static void json_stray(struct dcpi_json *j, const struct listing *l,
+		       const struct dcpi_annot_stray *s)
+{
+	dcpi_json_obj_begin(j);
+	dcpi_json_key(j, "address");
+	dcpi_json_strf(j, "0x%" PRIx64, s->vaddr);
+	dcpi_json_key(j, "inside");
+	if (s->containing_vaddr)
+		dcpi_json_strf(j, "0x%" PRIx64, s->containing_vaddr);
 	else
-		printf("null");
+		dcpi_json_null(j);
+	json_counts(j, l, s->counts);
+	dcpi_json_obj_end(j);
 }
 
-static void json_insn(const struct listing *l, const struct dcpi_annot_insn *r)
-{
-	printf("{\"address\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64 "\", \"bytes\": \"",
-	       r->insn.vaddr, r->offset);
-	for (unsigned b = 0; b < r->insn.size; b++)
-		printf("%02x", r->insn.bytes[b]);
-	printf("\", \"mnemonic\": ");
-	json_opt_str(l->a.has_code ? r->insn.mnemonic : NULL);
-	printf(", \"operands\": ");
-	json_opt_str(l->a.has_code ? r->insn.operands : NULL);
-	printf(", \"file\": ");
-	report_json_str(r->file);
-	printf(", \"line\": %u, \"function\": ", r->line);
-	report_json_str(r->function);
-	printf(", \"inlined_into\": ");
-	json_opt_str(r->inlined_into);
-	printf(", \"line_index\": %zu, ", r->line_index);
-	json_counts(l, r->counts);
-	printf("}");
-}
-
-static void json_lines(const struct listing *l)
-{
-	printf(",\n \"lines\": [");
-	for (size_t i = 0; i < l->a.nlines; i++) {
-		const struct dcpi_annot_line *ln = &l->a.lines[i];
-
-		printf("%s\n  {\"file\": ", i ? "," : "");
-		report_json_str(ln->file);
-		printf(", \"line\": %u, \"text\": ", ln->line);
-		json_opt_str(ln->text);
-		printf(", \"instructions\": %zu, ", ln->ninsns);
-		json_counts(l, ln->counts);
-		printf("}");
-	}
-	printf("\n ]");
-}
-
-static void json_rest(const struct listing *l)
-{
-	printf(",\n \"instructions\": [");
-	for (size_t i = 0; i < l->a.ninsns; i++) {
-		printf("%s\n  ", i ? "," : "");
-		json_insn(l, &l->a.insns[i]);
-	}
-	printf("\n ],\n \"strays\": [");
-	for (size_t i = 0; i < l->a.nstrays; i++) {
-		const struct dcpi_annot_stray *s = &l->a.strays[i];
-
-		printf("%s\n  {\"address\": \"0x%" PRIx64 "\", \"inside\": ", i ? "," : "", s->vaddr);
-		if (s->containing_vaddr)
-			printf("\"0x%" PRIx64 "\", ", s->containing_vaddr);
-		else
-			printf("null, ");
-		json_counts(l, s->counts);
-		printf("}");
-	}
-	printf("\n ]}\n");
-}
+/* "name": [ one element a line ] */
+#define JSON_ROWS(j, name, n, emit) do { \
+	dcpi_json_break(j); \
+	dcpi_json_key(j, name); \
+	dcpi_json_arr_begin(j); \
+	for (size_t i_ = 0; i_ < (n); i_++) { \
+		dcpi_json_break(j); \
+		emit; \
+	} \
+	dcpi_json_break(j); \
+	dcpi_json_arr_end(j); \
+} while (0)
 
 static void print_json(const struct listing *l)
 {
-	printf("{\"database\": ");
-	report_json_str(l->o.db);
-	printf(", ");
-	report_json_header(&l->set, l->a.total, &l->w);
-	printf(",\n \"image\": ");
-	report_json_str(dcpi_annot_image_profile(l->img)->path);
-	printf(", \"procedure\": ");
-	json_opt_str(l->name);
-	printf(", \"lo\": \"0x%" PRIx64 "\", \"hi\": \"0x%" PRIx64 "\", \"has_code\": %s, "
-	       "\"has_lines\": %s, \"derived\": %s,\n \"notes\": [", l->a.lo, l->a.hi,
-	       l->a.has_code ? "true" : "false", l->a.has_lines ? "true" : "false",
-	       l->derived ? "true" : "false");
-	for (size_t i = 0; i < dcpi_annot_image_nnotes(l->img); i++) {
-		printf("%s", i ? ", " : "");
-		report_json_str(dcpi_annot_image_note(l->img, i));
-	}
-	for (size_t i = 0; i < l->a.nnotes; i++) {
-		printf("%s", i || dcpi_annot_image_nnotes(l->img) ? ", " : "");
-		report_json_str(l->a.notes[i]);
-	}
-	printf("]");
-	json_lines(l);
-	json_rest(l);
+	struct dcpi_json *j = report_json_begin(l->o.db);
+
+	report_json_header(j, &l->set, l->a.total, &l->w);
+	dcpi_json_break(j);
+	dcpi_json_key_str(j, "image", dcpi_annot_image_profile(l->img)->path);
+	dcpi_json_key_str(j, "procedure", l->name);
+	dcpi_json_key(j, "lo");
+	dcpi_json_strf(j, "0x%" PRIx64, l->a.lo);
+	dcpi_json_key(j, "hi");
+	dcpi_json_strf(j, "0x%" PRIx64, l->a.hi);
+	dcpi_json_key_bool(j, "has_code", l->a.has_code);
+	dcpi_json_key_bool(j, "has_lines", l->a.has_lines);
+	dcpi_json_key_bool(j, "derived", l->derived);
+	dcpi_json_break(j);
+	dcpi_json_key(j, "notes");
+	dcpi_json_arr_begin(j);
+	for (size_t i = 0; i < dcpi_annot_image_nnotes(l->img); i++)
+		dcpi_json_str(j, dcpi_annot_image_note(l->img, i));
+	for (size_t i = 0; i < l->a.nnotes; i++)
+		dcpi_json_str(j, l->a.notes[i]);
+	dcpi_json_arr_end(j);
+	JSON_ROWS(j, "lines", l->a.nlines, json_line(j, l, &l->a.lines[i_]));
+	JSON_ROWS(j, "instructions", l->a.ninsns, json_insn(j, l, &l->a.insns[i_]));
+	JSON_ROWS(j, "strays", l->a.nstrays, json_stray(j, l, &l->a.strays[i_]));
+	dcpi_json_obj_end(j);
+	dcpi_json_free(j);
 }
 
 int cmd_dcpilist(int argc, char **argv)

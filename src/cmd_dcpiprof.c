@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "dcpi/error.h"
+#include "dcpi/json.h"
 #include "dcpi/obj.h"
 #include "dcpi/procs.h"
 #include "dcpi/profset.h"
@@ -227,31 +228,32 @@ static void print_text(struct report *r, FILE *f, size_t n)
 
 static void print_json(struct report *r, size_t n)
 {
-	printf("{\"database\": ");
-	report_json_str(r->o.db);
-	printf(", \"mode\": \"%s\", ", r->o.procs ? "procedures" : "images");
-	report_json_header(&r->set, r->t.total, &r->w);
-	printf(",\n \"rows\": [");
+	struct dcpi_json *j = report_json_begin(r->o.db);
+
+	dcpi_json_key_str(j, "mode", r->o.procs ? "procedures" : "images");
+	report_json_header(j, &r->set, r->t.total, &r->w);
+	dcpi_json_break(j);
+	dcpi_json_key(j, "rows");
+	dcpi_json_arr_begin(j);
 	for (size_t i = 0; i < n; i++) {
 		const struct dcpi_proc_row *w = r->t.rows[i];
 
-		printf("%s\n  {\"image\": ", i ? "," : "");
-		report_json_str(w->image);
-		if (r->o.procs) {
-			printf(", \"procedure\": ");
-			report_json_str(w->proc);
+		dcpi_json_break(j);
+		dcpi_json_obj_begin(j);
+		dcpi_json_key_str(j, "image", w->image);
+		if (r->o.procs)
+			dcpi_json_key_str(j, "procedure", w->proc);
+		if (w->pid >= 0) {
+			dcpi_json_key(j, "pid");
+			dcpi_json_i64(j, w->pid);
 		}
-		if (w->pid >= 0)
-			printf(", \"pid\": %" PRId64, w->pid);
-		printf(", \"counts\": [");
-		for (unsigned e = 0; e < r->set.nevents; e++)
-			printf("%s%" PRIu64, e ? ", " : "", w->c[e]);
-		printf("], \"percent\": [");
-		for (unsigned e = 0; e < r->set.nevents; e++)
-			printf("%s%.4f", e ? ", " : "", report_pct(w->c[e], r->t.total[e]));
-		printf("]}");
+		report_json_counts(j, r->set.nevents, w->c, r->t.total);
+		dcpi_json_obj_end(j);
 	}
-	printf("\n ]}\n");
+	dcpi_json_break(j);
+	dcpi_json_arr_end(j);
+	dcpi_json_obj_end(j);
+	dcpi_json_free(j);
 }
 
 static void csv_field(const char *s)

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "dcpi/annotate.h"
 #include "dcpi/error.h"
+#include "dcpi/json.h"
 #include "dcpi/obj.h"
 #include "dcpi/select.h"
 #include "report.h"
@@ -260,31 +261,31 @@ static void print_text(const struct tc *t, const struct top *rows, size_t n)
 
 static void print_json(const struct tc *t, const struct top *rows, size_t n)
 {
-	printf("{\"database\": ");
-	report_json_str(t->o.db);
-	printf(", ");
-	report_json_header(&t->set, t->total, &t->w);
-	printf(",\n \"rows\": [");
+	struct dcpi_json *j = report_json_begin(t->o.db);
+
+	report_json_header(j, &t->set, t->total, &t->w);
+	dcpi_json_break(j);
+	dcpi_json_key(j, "rows");
+	dcpi_json_arr_begin(j);
 	for (size_t i = 0; i < n; i++) {
 		const struct top *r = &rows[i];
 
-		printf("%s\n  {\"image\": ", i ? "," : "");
-		report_json_str(image_path(t, r));
-		printf(", \"procedure\": ");
-		report_json_str(r->proc);
-		printf(", \"address\": \"0x%" PRIx64 "\", \"instruction\": ", r->c->s->vaddr);
-		report_json_str(r->insn);
-		printf(", \"file\": ");
-		report_json_str(r->file);
-		printf(", \"line\": %u, \"counts\": [", r->line);
-		for (unsigned e = 0; e < t->set.nevents; e++)
-			printf("%s%" PRIu64, e ? ", " : "", r->c->s->counts[e]);
-		printf("], \"percent\": [");
-		for (unsigned e = 0; e < t->set.nevents; e++)
-			printf("%s%.4f", e ? ", " : "", report_pct(r->c->s->counts[e], t->total[e]));
-		printf("]}");
+		dcpi_json_break(j);
+		dcpi_json_obj_begin(j);
+		dcpi_json_key_str(j, "image", image_path(t, r));
+		dcpi_json_key_str(j, "procedure", r->proc);
+		dcpi_json_key(j, "address");
+		dcpi_json_strf(j, "0x%" PRIx64, r->c->s->vaddr);
+		dcpi_json_key_str(j, "instruction", r->insn);
+		dcpi_json_key_str(j, "file", r->file);
+		dcpi_json_key_u64(j, "line", r->line);
+		report_json_counts(j, t->set.nevents, r->c->s->counts, t->total);
+		dcpi_json_obj_end(j);
 	}
-	printf("\n ]}\n");
+	dcpi_json_break(j);
+	dcpi_json_arr_end(j);
+	dcpi_json_obj_end(j);
+	dcpi_json_free(j);
 }
 
 int cmd_dcpitopcounts(int argc, char **argv)

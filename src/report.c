@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "dcpi/db.h"
 #include "dcpi/imagecache.h"
+#include "dcpi/json.h"
 #include "dcpi/stats.h"
 #include "dcpi/symtab.h"
 #include "report.h"
@@ -112,52 +113,66 @@ void report_print_header(FILE *f, const char *db, const struct dcpi_profset *set
 		fprintf(f, "warning: %s\n", w->v[i]);
 }
 
-void report_json_str(const char *s)
+static void json_strings(struct dcpi_json *j, const char *name, char *const *v, size_t n)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
+	dcpi_json_key(j, name);
+	dcpi_json_arr_begin(j);
+	for (size_t i = 0; i < n; i++)
+		dcpi_json_str(j, v[i]);
+	dcpi_json_arr_end(j);
 }
 
-void report_json_header(const struct dcpi_profset *set, const uint64_t *total,
-			const struct report_warnings *w)
+void report_json_header(struct dcpi_json *j, const struct dcpi_profset *set,
+			const uint64_t *total, const struct report_warnings *w)
 {
 	const struct dcpi_epoch_stats *st = &set->stats;
 
-	printf("\"epochs\": [");
-	for (size_t i = 0; i < set->nepochs; i++) {
-		printf("%s", i ? ", " : "");
-		report_json_str(set->epochs[i]);
-	}
-	printf("], \"hosts\": [");
-	for (size_t i = 0; i < set->nhosts; i++) {
-		printf("%s", i ? ", " : "");
-		report_json_str(set->hosts[i]);
-	}
-	printf("],\n \"samples\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"unknown\": %" PRIu64
-	       ", \"throttled\": %" PRIu64 ",\n \"events\": [", st->samples, st->lost,
-	       st->unknown, st->throttled);
+	json_strings(j, "epochs", set->epochs, set->nepochs);
+	json_strings(j, "hosts", set->hosts, set->nhosts);
+	dcpi_json_break(j);
+	dcpi_json_key_u64(j, "samples", st->samples);
+	dcpi_json_key_u64(j, "lost", st->lost);
+	dcpi_json_key_u64(j, "unknown", st->unknown);
+	dcpi_json_key_u64(j, "throttled", st->throttled);
+	dcpi_json_break(j);
+	dcpi_json_key(j, "events");
+	dcpi_json_arr_begin(j);
 	for (unsigned e = 0; e < set->nevents; e++) {
-		printf("%s{\"name\": ", e ? ", " : "");
-		report_json_str(set->events[e]);
-		printf(", \"period\": %" PRIu64 ", \"total\": %" PRIu64 "}", set->periods[e],
-		       total[e]);
+		dcpi_json_obj_begin(j);
+		dcpi_json_key_str(j, "name", set->events[e]);
+		dcpi_json_key_u64(j, "period", set->periods[e]);
+		dcpi_json_key_u64(j, "total", total[e]);
+		dcpi_json_obj_end(j);
 	}
-	printf("],\n \"warnings\": [");
-	for (size_t i = 0; i < w->n; i++) {
-		printf("%s", i ? ", " : "");
-		report_json_str(w->v[i]);
-	}
-	printf("]");
+	dcpi_json_arr_end(j);
+	dcpi_json_break(j);
+	json_strings(j, "warnings", w->v, w->n);
+}
+
+void report_json_counts(struct dcpi_json *j, unsigned nevents, const uint64_t *c,
+			const uint64_t *total)
+{
+	dcpi_json_key(j, "counts");
+	dcpi_json_arr_begin(j);
+	for (unsigned e = 0; e < nevents; e++)
+		dcpi_json_u64(j, c[e]);
+	dcpi_json_arr_end(j);
+	dcpi_json_key(j, "percent");
+	dcpi_json_arr_begin(j);
+	for (unsigned e = 0; e < nevents; e++)
+		dcpi_json_fixed(j, report_pct(c[e], total[e]), 4);
+	dcpi_json_arr_end(j);
+}
+
+struct dcpi_json *report_json_begin(const char *db)
+{
+	struct dcpi_json *j = dcpi_json_new(stdout);
+
+	if (!j)
+		cli_die("out of memory");
+	dcpi_json_obj_begin(j);
+	dcpi_json_key_str(j, "database", db);
+	return j;
 }
 
 const struct dcpi_symtab_opts *report_symtab_opts(const char *db)

@@ -11,6 +11,7 @@
 
 #include "dcpi/profset.h"
 
+struct dcpi_json;
 struct dcpi_symtab_opts;
 
 #define REPORT_MAX_WARNINGS 64
@@ -41,17 +42,21 @@ int report_unmatched(const struct dcpi_profset *set, const char *const *images, 
 void report_print_header(FILE *f, const char *db, const struct dcpi_profset *set,
 			 const uint64_t *total, const struct report_warnings *w);
 
-/* s as a JSON string literal on stdout. */
-void report_json_str(const char *s);
-
 /* Symbol options for the tools reading database db: its image cache
  * (DB/.build-id, filled by dcpid -imagecache) is searched for images
  * rebuilt since they were profiled.  Points at static storage. */
 const struct dcpi_symtab_opts *report_symtab_opts(const char *db);
+/* The JSON document every report starts with: {"database": DB, ... on
+ * stdout; the caller adds its members, then dcpi_json_obj_end() and
+ * dcpi_json_free(). */
+struct dcpi_json *report_json_begin(const char *db);
 /* "epochs": [...], "hosts": [...], "samples"... "events": [...],
- * "warnings": [...] members (no braces), as dcpiprof's JSON has them. */
-void report_json_header(const struct dcpi_profset *set, const uint64_t *total,
-			const struct report_warnings *w);
+ * "warnings": [...] members, as dcpiprof(1) documents them. */
+void report_json_header(struct dcpi_json *j, const struct dcpi_profset *set,
+			const uint64_t *total, const struct report_warnings *w);
+/* "counts": [...], "percent": [...] members: c[e] and its share of total[e]. */
+void report_json_counts(struct dcpi_json *j, unsigned nevents, const uint64_t *c,
+			const uint64_t *total);
 
 double report_pct(uint64_t n, uint64_t total);
 

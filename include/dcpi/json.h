@@ -1,0 +1,63 @@
+/* One JSON writer for every command (bpftool's json_writer is the model):
+ * strings are escaped in one place, separators and nesting are the
+ * writer's business, and the caller says only where a line should break.
+ *
+ *   struct dcpi_json *j = dcpi_json_new(stdout);
+ *   dcpi_json_obj_begin(j);
+ *   dcpi_json_key_str(j, "database", db);
+ *   dcpi_json_break(j);                 (next member on a new line)
+ *   dcpi_json_key(j, "rows"); dcpi_json_arr_begin(j); ... dcpi_json_arr_end(j);
+ *   dcpi_json_obj_end(j);
+ *   dcpi_json_free(j);                  (ends the document with a newline)
+ *
+ * Layout: members and elements are separated by ", "; after
+ * dcpi_json_break() the next separator (or the closing bracket) starts a
+ * new line indented one space per open bracket.  Strings are UTF-8 passed
+ * through, with '"', '\\' and control characters escaped (\uXXXX); numbers
+ * that are not finite are written as null, which JSON can carry.
+ *
+ * Errors: the writer writes to a stdio stream and keeps no state about
+ * failures: the caller checks ferror() on it at the end, as for printf.
+ * Bounds: nesting deeper than DCPI_JSON_MAX_DEPTH is a programming error
+ * and is clipped (the output is still balanced). */
+#ifndef DCPI_JSON_H
+#define DCPI_JSON_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define DCPI_JSON_MAX_DEPTH 32
+
+struct dcpi_json;
+
+/* A writer on f (not closed by dcpi_json_free).  NULL on ENOMEM. */
+struct dcpi_json *dcpi_json_new(FILE *f);
+/* End the document (a newline after the top-level value) and free. */
+void dcpi_json_free(struct dcpi_json *j);
+
+void dcpi_json_obj_begin(struct dcpi_json *j);
+void dcpi_json_obj_end(struct dcpi_json *j);
+void dcpi_json_arr_begin(struct dcpi_json *j);
+void dcpi_json_arr_end(struct dcpi_json *j);
+/* Start a new line before the next member, element or closing bracket. */
+void dcpi_json_break(struct dcpi_json *j);
+
+/* An object member's name; its value comes next. */
+void dcpi_json_key(struct dcpi_json *j, const char *name);
+
+/* Values. */
+void dcpi_json_str(struct dcpi_json *j, const char *s);     /* NULL: null */
+void dcpi_json_strf(struct dcpi_json *j, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void dcpi_json_u64(struct dcpi_json *j, uint64_t v);
+void dcpi_json_i64(struct dcpi_json *j, int64_t v);
+void dcpi_json_fixed(struct dcpi_json *j, double v, int decimals);  /* "%.*f" */
+void dcpi_json_bool(struct dcpi_json *j, int v);
+void dcpi_json_null(struct dcpi_json *j);
+
+/* Members: key and value in one call. */
+void dcpi_json_key_str(struct dcpi_json *j, const char *name, const char *s);
+void dcpi_json_key_u64(struct dcpi_json *j, const char *name, uint64_t v);
+void dcpi_json_key_bool(struct dcpi_json *j, const char *name, int v);
+
+#endif
