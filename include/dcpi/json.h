@@ -18,8 +18,9 @@
  *
  * Errors: the writer writes to a stdio stream and keeps no state about
  * failures: the caller checks ferror() on it at the end, as for printf.
- * Bounds: nesting deeper than DCPI_JSON_MAX_DEPTH is a programming error
- * and is clipped (the output is still balanced). */
+ * Bounds: nesting deeper than DCPI_JSON_MAX_DEPTH is a programming error:
+ * brackets past it are written but not indented or closed by
+ * dcpi_json_free(), which closes every bracket below it. */
 #ifndef DCPI_JSON_H
 #define DCPI_JSON_H
 

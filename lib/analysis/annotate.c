@@ -5,13 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "dcpi/annotate.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
-#include "dcpi/hex.h"
-#include "dcpi/snapshot.h"
 #include "dcpi/source.h"
 #include "internal.h"
 

@@ -12,6 +12,7 @@ struct dcpi_json {
 	int first;              /* nothing yet inside the innermost bracket */
 	int after_key;          /* a name was written: the value follows ": " */
 	int brk;                /* dcpi_json_break() is pending */
+	char open[DCPI_JSON_MAX_DEPTH];   /* the closer of each open bracket */
 };
 
 struct dcpi_json *dcpi_json_new(FILE *f)
@@ -25,12 +26,14 @@ struct dcpi_json *dcpi_json_new(FILE *f)
 	return j;
 }
 
+static void close_bracket(struct dcpi_json *j, char c);
+
 void dcpi_json_free(struct dcpi_json *j)
 {
 	if (!j)
 		return;
 	while (j->depth > 0) /* a caller's bug still leaves valid JSON */
-		dcpi_json_obj_end(j);
+		close_bracket(j, j->open[j->depth - 1]);
 	fputc('\n', j->f);
 	free(j);
 }
@@ -64,12 +67,12 @@ void dcpi_json_break(struct dcpi_json *j)
 	j->brk = 1;
 }
 
-static void open_bracket(struct dcpi_json *j, char c)
+static void open_bracket(struct dcpi_json *j, char c, char closer)
 {
 	before_item(j);
 	fputc(c, j->f);
 	if (j->depth < DCPI_JSON_MAX_DEPTH)
-		j->depth++;
+		j->open[j->depth++] = closer;
 	j->first = 1;
 }
 
@@ -87,7 +90,7 @@ static void close_bracket(struct dcpi_json *j, char c)
 
 void dcpi_json_obj_begin(struct dcpi_json *j)
 {
-	open_bracket(j, '{');
+	open_bracket(j, '{', '}');
 }
 
 void dcpi_json_obj_end(struct dcpi_json *j)
@@ -97,7 +100,7 @@ void dcpi_json_obj_end(struct dcpi_json *j)
 
 void dcpi_json_arr_begin(struct dcpi_json *j)
 {
-	open_bracket(j, '[');
+	open_bracket(j, '[', ']');
 }
 
 void dcpi_json_arr_end(struct dcpi_json *j)

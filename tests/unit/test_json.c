@@ -1,0 +1,113 @@
+/* The JSON writer (dcpi/json.h): layout, escaping, numbers. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "dcpi/json.h"
+#include "tap.h"
+
+static char *buf;
+static size_t len;
+
+static struct dcpi_json *start(FILE **f)
+{
+	free(buf);
+	buf = NULL;
+	*f = open_memstream(&buf, &len);
+	return dcpi_json_new(*f);
+}
+
+static const char *done(struct dcpi_json *j, FILE *f)
+{
+	dcpi_json_free(j);
+	fclose(f);
+	return buf;
+}
+
+static void test_layout(void)
+{
+	FILE *f;
+	struct dcpi_json *j = start(&f);
+
+	dcpi_json_obj_begin(j);
+	dcpi_json_key_str(j, "a", "x");
+	dcpi_json_key(j, "b");
+	dcpi_json_arr_begin(j);
+	dcpi_json_u64(j, 1);
+	dcpi_json_u64(j, 2);
+	dcpi_json_arr_end(j);
+	dcpi_json_break(j);
+	dcpi_json_key(j, "rows");
+	dcpi_json_arr_begin(j);
+	for (int i = 0; i < 2; i++) {
+		dcpi_json_break(j);
+		dcpi_json_obj_begin(j);
+		dcpi_json_key_bool(j, "ok", i);
+		dcpi_json_obj_end(j);
+	}
+	dcpi_json_break(j);
+	dcpi_json_arr_end(j);
+	dcpi_json_key(j, "empty");
+	dcpi_json_arr_begin(j);
+	dcpi_json_arr_end(j);
+	dcpi_json_obj_end(j);
+	T_STREQ(done(j, f), "{\"a\": \"x\", \"b\": [1, 2],\n \"rows\": [\n  {\"ok\": false},\n"
+		"  {\"ok\": true}\n ], \"empty\": []}\n", "separators, breaks, nesting");
+}
+
+static void test_escaping(void)
+{
+	FILE *f;
+	struct dcpi_json *j = start(&f);
+
+	dcpi_json_arr_begin(j);
+	dcpi_json_str(j, "q\"b\\s/\n\t\x01\x7f é");
+	dcpi_json_str(j, NULL);
+	dcpi_json_strf(j, "0x%x", 255);
+	dcpi_json_arr_end(j);
+	T_STREQ(done(j, f), "[\"q\\\"b\\\\s/\\u000a\\u0009\\u0001\x7f é\", null, \"0xff\"]\n",
+		"quotes, backslashes and control characters escaped; UTF-8 kept");
+	j = start(&f);
+	dcpi_json_obj_begin(j);
+	dcpi_json_key_str(j, "k\"ey", "v");
+	dcpi_json_obj_end(j);
+	T_STREQ(done(j, f), "{\"k\\\"ey\": \"v\"}\n", "names escaped too");
+}
+
+static void test_numbers(void)
+{
+	FILE *f;
+	struct dcpi_json *j = start(&f);
+
+	dcpi_json_arr_begin(j);
+	dcpi_json_fixed(j, 12.34567, 4);
+	dcpi_json_fixed(j, 2.5, 0);
+	dcpi_json_fixed(j, NAN, 4);
+	dcpi_json_fixed(j, INFINITY, 2);
+	dcpi_json_i64(j, -7);
+	dcpi_json_u64(j, UINT64_MAX);
+	dcpi_json_arr_end(j);
+	T_STREQ(done(j, f), "[12.3457, 2, null, null, -7, 18446744073709551615]\n",
+		"fixed decimals; not-finite numbers are null");
+}
+
+static void test_unbalanced(void)
+{
+	FILE *f;
+	struct dcpi_json *j = start(&f);
+
+	dcpi_json_obj_begin(j);
+	dcpi_json_key(j, "a");
+	dcpi_json_arr_begin(j);
+	T_STREQ(done(j, f), "{\"a\": []}\n", "free closes what a caller left open");
+}
+
+int main(void)
+{
+	test_layout();
+	test_escaping();
+	test_numbers();
+	test_unbalanced();
+	free(buf);
+	return t_done();
+}
