@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "dcpi/annotate.h"
-#include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/source.h"
 #include "internal.h"
