@@ -1,0 +1,262 @@
+/* The analysis model on a database written here: which images IMAGE
+ * arguments name (dcpi_select), one handle per image identity
+ * (dcpi_objcache: one open, failures remembered), and the procedure table
+ * (dcpi_procs: counts per procedure summed over epochs, code no symbol
+ * covers named by region, an image whose symbols fail shown as one row
+ * with one note).  The fixture is built twice (VARIANT 1 and 2: two
+ * build-ids); a profile that claims build 2 at build 1's path is stale. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/buildid.h"
+#include "dcpi/error.h"
+#include "dcpi/obj.h"
+#include "dcpi/procs.h"
+#include "dcpi/select.h"
+#include "fixture.h"
+#include "tap.h"
+
+static char bin[PATH_MAX], db[PATH_MAX];
+static uint64_t off_global, off_static, off_far;   /* file offsets */
+static uint8_t id1[DCPI_BUILD_ID_MAX], id2[DCPI_BUILD_ID_MAX];
+static int id1_len, id2_len;
+
+struct spec {
+	const char *epoch, *path;
+	int kind, stale;
+	uint64_t offs[3], counts[3];
+	size_t rows;
+};
+
+static int write_prof(int k, const struct spec *s)
+{
+	struct dcpi_profile p;
+	char dir[PATH_MAX + 64], file[PATH_MAX + 128];
+	int err;
+
+	dcpi_profile_init(&p);
+	p.path = (char *)s->path;
+	if (s->kind == DCPI_IMAGE_FILE) {
+		memcpy(p.build_id, s->stale ? id2 : id1, DCPI_BUILD_ID_MAX);
+		p.build_id_len = (uint32_t)(s->stale ? id2_len : id1_len);
+	}
+	p.epoch = (char *)s->epoch;
+	p.platform = "h";
+	p.kind = (uint32_t)s->kind;
+	p.pid = -1;
+	p.nevents = 1;
+	p.events[0].name = "cpu-clock";
+	p.events[0].period = 500000;
+	p.events[0].monitored_ppm = 1000000;
+	snprintf(dir, sizeof(dir), "%s/%s/h", db, s->epoch);
+	snprintf(file, sizeof(file), "%s/p%d.prof", dir, k);
+	err = fx_sh("mkdir -p '%s'", dir) || dcpi_profile_set_rows(&p, s->rows, s->offs, s->counts)
+		? -1 : dcpi_profile_write(file, &p, 0600);
+	p.path = p.epoch = p.platform = p.events[0].name = NULL; /* borrowed */
+	dcpi_profile_free(&p);
+	return err;
+}
+
+static int offset_of(const char *sym, uint64_t *off)
+{
+	struct dcpi_symtab *st;
+	uint64_t addr, size;
+	int err;
+
+	if (fx_nm("nm", bin, sym, &addr, &size) || dcpi_symtab_open(bin, NULL, 0, NULL, &st))
+		return -1;
+	err = dcpi_symtab_vaddr2off(st, addr, off);
+	dcpi_symtab_close(st);
+	return err;
+}
+
+static int setup(void)
+{
+	const char *src = fx_path("fix.c"), *b2 = fx_path("fix2");
+
+	snprintf(bin, sizeof(bin), "%s", fx_path("fix"));
+	snprintf(db, sizeof(db), "%s", fx_path("db"));
+	if (fx_sh("cp '%s/tests/workloads/symtab_fixture.c' '%s' && cc -g -O1 -o '%s' '%s' && "
+		  "cc -g -O1 -DVARIANT=2 -o '%s' '%s'", fx_root, src, bin, src, b2, src))
+		return -1;
+	id1_len = dcpi_buildid_elf(bin, id1, sizeof(id1));
+	id2_len = dcpi_buildid_elf(b2, id2, sizeof(id2));
+	if (id1_len <= 0 || id2_len <= 0 || !memcmp(id1, id2, (size_t)id1_len))
+		return -1;
+	if (offset_of("global_fn", &off_global) || offset_of("static_fn", &off_static))
+		return -1;
+	off_far = 0x7ffff0; /* far past the file's code: no symbol, no section */
+	return 0;
+}
+
+static const struct spec specs[] = {
+	{ "20260101T000000Z", NULL, DCPI_IMAGE_FILE, 0, { 0 }, { 30, 10, 5 }, 3 },
+	{ "20260102T000000Z", NULL, DCPI_IMAGE_FILE, 0, { 0 }, { 20, 0, 0 }, 1 },
+	{ "20260102T000000Z", NULL, DCPI_IMAGE_FILE, 1, { 0 }, { 7, 0, 0 }, 1 },
+	{ "20260103T000000Z", NULL, DCPI_IMAGE_FILE, 1, { 0 }, { 4, 0, 0 }, 1 },
+	{ "20260103T000000Z", "[unknown]", DCPI_IMAGE_UNKNOWN, 0, { 0x1000 }, { 3, 0, 0 }, 1 },
+};
+
+static int write_db(void)
+{
+	for (size_t k = 0; k < sizeof(specs) / sizeof(specs[0]); k++) {
+		struct spec s = specs[k];
+
+		if (!s.path)
+			s.path = bin;
+		if (s.kind == DCPI_IMAGE_FILE) {
+			s.offs[0] = off_global;
+			s.offs[1] = off_static;
+			s.offs[2] = off_far;
+			if (s.rows > 1 && s.offs[1] < s.offs[0]) { /* rows ascend */
+				s.offs[0] = off_static, s.offs[1] = off_global;
+				s.counts[0] = specs[k].counts[1], s.counts[1] = specs[k].counts[0];
+			}
+		}
+		if (write_prof((int)k, &s))
+			return -1;
+	}
+	return 0;
+}
+
+static void test_select(const struct dcpi_profset *set)
+{
+	const char *args[] = { "fix", "nosuch", "unknown" };
+	const struct dcpi_image_group *big;
+	struct dcpi_selection s;
+	int err = dcpi_select(set, args, 3, &s);
+
+	T_EQ(err, 0, "select");
+	T_EQ(set->n, 5, "five profiles in all epochs");
+	T_EQ(s.nchosen, 5, "the file name and 'unknown' name every profile");
+	T_OK(s.matched[0] && !strcmp(s.matched[0], bin), "'fix' matched %s",
+	     s.matched[0] ? s.matched[0] : "nothing");
+	T_OK(s.matched[1] == NULL, "'nosuch' matched nothing");
+	T_OK(s.matched[2] != NULL, "'unknown' matched the unknown profile");
+	T_EQ(s.ngroups, 3, "three identities: two builds of one path, and unknown");
+	big = dcpi_selection_largest(&s);
+	T_OK(big && big->n == 2 && big->samples == 65, "the largest identity: build 1 in two "
+	     "epochs, 65 samples (got %zu profiles, %" PRIu64 ")", big ? big->n : 0,
+	     big ? big->samples : 0);
+	dcpi_selection_free(&s);
+
+	dcpi_select(set, NULL, 0, &s);
+	T_EQ(s.nchosen, set->n, "no arguments: everything");
+	dcpi_selection_free(&s);
+	T_OK(!dcpi_select_matches(&set->v[0].prof, "fi"), "a prefix of the name is no match");
+	T_OK(dcpi_select_matches(&set->v[0].prof, bin), "the full path matches");
+}
+
+static const struct dcpi_profset_entry *entry(const struct dcpi_profset *set, int stale)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (set->v[i].prof.kind == DCPI_IMAGE_FILE &&
+		    !memcmp(set->v[i].prof.build_id, stale ? id2 : id1, DCPI_BUILD_ID_MAX))
+			return &set->v[i];
+	return NULL;
+}
+
+static void test_objcache(const struct dcpi_profset *set)
+{
+	struct dcpi_objcache *c = dcpi_objcache_new(NULL);
+	const struct dcpi_profset_entry *good = entry(set, 0), *stale = entry(set, 1);
+	struct dcpi_obj *a = NULL, *b = NULL, *x = NULL;
+	char first[512];
+	int e1, e2;
+
+	T_OK(c && good && stale, "cache and entries");
+	if (!c || !good || !stale)
+		return;
+	T_EQ(dcpi_objcache_get(c, &good->prof, good->platdir, &a), 0, "open build 1");
+	T_EQ(dcpi_objcache_get(c, &good->prof, good->platdir, &b), 0, "ask again");
+	T_OK(a && a == b, "one obj per identity");
+	T_OK(a && dcpi_obj_code(a, NULL) != NULL, "its code opens");
+	T_OK(a && dcpi_obj_lines(a) != NULL, "its DWARF lines open");
+	e1 = dcpi_objcache_get(c, &stale->prof, stale->platdir, &x);
+	snprintf(first, sizeof(first), "%s", dcpi_errmsg());
+	dcpi_error(EIO, "something else happened since");
+	e2 = dcpi_objcache_get(c, &stale->prof, stale->platdir, &x);
+	T_EQ(e1, -ESTALE, "a profile of another build at that path: -ESTALE");
+	T_EQ(e2, e1, "the failure is remembered");
+	T_STREQ(dcpi_errmsg(), first, "with the same message");
+	T_OK(x == NULL, "and no obj");
+	dcpi_objcache_free(c);
+}
+
+static const struct dcpi_proc_row *row(const struct dcpi_procs *t, const char *proc)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->rows[i]->proc && !strcmp(t->rows[i]->proc, proc))
+			return t->rows[i];
+	return NULL;
+}
+
+static void test_procs(const struct dcpi_profset *set)
+{
+	struct dcpi_objcache *c = dcpi_objcache_new(NULL);
+	struct dcpi_procs_opts o = { 1, 0, c };
+	const struct dcpi_proc_row *g, *s, *far, *one, *unk;
+	struct dcpi_procs t;
+	char farname[128];
+
+	T_EQ(dcpi_procs_build(&t, set, NULL, 1, &o), 0, "build the procedure table");
+	g = row(&t, "global_fn");
+	s = row(&t, "static_fn");
+	snprintf(farname, sizeof(farname), "[fix+0x%" PRIx64 "-0x%" PRIx64 "]",
+		 off_far / DCPI_PROCS_REGION * DCPI_PROCS_REGION,
+		 off_far / DCPI_PROCS_REGION * DCPI_PROCS_REGION + DCPI_PROCS_REGION - 1);
+	far = row(&t, farname);
+	one = row(&t, "[fix]");
+	unk = row(&t, "[unknown]");
+	T_OK(g && g->c[0] == 50, "global_fn: 30 + 20 over two epochs (%" PRIu64 ")",
+	     g ? g->c[0] : 0);
+	T_OK(s && s->c[0] == 10, "static_fn: 10");
+	T_OK(far && far->c[0] == 5, "code of no symbol named by its region %s", farname);
+	T_OK(one && one->c[0] == 11, "the stale build: one row [fix] of 7 + 4");
+	T_OK(unk && unk->c[0] == 3 && !strcmp(unk->image, "unknown"), "unknown samples kept");
+	T_EQ(t.total[0], 79, "the total is every sample");
+	T_EQ(t.nnotes, 1, "one note for the stale build, though it has two profiles");
+	T_OK(t.nnotes && strstr(t.notes[0], "its samples are shown as one row"), "note: %s",
+	     t.nnotes ? t.notes[0] : "");
+	T_OK(t.failed_chosen, "strict: a named image whose symbols fail is flagged");
+	dcpi_procs_sort(&t, 0);
+	T_OK(t.n >= 2 && t.rows[0] == g && t.rows[1] == one, "sorted: global_fn, then [fix]");
+	T_EQ(dcpi_procs_shown(&t, 0, 3, 0), 3, "keep 3");
+	T_EQ(dcpi_procs_shown(&t, 0, UINT64_MAX, 13.0), 2,
+	     "cutoff 13%%: 50/79 and 11/79 (13.9%%) shown, 10/79 (12.7%%) not");
+	dcpi_procs_free(&t);
+
+	o.procs = 0;
+	T_EQ(dcpi_procs_build(&t, set, NULL, 0, &o), 0, "image mode");
+	T_EQ(t.n, 2, "two rows: the path (both builds summed by path) and unknown");
+	T_OK(t.n && t.rows[0]->c[0] + t.rows[1]->c[0] == 79 && !t.failed_chosen,
+	     "image mode opens no symbols and loses nothing");
+	dcpi_procs_free(&t);
+	dcpi_objcache_free(c);
+}
+
+int main(void)
+{
+	struct dcpi_profset set;
+
+	if (fx_setup("analysis") || setup() || write_db()) {
+		T_OK(0, "fixture built (cc, nm)");
+		fx_cleanup();
+		return t_done();
+	}
+	if (dcpi_profset_load(db, "all", "all", &set)) {
+		T_OK(0, "load: %s", dcpi_errmsg());
+		fx_cleanup();
+		return t_done();
+	}
+	test_select(&set);
+	test_objcache(&set);
+	test_procs(&set);
+	dcpi_profset_free(&set);
+	fx_cleanup();
+	return t_done();
+}
