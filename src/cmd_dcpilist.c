@@ -142,6 +142,7 @@ static void open_image(struct listing *l)
 	struct dcpi_annot_opts ao = { report_symtab_opts(l->o.db), &l->src, NULL, 0, NULL };
 	size_t *idx = calloc(l->set.n ? l->set.n : 1, sizeof(*idx)), n = 0;
 	struct dcpi_selection sel;
+	int err;
 
 	if (!idx || dcpi_select(&l->set, &l->o.image, 1, &sel))
 		cli_die("%s", idx ? dcpi_errmsg() : "out of memory");
@@ -153,13 +154,14 @@ static void open_image(struct listing *l)
 	}
 	dcpi_selection_free(&sel);
 	l->src = (struct dcpi_source_opts){ l->o.dirs, l->o.ndirs, l->o.remaps, l->o.nremaps };
+	err = n ? dcpi_annot_image_open(&l->set, idx, n, &ao, &l->img) : 0;
+	free(idx);
 	if (n == 0)
 		cli_die("no profile of image '%s' in epoch%s %s%s", l->o.image,
 			l->set.nepochs > 1 ? "s" : "", l->set.epochs[l->set.nepochs - 1],
 			l->set.nepochs > 1 ? " ..." : "");
-	if (dcpi_annot_image_open(&l->set, idx, n, &ao, &l->img))
+	if (err)
 		cli_die("%s", dcpi_errmsg());
-	free(idx);
 }
 
 static void resolve(struct listing *l, uint64_t *lo, uint64_t *hi)
