@@ -494,7 +494,7 @@ static void open_sampling(struct daemon *d)
 		.on_merged = d->imagecache ? on_merged : NULL,
 	};
 
-	if (dcpi_sampler_open(&d->events, &so, &d->sampler))
+	if (dcpi_sampler_open(&dcpi_sampler_perf, &d->events, &so, &d->sampler))
 		cli_die_lib("cannot start sampling");
 	if (dcpi_collector_new(&co, &d->col))
 		cli_die_lib("cannot start the collector");

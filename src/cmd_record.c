@@ -262,7 +262,7 @@ static int sampler_try(struct record *r, int exclude_kernel)
 		.exclude_kernel = exclude_kernel, .sideband = 1,
 	};
 
-	return dcpi_sampler_open(&r->events, &so, &r->sampler);
+	return dcpi_sampler_open(&dcpi_sampler_perf, &r->events, &so, &r->sampler);
 }
 
 /* Kernel samples where allowed: try with them, and for one process fall
