@@ -7,6 +7,8 @@
  * sampler does, and empties them.  Samples whose identifier is REPLAY_ID
  * are event 0.  It has no fds to poll and no periods to randomise: those
  * operations are left NULL, so the interface's defaults are exercised.
+ * With replay_refuse_kernel set it refuses kernel-mode samples (EACCES), as
+ * perf does under perf_event_paranoid 2.
  *   raw_sample(), raw_mmap2()   records laid out as the perf sampler asks
  *                               the kernel for them
  *   now_ns()                    CLOCK_MONOTONIC, the records' clock */
@@ -34,6 +36,8 @@ struct replay {
 	uint64_t enabled_ns, running_ns; /* what times() says, for every event */
 };
 
+static int replay_refuse_kernel;
+
 static inline struct replay *replay_of(struct dcpi_sampler *s)
 {
 	return (struct replay *)s;
@@ -42,10 +46,12 @@ static inline struct replay *replay_of(struct dcpi_sampler *s)
 static int replay_open(const struct dcpi_eventlist *l, const struct dcpi_sampler_opts *o,
 		       struct dcpi_sampler **out)
 {
-	struct replay *r = calloc(1, sizeof(*r));
+	struct replay *r;
 
 	(void)l;
-	(void)o;
+	if (replay_refuse_kernel && !o->exclude_kernel)
+		return dcpi_error(EACCES, "replay: no kernel samples for you");
+	r = calloc(1, sizeof(*r));
 	if (!r)
 		return dcpi_error(ENOMEM, "out of memory");
 	*out = &r->base;
