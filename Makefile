@@ -58,7 +58,7 @@ bin/dcpi: $(O)/dcpi
 $(COMMANDS:%=bin/%): bin/dcpi
 	ln -sf dcpi $@
 
-$(O)/tests/%: tests/unit/%.c $(O)/libdcpi.a tests/unit/tap.h tests/unit/fixture.h
+$(O)/tests/%: tests/unit/%.c $(O)/libdcpi.a tests/unit/tap.h tests/unit/fixture.h tests/unit/replay.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(O)/libdcpi.a $(LDLIBS)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write well-formed perf records, one per file, as seeds for fuzz_record.
 
-Layouts are those the sampler asks the kernel for (lib/sampler.c):
+Layouts are those the sampler asks the kernel for (lib/collect/sampler_perf.c):
 sample_type IDENTIFIER | IP | TID | TIME and sample_id_all, so every
 side-band record ends in the trailer {pid u32, tid u32, time u64, id u64}.
 Strings are NUL-terminated and padded to 8 bytes, as the kernel pads them.

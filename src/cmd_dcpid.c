@@ -18,16 +18,12 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "dcpi/collector.h"
 #include "dcpi/ctl.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/event.h"
 #include "dcpi/imagecache.h"
-#include "dcpi/profile.h"
-#include "dcpi/sampler.h"
-#include "dcpi/snapshot.h"
-#include "dcpi/stats.h"
+#include "dcpi/run.h"
 
 #define MAX_BYPID 64
 
@@ -47,14 +43,10 @@ struct daemon {
 	const char *logfile;
 	/* state */
 	char host[DCPI_HOST_MAX];
-	char epoch[DCPI_EPOCH_NAME_MAX];
-	char platdir[4096];
 	FILE *log;
 	int lockfd, ctlfd, sigfd;
 	unsigned dirmode, filemode;
-	struct dcpi_sampler *sampler;
-	struct dcpi_collector *col;
-	uint64_t base_enabled[DCPI_MAX_EVENTS], base_running[DCPI_MAX_EVENTS];
+	struct dcpi_run *run;
 	time_t next_merge, next_status;
 	uint64_t logged_unknown;
 	int quit;
@@ -218,125 +210,74 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 
 /* ---- epochs ------------------------------------------------------------- */
 
-static void snapshot_kernel(struct daemon *d)
+static void log_epoch(struct daemon *d)
 {
-	if (dcpi_snapshot_kernel(d->platdir, "/proc", d->filemode))
-		logmsg(d, LOG_ERR, "kernel symbol snapshot: %s", dcpi_errmsg());
-}
-
-/* Whether a continued epoch's statistics count the same events. */
-static int same_events(const struct dcpi_epoch_stats *a, const struct dcpi_epoch_stats *b)
-{
-	if (a->nevents != b->nevents)
-		return 0;
-	for (unsigned e = 0; e < a->nevents; e++)
-		if (strcmp(a->ev[e].name, b->ev[e].name) || a->ev[e].period != b->ev[e].period)
-			return 0;
-	return 1;
+	logmsg(d, LOG_INFO, "epoch %s (%s)", dcpi_run_epoch(d->run), dcpi_run_platdir(d->run));
 }
 
 static int enter_epoch(struct daemon *d, const char *name)
 {
-	struct dcpi_epoch_stats *st = dcpi_collector_stats(d->col);
-	struct dcpi_epoch_stats old;
-	char spath[4200];
-	int err;
+	int err = dcpi_run_enter_epoch(d->run, name);
 
-	snprintf(d->epoch, sizeof(d->epoch), "%s", name);
-	err = dcpi_db_path(d->platdir, sizeof(d->platdir), d->db, d->epoch, d->host, NULL);
 	if (!err)
-		err = dcpi_db_init(d->platdir, d->dirmode);
-	if (err)
-		return err;
-	/* statistics start afresh, except when continuing an epoch */
-	snprintf(spath, sizeof(spath), "%s/epoch.stats", d->platdir);
-	memset(&old, 0, sizeof(old));
-	if (!dcpi_stats_read(spath, &old) && same_events(&old, st)) {
-		st->samples = old.samples;
-		st->lost = old.lost;
-		st->throttled = old.throttled;
-		st->unknown = old.unknown;
-		st->kernel = old.kernel;
-		st->start = old.start;
-		for (unsigned e = 0; e < st->nevents; e++)
-			st->ev[e].samples = old.ev[e].samples;
-	} else {
-		st->samples = st->lost = st->throttled = st->unknown = st->kernel = 0;
-		st->start = (int64_t)time(NULL);
-		for (unsigned e = 0; e < st->nevents; e++)
-			st->ev[e].samples = 0;
-	}
-	snprintf(st->epoch, sizeof(st->epoch), "%s", d->epoch);
-	st->ncpus = d->sampler ? dcpi_sampler_ncpus(d->sampler) : 0;
-	for (unsigned e = 0; d->sampler && e < d->events.n; e++)
-		dcpi_sampler_times(d->sampler, e, &d->base_enabled[e], &d->base_running[e]);
-	snapshot_kernel(d);
-	logmsg(d, LOG_INFO, "epoch %s (%s)", d->epoch, d->platdir);
-	return 0;
+		log_epoch(d);
+	return err;
 }
 
 static int new_epoch(struct daemon *d)
 {
-	char name[DCPI_EPOCH_NAME_MAX];
-	int err = dcpi_db_epoch_create(d->db, time(NULL), d->dirmode, name);
+	int err = dcpi_run_new_epoch(d->run);
 
-	return err ? err : enter_epoch(d, name);
+	if (!err)
+		log_epoch(d);
+	return err;
 }
 
 /* ---- sampling ----------------------------------------------------------- */
 
+/* Samples aggregated in memory, not yet merged. */
+static uint64_t pending(struct daemon *d)
+{
+	return dcpi_collector_pending(dcpi_run_collector(d->run));
+}
+
 /* Read all rings; process what is certainly in order (all = everything). */
 static int drain(struct daemon *d, int all)
 {
-	int err = dcpi_collector_drain(d->col, d->sampler, all);
+	int err = dcpi_run_drain(d->run, all);
 
 	if (err)
 		logmsg(d, LOG_ERR, "reading samples: %s", dcpi_errmsg());
 	return err;
 }
 
-static void update_times(struct daemon *d)
-{
-	struct dcpi_epoch_stats *st = dcpi_collector_stats(d->col);
-
-	for (unsigned e = 0; e < d->events.n; e++) {
-		uint64_t en, run;
-
-		if (dcpi_sampler_times(d->sampler, e, &en, &run))
-			continue;
-		st->ev[e].time_enabled = en - d->base_enabled[e];
-		st->ev[e].time_running = run - d->base_running[e];
-	}
-}
-
 static int merge(struct daemon *d)
 {
-	uint64_t t0 = now_ns(), pending;
+	uint64_t t0 = now_ns(), n;
 	int err;
 
 	drain(d, 1);
-	update_times(d);
-	pending = dcpi_collector_pending(d->col);
-	err = dcpi_collector_merge(d->col, d->platdir);
-	dcpi_loadmap_reap(dcpi_collector_loadmap(d->col));
+	n = pending(d);
+	err = dcpi_run_merge(d->run);
 	if (err)
 		logmsg(d, LOG_ERR, "merge into %s failed, samples kept in memory for the next "
-		       "try: %s", d->platdir, dcpi_errmsg());
+		       "try: %s", dcpi_run_platdir(d->run), dcpi_errmsg());
 	else
-		logmsg(d, LOG_DEBUG, "merged %" PRIu64 " samples into %s in %.1f ms", pending,
-		       d->platdir, (now_ns() - t0) / 1e6);
+		logmsg(d, LOG_DEBUG, "merged %" PRIu64 " samples into %s in %.1f ms", n,
+		       dcpi_run_platdir(d->run), (now_ns() - t0) / 1e6);
 	d->next_merge = time(NULL) + d->merge_secs;
 	return err;
 }
 
 static void status_text(struct daemon *d, struct dcpi_buf *b)
 {
-	const struct dcpi_epoch_stats *st = dcpi_collector_stats(d->col);
+	struct dcpi_collector *col = dcpi_run_collector(d->run);
+	const struct dcpi_epoch_stats *st = dcpi_collector_stats(col);
 	struct dcpi_loadmap_stats ls;
 
-	dcpi_loadmap_stats(dcpi_collector_loadmap(d->col), &ls);
+	dcpi_loadmap_stats(dcpi_collector_loadmap(col), &ls);
 	dcpi_buf_printf(b, "pid: %d\ndatabase: %s\nhost: %s\nepoch: %s\ncpus: %u\n",
-			(int)getpid(), d->db, d->host, d->epoch, st->ncpus);
+			(int)getpid(), d->db, d->host, dcpi_run_epoch(d->run), st->ncpus);
 	for (unsigned e = 0; e < d->events.n; e++)
 		dcpi_buf_printf(b, "event: %s period %" PRIu64 "%s samples %" PRIu64
 				" monitored %.1f%%\n", d->events.ev[e].name, d->events.ev[e].period,
@@ -348,7 +289,7 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 			"\nunknown: %" PRIu64 "\nkernel: %" PRIu64 "\nimages: %" PRIu64
 			"\nprocesses: %" PRIu64 "\npending: %" PRIu64 "\nmerge interval: %u s\n",
 			st->samples, st->lost, st->throttled, st->unknown, st->kernel,
-			st->images, ls.processes, dcpi_collector_pending(d->col), d->merge_secs);
+			st->images, ls.processes, dcpi_collector_pending(col), d->merge_secs);
 }
 
 /* ---- control requests --------------------------------------------------- */
@@ -361,7 +302,7 @@ static void handle_request(struct daemon *d, int conn, const char *req)
 	logmsg(d, LOG_DEBUG, "control request '%s'", req);
 	if (!strcmp(req, "status")) {
 		drain(d, 0);
-		update_times(d);
+		dcpi_run_update_times(d->run);
 		status_text(d, &out);
 	} else if (!strcmp(req, "flush")) {
 		err = merge(d);
@@ -370,7 +311,7 @@ static void handle_request(struct daemon *d, int conn, const char *req)
 		if (!err)
 			err = new_epoch(d);
 		if (!err)
-			dcpi_buf_printf(&out, "epoch: %s\n", d->epoch);
+			dcpi_buf_printf(&out, "epoch: %s\n", dcpi_run_epoch(d->run));
 	} else if (!strcmp(req, "quit")) {
 		/* A daemon that cannot write keeps its samples and runs on:
 		 * quitting would lose them.  SIGTERM still stops it. */
@@ -408,6 +349,11 @@ static void serve_control(struct daemon *d)
 }
 
 /* ---- set-up ------------------------------------------------------------- */
+
+static void on_warning(void *arg, const char *msg)
+{
+	logmsg(arg, LOG_ERR, "%s", msg);
+}
 
 static void on_unknown(void *arg, int32_t pid, uint64_t ip, int kernel)
 {
@@ -484,36 +430,32 @@ static void setup_events(struct daemon *d)
  * a quarter of a second, and reading /proc/kallsyms alone can take that). */
 static void open_sampling(struct daemon *d)
 {
-	struct dcpi_sampler_opts so = { .pid = -1, .ring_pages = d->ring_pages, .sideband = 1,
-					.mmap_build_id = d->buildid_mmap };
-	struct dcpi_collector_opts co = {
-		.events = &d->events, .procroot = "/proc", .host = d->host,
+	struct dcpi_run_opts ro = {
+		.db = d->db, .host = d->host, .events = &d->events,
+		.sampling = { .pid = -1, .ring_pages = d->ring_pages, .sideband = 1,
+			      .mmap_build_id = d->buildid_mmap },
 		.bypid = d->bypid, .nbypid = d->nbypid, .unknown_per_pid = d->unknown_per_pid,
-		.filemode = d->filemode, .on_unknown = d->logmaps ? on_unknown : NULL, .arg = d,
-		.mmap_build_id = d->buildid_mmap,
-		.on_merged = d->imagecache ? on_merged : NULL,
+		.dirmode = d->dirmode, .filemode = d->filemode, .on_warning = on_warning,
+		.on_unknown = d->logmaps ? on_unknown : NULL,
+		.on_merged = d->imagecache ? on_merged : NULL, .arg = d,
 	};
 
-	if (dcpi_sampler_open(&d->events, &so, &d->sampler))
-		cli_die_lib("cannot start sampling");
-	if (dcpi_collector_new(&co, &d->col))
+	if (dcpi_run_new(&ro, &d->run))
 		cli_die_lib("cannot start the collector");
-	if (dcpi_loadmap_load_kernel(dcpi_collector_loadmap(d->col), "/proc/kallsyms",
-				     "/proc/modules"))
-		logmsg(d, LOG_ERR, "kernel images: %s (kernel samples will be unknown)",
-		       dcpi_errmsg());
+	if (dcpi_run_open(d->run))
+		cli_die_lib("cannot start sampling");
 	/* a first scan reads every image's build-id into the identity cache,
 	 * so the scan that counts, once sampling is on, is quick */
-	(void)dcpi_loadmap_scan(dcpi_collector_loadmap(d->col));
+	(void)dcpi_run_scan(d->run);
 }
 
 static void start_sampling(struct daemon *d)
 {
 	/* enable first, then scan: a process started in between is seen by
 	 * both, which is harmless, rather than by neither */
-	if (dcpi_sampler_enable(d->sampler))
+	if (dcpi_run_start(d->run))
 		cli_die_lib("cannot enable sampling");
-	if (dcpi_loadmap_scan(dcpi_collector_loadmap(d->col)) < 0)
+	if (dcpi_run_scan(d->run) < 0)
 		logmsg(d, LOG_ERR, "initial process scan: %s", dcpi_errmsg());
 }
 
@@ -609,8 +551,8 @@ static void setup(struct daemon *d)
 	d->sigfd = setup_signals();
 	if (d->sigfd < 0)
 		cli_die("signalfd: %s", strerror(errno));
-	logmsg(d, LOG_INFO, "sampling %u CPUs into %s", dcpi_sampler_ncpus(d->sampler),
-	       d->platdir);
+	logmsg(d, LOG_INFO, "sampling %u CPUs into %s",
+	       dcpi_sampler_ncpus(dcpi_run_sampler(d->run)), dcpi_run_platdir(d->run));
 	for (unsigned e = 0; e < d->events.n; e++)
 		logmsg(d, LOG_INFO, "event %s (set %u) period %" PRIu64 "%s", d->events.ev[e].name,
 		       d->events.ev[e].set, d->events.ev[e].period,
@@ -625,16 +567,16 @@ static void tick(struct daemon *d)
 	time_t now = time(NULL);
 
 	if (d->randomized)
-		dcpi_sampler_rerandomize(d->sampler);
+		dcpi_sampler_rerandomize(dcpi_run_sampler(d->run));
 	if (now >= d->next_merge)
 		merge(d);
 	if (d->status_secs && now >= d->next_status) {
-		const struct dcpi_epoch_stats *st = dcpi_collector_stats(d->col);
+		const struct dcpi_epoch_stats *st = dcpi_run_stats(d->run);
 
 		drain(d, 0);
 		logmsg(d, LOG_INFO, "status: samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64
 		       " unknown %" PRIu64 " pending %" PRIu64, st->samples, st->lost,
-		       st->throttled, st->unknown, dcpi_collector_pending(d->col));
+		       st->throttled, st->unknown, pending(d));
 		d->next_status = now + d->status_secs;
 	}
 }
@@ -658,7 +600,7 @@ static void run(struct daemon *d)
 {
 	enum { MAXFDS = 4096 };
 	static struct pollfd fds[MAXFDS + 2];
-	size_t nrings = dcpi_sampler_pollfds(d->sampler, fds + 2, MAXFDS);
+	size_t nrings = dcpi_sampler_pollfds(dcpi_run_sampler(d->run), fds + 2, MAXFDS);
 
 	fds[0] = (struct pollfd){ d->ctlfd, POLLIN, 0 };
 	fds[1] = (struct pollfd){ d->sigfd, POLLIN, 0 };
@@ -684,7 +626,7 @@ static void run(struct daemon *d)
 				logmsg(d, LOG_INFO, "signal %u: merging and stopping", si.ssi_signo);
 				if (merge(d))
 					logmsg(d, LOG_ERR, "stopping anyway: %" PRIu64 " samples not "
-					       "written are lost", dcpi_collector_pending(d->col));
+					       "written are lost", pending(d));
 				d->quit = 1;
 			}
 		}
@@ -707,11 +649,10 @@ int cmd_dcpid(int argc, char **argv)
 	setup(&d);
 	daemonize_finish(&d, ready);
 	run(&d);
-	st = dcpi_collector_stats(d.col);
+	st = dcpi_run_stats(d.run);
 	logmsg(&d, LOG_INFO, "stopped: samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64
 	       " unknown %" PRIu64, st->samples, st->lost, st->throttled, st->unknown);
 	dcpi_ctl_unlink(d.db, d.host);
-	dcpi_sampler_close(d.sampler);
-	dcpi_collector_free(d.col);
+	dcpi_run_free(d.run);
 	return 0;
 }

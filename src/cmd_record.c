@@ -23,14 +23,10 @@
 
 #include "cli.h"
 #include "report.h"
-#include "dcpi/collector.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/event.h"
-#include "dcpi/profile.h"
-#include "dcpi/sampler.h"
-#include "dcpi/snapshot.h"
-#include "dcpi/stats.h"
+#include "dcpi/run.h"
 
 #define DEFAULT_DB "./dcpidb"
 #define DIRMODE 0700
@@ -50,16 +46,11 @@ struct record {
 	/* state */
 	char host[DCPI_HOST_MAX];
 	char epoch[DCPI_EPOCH_NAME_MAX];
-	char platdir[4096];
-	int kernel;                  /* kernel-mode samples are taken */
-	struct dcpi_sampler *sampler;
-	struct dcpi_collector *col;
+	struct dcpi_run *run;
 	pid_t child;
 	int go_fd, exec_fd, sigfd;   /* go: child may exec; exec: its errno */
 	sigset_t oldmask;            /* restored in the child before exec */
 	int status;                  /* the child's wait status */
-	uint64_t tree_ns;            /* CPU time of the child and its waited-for
-					descendants, once it has ended */
 	unsigned drain_warnings;
 };
 
@@ -255,64 +246,52 @@ static void check_sort(const struct record *r)
 			r->events.ev[0].name);
 }
 
-static int sampler_try(struct record *r, int exclude_kernel)
+static void on_warning(void *arg, const char *msg)
 {
-	struct dcpi_sampler_opts so = {
-		.pid = r->syswide ? -1 : r->child, .inherit = !r->syswide,
-		.exclude_kernel = exclude_kernel, .sideband = 1,
-	};
-
-	return dcpi_sampler_open(&r->events, &so, &r->sampler);
+	(void)arg;
+	cli_warn("%s", msg);
 }
 
-/* Kernel samples where allowed: try with them, and for one process fall
- * back to user space only when the kernel refuses (perf_event_paranoid 2
- * lets unprivileged users profile their own processes in user mode). */
-static void open_sampler(struct record *r)
+static _Noreturn void die_sampling(struct record *r, int err)
 {
-	int err = sampler_try(r, 0);
-
-	r->kernel = 1;
-	if (err == -EACCES || err == -EPERM) {
-		if (r->syswide) {
-			abandon_child(r);
-			cli_die_lib("-a: cannot sample system-wide");
-		}
-		err = sampler_try(r, 1);
-		r->kernel = 0;
-		if (!err)
-			fprintf(stderr, "%s: note: user-space only (not root; see "
-				"perf_event_paranoid)\n", cli_prog);
-	}
-	if (err == -EACCES || err == -EPERM) {
-		abandon_child(r);
+	abandon_child(r);
+	if ((err == -EACCES || err == -EPERM) && r->syswide)
+		cli_die_lib("-a: cannot sample system-wide");
+	if (err == -EACCES || err == -EPERM)
 		cli_die("cannot sample '%s': perf_event_open: %s (%s is %d; profiling your own "
 			"processes needs 2 or less, or root or CAP_PERFMON)", r->cmd[0],
 			strerror(-err), PARANOID, read_paranoid());
-	}
-	if (err) {
-		abandon_child(r);
-		cli_die_lib("cannot start sampling");
-	}
+	cli_die_lib("cannot start sampling");
 }
 
-static void setup_collector(struct record *r)
+/* The run, its counters open but disabled.  Kernel samples where allowed:
+ * for one process the run falls back to user space only when the kernel
+ * refuses (perf_event_paranoid 2 lets unprivileged users profile their
+ * own processes in user mode). */
+static void open_run(struct record *r)
 {
-	struct dcpi_collector_opts co = {
-		.events = &r->events, .procroot = "/proc", .host = r->host, .filemode = FILEMODE,
+	struct dcpi_run_opts ro = {
+		.db = r->db, .host = r->host, .events = &r->events,
+		.sampling = { .pid = r->syswide ? -1 : r->child, .inherit = !r->syswide,
+			      .sideband = 1 },
+		.kernel_fallback = 1, .dirmode = DIRMODE, .filemode = FILEMODE,
+		.on_warning = on_warning,
 	};
-	struct dcpi_loadmap *lm;
+	int err;
 
-	if (dcpi_collector_new(&co, &r->col)) {
+	if (dcpi_run_new(&ro, &r->run)) {
 		abandon_child(r);
 		cli_die_lib("cannot start the collector");
 	}
-	lm = dcpi_collector_loadmap(r->col);
-	if (r->kernel && dcpi_loadmap_load_kernel(lm, "/proc/kallsyms", "/proc/modules"))
-		cli_warn("kernel images: %s (kernel samples will be unknown)", dcpi_errmsg());
+	err = dcpi_run_open(r->run);
+	if (err)
+		die_sampling(r, err);
+	if (!dcpi_run_kernel(r->run))
+		fprintf(stderr, "%s: note: user-space only (not root; see perf_event_paranoid)\n",
+			cli_prog);
 	/* The child still runs our code until it execs; its exec's mmap
 	 * records replace this.  -a: everything that runs already. */
-	if (r->syswide ? dcpi_loadmap_scan(lm) < 0 : dcpi_loadmap_scan_pid(lm, r->child) < 0)
+	if (dcpi_run_scan(r->run) < 0)
 		cli_warn("reading process maps: %s", dcpi_errmsg());
 }
 
@@ -325,69 +304,17 @@ static void drain_warn(struct record *r, const char *what)
 /* Read all rings; process what is certainly in order (all: everything). */
 static void drain(struct record *r, int all)
 {
-	if (dcpi_collector_drain(r->col, r->sampler, all))
+	if (dcpi_run_drain(r->run, all))
 		drain_warn(r, "reading samples");
-}
-
-/* What the epoch's "fraction monitored" divides by.  System-wide, as
- * dcpid: the counters' enabled time.  For one process tree the per-CPU
- * sums say little: a counter on a CPU the process never visited may or may
- * not have been "enabled" (it varies with the kernel), so the sum lies
- * between one and ncpus times the tree's CPU time.  Once the command has
- * ended, that CPU time is known (wait4); before, ncpus is the guess.  The
- * result stays between running (no multiplexing: 100%) and the sum. */
-static uint64_t enabled_time(const struct record *r, uint64_t en, uint64_t run)
-{
-	unsigned ncpus = dcpi_sampler_ncpus(r->sampler);
-	uint64_t t;
-
-	if (r->syswide)
-		return en;
-	t = r->tree_ns ? r->tree_ns : en / (ncpus ? ncpus : 1);
-	return t < run ? run : t > en ? en : t;
-}
-
-/* Fresh counters: their times are the epoch's times. */
-static void update_times(struct record *r)
-{
-	struct dcpi_epoch_stats *st = dcpi_collector_stats(r->col);
-
-	for (unsigned e = 0; e < r->events.n; e++) {
-		uint64_t en, run;
-
-		if (dcpi_sampler_times(r->sampler, e, &en, &run))
-			continue;
-		st->ev[e].time_enabled = enabled_time(r, en, run);
-		st->ev[e].time_running = run;
-	}
-}
-
-static int merge(struct record *r)
-{
-	int err;
-
-	update_times(r);
-	err = dcpi_collector_merge(r->col, r->platdir);
-	dcpi_loadmap_reap(dcpi_collector_loadmap(r->col));
-	return err;
 }
 
 /* ---- the epoch ---------------------------------------------------------- */
 
 static void start_epoch(struct record *r)
 {
-	struct dcpi_epoch_stats *st = dcpi_collector_stats(r->col);
-
-	if (dcpi_db_epoch_create(r->db, time(NULL), DIRMODE, r->epoch) ||
-	    dcpi_db_path(r->platdir, sizeof(r->platdir), r->db, r->epoch, r->host, NULL) ||
-	    dcpi_db_init(r->platdir, DIRMODE))
+	if (dcpi_run_new_epoch(r->run))
 		cli_die_lib("cannot create an epoch in %s", r->db);
-	snprintf(st->epoch, sizeof(st->epoch), "%s", r->epoch);
-	st->start = (int64_t)time(NULL);
-	st->ncpus = dcpi_sampler_ncpus(r->sampler);
-	/* without kernel samples the addresses would be zeros anyway */
-	if (r->kernel && dcpi_snapshot_kernel(r->platdir, "/proc", FILEMODE))
-		cli_warn("kernel symbol snapshot: %s", dcpi_errmsg());
+	snprintf(r->epoch, sizeof(r->epoch), "%s", dcpi_run_epoch(r->run));
 }
 
 /* ---- the loop ------------------------------------------------------------ */
@@ -418,6 +345,8 @@ static void handle_signals(struct record *r)
 	}
 }
 
+/* Once the command has ended, the CPU time of it and its waited-for
+ * descendants is what its counters were enabled for. */
 static int child_done(struct record *r)
 {
 	struct rusage ru;
@@ -425,15 +354,16 @@ static int child_done(struct record *r)
 
 	if (p != r->child)
 		return p < 0 && errno == ECHILD;
-	r->tree_ns = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
-		     ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
+	dcpi_run_set_cpu_time(r->run,
+		((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
+		((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull);
 	return 1;
 }
 
 static void run(struct record *r)
 {
 	static struct pollfd fds[MAX_RINGS + 1];
-	size_t n = dcpi_sampler_pollfds(r->sampler, fds + 1, MAX_RINGS);
+	size_t n = dcpi_sampler_pollfds(dcpi_run_sampler(r->run), fds + 1, MAX_RINGS);
 	time_t next_merge = time(NULL) + MERGE_SECS;
 
 	fds[0] = (struct pollfd){ r->sigfd, POLLIN, 0 };
@@ -449,9 +379,9 @@ static void run(struct record *r)
 			handle_signals(r);
 		drain(r, 0);
 		if (time(NULL) >= next_merge) {
-			if (merge(r))
+			if (dcpi_run_merge(r->run))
 				cli_warn("merge into %s failed, samples kept for the next try: %s",
-					 r->platdir, dcpi_errmsg());
+					 dcpi_run_platdir(r->run), dcpi_errmsg());
 			next_merge = time(NULL) + MERGE_SECS;
 		}
 	}
@@ -478,7 +408,7 @@ static int report(struct record *r)
 
 static void summary(struct record *r)
 {
-	const struct dcpi_epoch_stats *st = dcpi_collector_stats(r->col);
+	const struct dcpi_epoch_stats *st = dcpi_run_stats(r->run);
 
 	fprintf(stderr, "dcpi record: %" PRIu64 " samples (lost %" PRIu64 ", unknown %" PRIu64
 		") in %s of %s\n", st->samples, st->lost, st->unknown, r->epoch, r->db);
@@ -499,9 +429,8 @@ int cmd_record(int argc, char **argv)
 	if (r.sigfd < 0)
 		cli_die("signalfd: %s", strerror(errno));
 	start_child(&r);
-	open_sampler(&r);
-	setup_collector(&r);
-	if (dcpi_sampler_enable(r.sampler)) {
+	open_run(&r);
+	if (dcpi_run_start(r.run)) {
 		abandon_child(&r);
 		cli_die_lib("cannot enable sampling");
 	}
@@ -514,17 +443,16 @@ int cmd_record(int argc, char **argv)
 	}
 	start_epoch(&r);
 	run(&r);
-	dcpi_sampler_disable(r.sampler);
-	drain(&r, 1);
-	if (merge(&r))
-		cli_die_lib("cannot write the profiles into %s", r.platdir);
+	if (dcpi_run_stop(r.run))
+		drain_warn(&r, "reading samples");
+	if (dcpi_run_merge(r.run))
+		cli_die_lib("cannot write the profiles into %s", dcpi_run_platdir(r.run));
 	summary(&r);
 	code = exit_code(r.status);
 	if (!r.quiet && (err = report(&r)) != 0)
 		cli_warn("the report failed (%s); the profiles are in %s",
-			 err < 0 ? strerror(-err) : "see above", r.platdir);
-	dcpi_sampler_close(r.sampler);
-	dcpi_collector_free(r.col);
+			 err < 0 ? strerror(-err) : "see above", dcpi_run_platdir(r.run));
+	dcpi_run_free(r.run);
 	close(r.sigfd);
 	return code;
 }

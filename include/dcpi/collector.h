@@ -54,10 +54,10 @@ int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
 /* Records this recent may still be being written to another CPU's ring. */
 #define DCPI_HORIZON_SLACK_NS 2000000ull
 
-/* Read every ring of s into the queue, then process what is certainly in
- * order: records older than the moment draining began, less
- * DCPI_HORIZON_SLACK_NS; with all, everything (flush, exit).  Returns
- * the first error; the rest is still processed. */
+/* Drain sampler s (of any kind: dcpi/sampler.h) into the queue, then
+ * process what is certainly in order: records older than the moment
+ * draining began, less DCPI_HORIZON_SLACK_NS; with all, everything (flush,
+ * exit).  Returns the first error; the rest is still processed. */
 int dcpi_collector_drain(struct dcpi_collector *c, struct dcpi_sampler *s, int all);
 
 /* Process one decoded record now (tests feed synthetic streams here); ev

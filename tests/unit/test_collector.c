@@ -1,7 +1,8 @@
 /* The collector on synthetic streams: attribution through mmap, fork,
  * exec and exit; time ordering of records read out of order; per-process
  * and unknown profiles; merges that add up, survive a failed write, and
- * never double count. */
+ * never double count; draining through the sampler interface (a replay
+ * sampler, no perf). */
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "dcpi/collector.h"
 #include "dcpi/error.h"
 #include "dcpi/record.h"
+#include "replay.h"
 #include "tap.h"
 
 static char tmp[256];
@@ -230,50 +232,10 @@ static void test_unknown_per_pid(void)
 	dcpi_collector_free(c);
 }
 
-/* Raw perf records, laid out as the sampler asks for them. */
-static size_t raw_sample(uint8_t *b, uint64_t id, uint64_t ip, uint32_t pid, uint64_t time)
-{
-	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 40 };
-	uint32_t pt[2] = { pid, pid };
-
-	memcpy(b, &h, 8);
-	memcpy(b + 8, &id, 8);
-	memcpy(b + 16, &ip, 8);
-	memcpy(b + 24, pt, 8);
-	memcpy(b + 32, &time, 8);
-	return 40;
-}
-
-static size_t raw_mmap2(uint8_t *b, uint32_t pid, uint64_t start, uint64_t len,
-			const char *path, uint64_t time)
-{
-	size_t plen = (strlen(path) + 8) & ~(size_t)7, n = 8 + 8 + 24 + 24 + 8 + plen + 24;
-	struct perf_event_header h = { PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID,
-				       (uint16_t)n };
-	uint32_t u32[2] = { pid, pid }, prot[2] = { PROT_READ | PROT_EXEC, MAP_PRIVATE };
-	uint64_t z = 0, id = 7;
-	uint8_t bid[24] = { 20, 0, 0, 0, 0xcc, 9 };
-	size_t o = 0;
-
-	memset(b, 0, n);
-	memcpy(b, &h, 8), o = 8;
-	memcpy(b + o, u32, 8), o += 8;
-	memcpy(b + o, &start, 8), o += 8;
-	memcpy(b + o, &len, 8), o += 8;
-	memcpy(b + o, &z, 8), o += 8;
-	memcpy(b + o, bid, 24), o += 24;
-	memcpy(b + o, prot, 8), o += 8;
-	memcpy(b + o, path, strlen(path)), o += plen;
-	memcpy(b + o, u32, 8), o += 8;
-	memcpy(b + o, &time, 8), o += 8;
-	memcpy(b + o, &id, 8);
-	return n;
-}
-
 static int event_of(const void *arg, uint64_t id)
 {
 	(void)arg;
-	return id == 7 ? 0 : -1;
+	return id == REPLAY_ID ? 0 : -1;
 }
 
 static void test_ordering(void)
@@ -288,9 +250,9 @@ static void test_ordering(void)
 	mkdir(dir, 0700);
 	/* CPU 1's ring is read first: its sample (t=200) precedes, in reading
 	 * order, the mmap on CPU 0 (t=100) that makes it attributable. */
-	n = raw_sample(b, 7, 0x700100, 400, 200);
+	n = raw_sample(b, REPLAY_ID, 0x700100, 400, 200);
 	dcpi_collector_queue(c, b, n);
-	n = raw_sample(b, 7, 0x700200, 400, 5000); /* past the horizon: waits */
+	n = raw_sample(b, REPLAY_ID, 0x700200, 400, 5000); /* past the horizon: waits */
 	dcpi_collector_queue(c, b, n);
 	n = raw_mmap2(b, 400, 0x700000, 0x1000, "/opt/fake/f.out", 100);
 	dcpi_collector_queue(c, b, n);
@@ -302,7 +264,7 @@ static void test_ordering(void)
 	T_EQ(dcpi_collector_merge(c, dir), 0, "merge");
 	T_EQ(count_at(dir, "/opt/fake/f.out", -1, 0x100), 1, "first sample at its offset");
 	T_EQ(count_at(dir, "/opt/fake/f.out", -1, 0x200), 1, "second sample at its offset");
-	n = raw_sample(b, 7, 0x700100, 400, 6000);
+	n = raw_sample(b, REPLAY_ID, 0x700100, 400, 6000);
 	b[6] = 0xff; /* header size disagrees with the length: dropped, not a crash */
 	dcpi_collector_queue(c, b, n);
 	T_EQ(dcpi_collector_process(c, UINT64_MAX, event_of, NULL), 0, "malformed record skipped");
@@ -332,6 +294,43 @@ static void test_leaked_buildid_flag(void)
 	     r.mmap.build_id != NULL, "trusting the flag reads the bytes as a build-id");
 }
 
+/* The collector drains any sampler: a replay one, its records read out of
+ * time order across its rings, and a drain that fails half way. */
+static void test_sampler_interface(void)
+{
+	struct dcpi_eventlist ev = events();
+	struct dcpi_collector *c = new_collector(&ev, NULL);
+	struct dcpi_sampler_opts so = { .pid = -1 };
+	struct dcpi_sampler *s = NULL;
+	struct pollfd fds[4];
+	uint64_t t = now_ns();
+	uint8_t b[512];
+	char dir[300];
+
+	snprintf(dir, sizeof(dir), "%s/plat6", tmp);
+	mkdir(dir, 0700);
+	T_EQ(dcpi_sampler_open(&replay_ops, &ev, &so, &s), 0, "replay sampler opens");
+	T_OK(s && s->ops == &replay_ops, "open sets the handle's operations");
+	T_EQ(dcpi_sampler_enable(s), 0, "enable");
+	T_EQ(dcpi_sampler_pollfds(s, fds, 4), 0, "no pollfds operation: no fds");
+	dcpi_sampler_rerandomize(s); /* no operation: nothing happens */
+	/* ring 0 is read first; its sample needs ring 1's older mmap */
+	replay_put(s, 0, b, raw_sample(b, REPLAY_ID, 0x700100, 600, t - 5000000));
+	replay_put(s, 0, b, raw_sample(b, REPLAY_ID, 0x700200, 600, t + 10000000000ull));
+	replay_put(s, 1, b, raw_mmap2(b, 600, 0x700000, 0x1000, "/opt/fake/h.out", t - 10000000));
+	T_EQ(dcpi_collector_drain(c, s, 0), 0, "drain through the interface");
+	T_EQ(dcpi_collector_stats(c)->samples, 1, "the sample from the future waits");
+	T_EQ(dcpi_collector_stats(c)->unknown, 0, "the sample read before its mmap is attributed");
+	replay_put(s, 1, b, raw_sample(b, REPLAY_ID, 0x700300, 600, t + 20000000000ull));
+	replay_of(s)->fail = 1;
+	T_OK(dcpi_collector_drain(c, s, 1) < 0, "a failed drain is reported: %s", dcpi_errmsg());
+	T_EQ(dcpi_collector_stats(c)->samples, 3, "and what was read is still processed");
+	T_EQ(dcpi_collector_merge(c, dir), 0, "merge");
+	T_EQ(count_at(dir, "/opt/fake/h.out", -1, 0x200), 1, "replayed sample at its offset");
+	dcpi_sampler_close(s);
+	dcpi_collector_free(c);
+}
+
 int main(void)
 {
 	snprintf(tmp, sizeof(tmp), "/tmp/dcpi-test-collector.XXXXXX");
@@ -343,6 +342,7 @@ int main(void)
 	test_unknown_per_pid();
 	test_ordering();
 	test_leaked_buildid_flag();
+	test_sampler_interface();
 	{
 		char cmd[300];
 

@@ -1,7 +1,7 @@
 /* Decoding of raw perf records: what the sampler's records give, and what
  * a record whose header and length disagree, or that is too short for the
  * field the collector orders by, must not give.  Records are built here
- * field by field in the layout lib/sampler.c asks the kernel for. */
+ * field by field in the layout lib/collect/sampler_perf.c asks the kernel for. */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>

@@ -1,0 +1,354 @@
+/* A collection run: sampler, collector and epoch together.  See
+ * dcpi/run.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dcpi/db.h"
+#include "dcpi/error.h"
+#include "dcpi/run.h"
+#include "dcpi/snapshot.h"
+
+struct dcpi_run {
+	struct dcpi_run_opts o;      /* pointer options cleared: the copies below */
+	struct dcpi_eventlist events;
+	char *db, *procroot;
+	char host[DCPI_HOST_MAX];
+	char epoch[DCPI_EPOCH_NAME_MAX];
+	char platdir[4096];
+	struct dcpi_sampler *sampler; /* NULL until dcpi_run_open */
+	struct dcpi_collector *col;
+	int kernel;                  /* kernel-mode samples are taken */
+	unsigned nepochs;            /* entered so far */
+	uint64_t cpu_ns;             /* dcpi_run_set_cpu_time; 0: not known */
+	/* the counters' times when the epoch began */
+	uint64_t base_enabled[DCPI_MAX_EVENTS], base_running[DCPI_MAX_EVENTS];
+};
+
+static void warn(struct dcpi_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warn(struct dcpi_run *r, const char *fmt, ...)
+{
+	char msg[1400];
+	va_list ap;
+
+	if (!r->o.on_warning)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r->o.on_warning(r->o.arg, msg);
+}
+
+static int new_collector(struct dcpi_run *r, const struct dcpi_run_opts *o)
+{
+	struct dcpi_collector_opts co = {
+		.events = &r->events, .procroot = r->procroot, .host = r->host,
+		.bypid = o->bypid, .nbypid = o->nbypid, .unknown_per_pid = o->unknown_per_pid,
+		.filemode = r->o.filemode, .mmap_build_id = o->sampling.mmap_build_id,
+		.on_unknown = o->on_unknown, .on_merged = o->on_merged, .arg = o->arg,
+	};
+
+	return dcpi_collector_new(&co, &r->col);
+}
+
+/* Keep o, with copies of what it points to (the collector copies bypid). */
+static int copy_opts(struct dcpi_run *r, const struct dcpi_run_opts *o)
+{
+	r->o = *o;
+	r->o.db = r->o.host = r->o.procroot = NULL;
+	r->o.events = NULL;
+	r->o.bypid = NULL;
+	r->o.sampler = o->sampler ? o->sampler : &dcpi_sampler_perf;
+	r->o.dirmode = o->dirmode ? o->dirmode : 0700;
+	r->o.filemode = o->filemode ? o->filemode : 0600;
+	r->events = *o->events;
+	snprintf(r->host, sizeof(r->host), "%s", o->host);
+	r->db = strdup(o->db);
+	r->procroot = strdup(o->procroot ? o->procroot : "/proc");
+	return r->db && r->procroot ? 0 : dcpi_error(ENOMEM, "out of memory");
+}
+
+int dcpi_run_new(const struct dcpi_run_opts *o, struct dcpi_run **out)
+{
+	struct dcpi_run *r;
+	int err;
+
+	if (o->events->n == 0 || o->events->n > DCPI_MAX_EVENTS)
+		return dcpi_error(EINVAL, "no events to sample");
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return dcpi_error(ENOMEM, "out of memory");
+	err = copy_opts(r, o);
+	if (!err)
+		err = new_collector(r, o);
+	if (err) {
+		dcpi_run_free(r);
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
+void dcpi_run_free(struct dcpi_run *r)
+{
+	if (!r)
+		return;
+	dcpi_sampler_close(r->sampler);
+	dcpi_collector_free(r->col);
+	free(r->db);
+	free(r->procroot);
+	free(r);
+}
+
+/* ---- sampling ----------------------------------------------------------- */
+
+static int open_sampler(struct dcpi_run *r, const struct dcpi_sampler_opts *so)
+{
+	return dcpi_sampler_open(r->o.sampler, &r->events, so, &r->sampler);
+}
+
+/* Kernel samples where allowed: for one process, fall back to user space
+ * only when the kernel refuses (perf_event_paranoid 2 lets unprivileged
+ * users profile their own processes in user mode). */
+static int open_sampling(struct dcpi_run *r)
+{
+	struct dcpi_sampler_opts so = r->o.sampling;
+	int err = open_sampler(r, &so);
+
+	if ((err == -EACCES || err == -EPERM) && r->o.kernel_fallback && so.pid != -1 &&
+	    !so.exclude_kernel) {
+		so.exclude_kernel = 1;
+		err = open_sampler(r, &so);
+	}
+	r->kernel = !err && !so.exclude_kernel;
+	return err;
+}
+
+static void load_kernel(struct dcpi_run *r)
+{
+	char kallsyms[4200], modules[4200];
+
+	snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", r->procroot);
+	snprintf(modules, sizeof(modules), "%s/modules", r->procroot);
+	if (dcpi_loadmap_load_kernel(dcpi_collector_loadmap(r->col), kallsyms, modules))
+		warn(r, "kernel images: %s (kernel samples will be unknown)", dcpi_errmsg());
+}
+
+int dcpi_run_open(struct dcpi_run *r)
+{
+	int err;
+
+	if (r->sampler)
+		return dcpi_error(EBUSY, "the %s sampler is open already", r->o.sampler->name);
+	err = open_sampling(r);
+	if (err)
+		return err;
+	if (r->kernel)
+		load_kernel(r);
+	return 0;
+}
+
+int dcpi_run_kernel(const struct dcpi_run *r)
+{
+	return r->kernel;
+}
+
+int dcpi_run_scan(struct dcpi_run *r)
+{
+	struct dcpi_loadmap *lm = dcpi_collector_loadmap(r->col);
+
+	if (r->o.sampling.pid == -1)
+		return dcpi_loadmap_scan(lm);
+	return dcpi_loadmap_scan_pid(lm, r->o.sampling.pid);
+}
+
+static int need_sampler(const struct dcpi_run *r)
+{
+	return r->sampler ? 0 : dcpi_error(EINVAL, "no sampler open");
+}
+
+int dcpi_run_start(struct dcpi_run *r)
+{
+	int err = need_sampler(r);
+
+	return err ? err : dcpi_sampler_enable(r->sampler);
+}
+
+int dcpi_run_drain(struct dcpi_run *r, int all)
+{
+	int err = need_sampler(r);
+
+	return err ? err : dcpi_collector_drain(r->col, r->sampler, all);
+}
+
+int dcpi_run_stop(struct dcpi_run *r)
+{
+	int err = need_sampler(r), derr;
+
+	if (err)
+		return err;
+	err = dcpi_sampler_disable(r->sampler);
+	derr = dcpi_collector_drain(r->col, r->sampler, 1);
+	return err ? err : derr;
+}
+
+/* ---- epochs ------------------------------------------------------------- */
+
+/* Whether a continued epoch's statistics count the same events. */
+static int same_events(const struct dcpi_epoch_stats *a, const struct dcpi_epoch_stats *b)
+{
+	if (a->nevents != b->nevents)
+		return 0;
+	for (unsigned e = 0; e < a->nevents; e++)
+		if (strcmp(a->ev[e].name, b->ev[e].name) || a->ev[e].period != b->ev[e].period)
+			return 0;
+	return 1;
+}
+
+/* The counts of the epoch's statistics: those of its epoch.stats when it
+ * counts the same events (a continued epoch), else zeros from now. */
+static void begin_stats(struct dcpi_run *r)
+{
+	struct dcpi_epoch_stats *st = dcpi_collector_stats(r->col), old;
+	char spath[4200];
+
+	snprintf(spath, sizeof(spath), "%s/epoch.stats", r->platdir);
+	memset(&old, 0, sizeof(old));
+	if (dcpi_stats_read(spath, &old) || !same_events(&old, st)) {
+		memset(&old, 0, sizeof(old));
+		old.start = (int64_t)time(NULL);
+	}
+	st->samples = old.samples;
+	st->lost = old.lost;
+	st->throttled = old.throttled;
+	st->unknown = old.unknown;
+	st->kernel = old.kernel;
+	st->start = old.start;
+	for (unsigned e = 0; e < st->nevents; e++)
+		st->ev[e].samples = old.ev[e].samples;
+	snprintf(st->epoch, sizeof(st->epoch), "%s", r->epoch);
+	st->ncpus = r->sampler ? dcpi_sampler_ncpus(r->sampler) : 0;
+}
+
+/* Event times count from the epoch's start; the first epoch's from the
+ * sampler's opening (it may be entered after sampling began). */
+static void base_times(struct dcpi_run *r)
+{
+	memset(r->base_enabled, 0, sizeof(r->base_enabled));
+	memset(r->base_running, 0, sizeof(r->base_running));
+	if (!r->sampler || r->nepochs++ == 0)
+		return;
+	for (unsigned e = 0; e < r->events.n; e++)
+		dcpi_sampler_times(r->sampler, e, &r->base_enabled[e], &r->base_running[e]);
+}
+
+int dcpi_run_enter_epoch(struct dcpi_run *r, const char *name)
+{
+	char platdir[sizeof(r->platdir)];
+	int err = dcpi_db_path(platdir, sizeof(platdir), r->db, name, r->host, NULL);
+
+	if (!err)
+		err = dcpi_db_init(platdir, r->o.dirmode);
+	if (err)
+		return err;
+	snprintf(r->epoch, sizeof(r->epoch), "%s", name);
+	memcpy(r->platdir, platdir, sizeof(platdir));
+	begin_stats(r);
+	base_times(r);
+	/* without kernel samples its addresses would be zeros anyway */
+	if (r->kernel && dcpi_snapshot_kernel(r->platdir, r->procroot, r->o.filemode))
+		warn(r, "kernel symbol snapshot: %s", dcpi_errmsg());
+	return 0;
+}
+
+int dcpi_run_new_epoch(struct dcpi_run *r)
+{
+	char name[DCPI_EPOCH_NAME_MAX];
+	int err = dcpi_db_epoch_create(r->db, time(NULL), r->o.dirmode, name);
+
+	return err ? err : dcpi_run_enter_epoch(r, name);
+}
+
+/* ---- times and merges --------------------------------------------------- */
+
+/* What the epoch's "fraction monitored" divides by.  System-wide: the
+ * counters' enabled time.  For one process tree the per-CPU sums say
+ * little: a counter on a CPU the process never visited may or may not have
+ * been "enabled" (it varies with the kernel), so the sum lies between one
+ * and ncpus times the tree's CPU time.  Once the command has ended, that
+ * CPU time is known (wait4); before, ncpus is the guess.  The result stays
+ * between running (no multiplexing: 100%) and the sum. */
+static uint64_t enabled_time(const struct dcpi_run *r, uint64_t en, uint64_t run)
+{
+	unsigned ncpus = dcpi_sampler_ncpus(r->sampler);
+	uint64_t t;
+
+	if (r->o.sampling.pid == -1)
+		return en;
+	t = r->cpu_ns ? r->cpu_ns : en / (ncpus ? ncpus : 1);
+	return t < run ? run : t > en ? en : t;
+}
+
+void dcpi_run_update_times(struct dcpi_run *r)
+{
+	struct dcpi_epoch_stats *st = dcpi_collector_stats(r->col);
+
+	for (unsigned e = 0; r->sampler && e < r->events.n; e++) {
+		uint64_t en, run;
+
+		if (dcpi_sampler_times(r->sampler, e, &en, &run))
+			continue;
+		en -= r->base_enabled[e];
+		run -= r->base_running[e];
+		st->ev[e].time_enabled = enabled_time(r, en, run);
+		st->ev[e].time_running = run;
+	}
+}
+
+void dcpi_run_set_cpu_time(struct dcpi_run *r, uint64_t ns)
+{
+	r->cpu_ns = ns;
+}
+
+int dcpi_run_merge(struct dcpi_run *r)
+{
+	int err;
+
+	if (!r->platdir[0])
+		return dcpi_error(EINVAL, "no epoch to merge into");
+	dcpi_run_update_times(r);
+	err = dcpi_collector_merge(r->col, r->platdir);
+	dcpi_loadmap_reap(dcpi_collector_loadmap(r->col));
+	return err;
+}
+
+/* ---- accessors ---------------------------------------------------------- */
+
+struct dcpi_sampler *dcpi_run_sampler(struct dcpi_run *r)
+{
+	return r->sampler;
+}
+
+struct dcpi_collector *dcpi_run_collector(struct dcpi_run *r)
+{
+	return r->col;
+}
+
+struct dcpi_epoch_stats *dcpi_run_stats(struct dcpi_run *r)
+{
+	return dcpi_collector_stats(r->col);
+}
+
+const char *dcpi_run_epoch(const struct dcpi_run *r)
+{
+	return r->epoch;
+}
+
+const char *dcpi_run_platdir(const struct dcpi_run *r)
+{
+	return r->platdir;
+}

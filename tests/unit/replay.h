@@ -1,0 +1,192 @@
+/* A second sampler, for tests: raw records from memory through the sampler
+ * interface (dcpi/sampler.h), so the collector and the collection run are
+ * tested without perf, and the interface is shown to need nothing of it.
+ *
+ * It has REPLAY_CPUS "rings", buffers of raw records that replay_put()
+ * appends to; a drain hands out each ring's records in turn, as the perf
+ * sampler does, and empties them.  Samples whose identifier is REPLAY_ID
+ * are event 0.  It has no fds to poll and no periods to randomise: those
+ * operations are left NULL, so the interface's defaults are exercised.
+ * With replay_refuse_kernel set it refuses kernel-mode samples (EACCES), as
+ * perf does under perf_event_paranoid 2.
+ *   raw_sample(), raw_mmap2()   records laid out as the perf sampler asks
+ *                               the kernel for them
+ *   now_ns()                    CLOCK_MONOTONIC, the records' clock */
+#ifndef DCPI_TEST_REPLAY_H
+#define DCPI_TEST_REPLAY_H
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "dcpi/buf.h"
+#include "dcpi/error.h"
+#include "dcpi/sampler.h"
+
+#define REPLAY_CPUS 2
+#define REPLAY_ID 7
+
+struct replay {
+	struct dcpi_sampler base;       /* first: the interface's handle */
+	struct dcpi_buf ring[REPLAY_CPUS];
+	int enabled;
+	int fail;                       /* the next drain fails, after its records */
+	uint64_t enabled_ns, running_ns; /* what times() says, for every event */
+};
+
+static int replay_refuse_kernel;
+
+static inline struct replay *replay_of(struct dcpi_sampler *s)
+{
+	return (struct replay *)s;
+}
+
+static int replay_open(const struct dcpi_eventlist *l, const struct dcpi_sampler_opts *o,
+		       struct dcpi_sampler **out)
+{
+	struct replay *r;
+
+	(void)l;
+	if (replay_refuse_kernel && !o->exclude_kernel)
+		return dcpi_error(EACCES, "replay: no kernel samples for you");
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return dcpi_error(ENOMEM, "out of memory");
+	*out = &r->base;
+	return 0;
+}
+
+static void replay_close(struct dcpi_sampler *s)
+{
+	for (unsigned i = 0; i < REPLAY_CPUS; i++)
+		dcpi_buf_release(&replay_of(s)->ring[i]);
+	free(s);
+}
+
+static int replay_enable(struct dcpi_sampler *s)
+{
+	replay_of(s)->enabled = 1;
+	return 0;
+}
+
+static int replay_disable(struct dcpi_sampler *s)
+{
+	replay_of(s)->enabled = 0;
+	return 0;
+}
+
+static unsigned replay_ncpus(const struct dcpi_sampler *s)
+{
+	(void)s;
+	return REPLAY_CPUS;
+}
+
+static int replay_drain(struct dcpi_sampler *s, dcpi_record_cb cb, void *arg)
+{
+	struct replay *r = replay_of(s);
+	int err = 0;
+
+	for (unsigned i = 0; i < REPLAY_CPUS; i++) {
+		struct dcpi_buf *b = &r->ring[i];
+		struct perf_event_header h;
+
+		for (size_t off = 0; !err && off + sizeof(h) <= b->len; off += h.size) {
+			memcpy(&h, b->data + off, sizeof(h));
+			err = cb(arg, b->data + off, h.size);
+		}
+		b->len = 0;
+	}
+	if (!err && r->fail) {
+		r->fail = 0;
+		err = dcpi_error(EBADMSG, "replay: corrupt ring");
+	}
+	return err;
+}
+
+static int replay_event_of(const struct dcpi_sampler *s, uint64_t id)
+{
+	(void)s;
+	return id == REPLAY_ID ? 0 : -1;
+}
+
+static int replay_times(const struct dcpi_sampler *s, unsigned ev, uint64_t *enabled,
+			uint64_t *running)
+{
+	const struct replay *r = (const struct replay *)s;
+
+	(void)ev;
+	*enabled = r->enabled_ns;
+	*running = r->running_ns;
+	return 0;
+}
+
+static const struct dcpi_sampler_ops replay_ops = {
+	.name = "replay",
+	.open = replay_open,
+	.close = replay_close,
+	.enable = replay_enable,
+	.disable = replay_disable,
+	.ncpus = replay_ncpus,
+	.drain = replay_drain,
+	.event_of = replay_event_of,
+	.times = replay_times,
+};
+
+static inline void replay_put(struct dcpi_sampler *s, unsigned cpu, const void *raw, size_t len)
+{
+	if (dcpi_buf_put(&replay_of(s)->ring[cpu % REPLAY_CPUS], raw, len))
+		abort();
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Raw perf records, laid out as the sampler asks for them. */
+static inline size_t raw_sample(uint8_t *b, uint64_t id, uint64_t ip, uint32_t pid,
+				uint64_t time)
+{
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 40 };
+	uint32_t pt[2] = { pid, pid };
+
+	memcpy(b, &h, 8);
+	memcpy(b + 8, &id, 8);
+	memcpy(b + 16, &ip, 8);
+	memcpy(b + 24, pt, 8);
+	memcpy(b + 32, &time, 8);
+	return 40;
+}
+
+static inline size_t raw_mmap2(uint8_t *b, uint32_t pid, uint64_t start, uint64_t len,
+			       const char *path, uint64_t time)
+{
+	size_t plen = (strlen(path) + 8) & ~(size_t)7, n = 8 + 8 + 24 + 24 + 8 + plen + 24;
+	struct perf_event_header h = { PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID,
+				       (uint16_t)n };
+	uint32_t u32[2] = { pid, pid }, prot[2] = { PROT_READ | PROT_EXEC, MAP_PRIVATE };
+	uint64_t z = 0, id = REPLAY_ID;
+	uint8_t bid[24] = { 20, 0, 0, 0, 0xcc, 9 };
+	size_t o = 0;
+
+	memset(b, 0, n);
+	memcpy(b, &h, 8), o = 8;
+	memcpy(b + o, u32, 8), o += 8;
+	memcpy(b + o, &start, 8), o += 8;
+	memcpy(b + o, &len, 8), o += 8;
+	memcpy(b + o, &z, 8), o += 8;
+	memcpy(b + o, bid, 24), o += 24;
+	memcpy(b + o, prot, 8), o += 8;
+	memcpy(b + o, path, strlen(path)), o += plen;
+	memcpy(b + o, u32, 8), o += 8;
+	memcpy(b + o, &time, 8), o += 8;
+	memcpy(b + o, &id, 8);
+	return n;
+}
+
+#endif

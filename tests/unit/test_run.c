@@ -1,0 +1,245 @@
+/* The collection run, without perf: a replay sampler (replay.h) behind it.
+ * Epoch set-up, statistics that continue an epoch or start afresh, event
+ * times per epoch and per process tree, merges into the epoch, the
+ * kernel fallback, and warnings through the callback. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dcpi/db.h"
+#include "dcpi/error.h"
+#include "dcpi/run.h"
+#include "fixture.h"
+#include "replay.h"
+#include "tap.h"
+
+static char procroot[PATH_MAX];
+static struct dcpi_eventlist ev;
+static char warned[8][1500];
+static int nwarned;
+
+static void on_warning(void *arg, const char *msg)
+{
+	(void)arg;
+	if (nwarned < 8)
+		snprintf(warned[nwarned++], sizeof(warned[0]), "%s", msg);
+}
+
+/* Options of a run of the replay sampler on database db: system-wide
+ * (pid -1) or one process, user mode only unless kernel. */
+static struct dcpi_run_opts opts(const char *db, int pid, int kernel)
+{
+	struct dcpi_run_opts o = {
+		.db = db, .host = "testhost", .events = &ev, .sampler = &replay_ops,
+		.sampling = { .pid = pid, .exclude_kernel = !kernel, .mmap_build_id = 1 },
+		.procroot = procroot, .on_warning = on_warning,
+	};
+
+	return o;
+}
+
+static struct dcpi_run *open_run(const struct dcpi_run_opts *o)
+{
+	struct dcpi_run *r = NULL;
+
+	if (dcpi_db_init(o->db, 0700) || dcpi_run_new(o, &r) || dcpi_run_open(r)) {
+		printf("# %s\n", dcpi_errmsg());
+		dcpi_run_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void set_times(struct dcpi_run *r, uint64_t enabled, uint64_t running)
+{
+	replay_of(dcpi_run_sampler(r))->enabled_ns = enabled;
+	replay_of(dcpi_run_sampler(r))->running_ns = running;
+}
+
+static void put_samples(struct dcpi_run *r, int n)
+{
+	uint8_t b[512];
+	uint64_t t = now_ns() - 100000000;
+
+	replay_put(dcpi_run_sampler(r), 1, b, raw_mmap2(b, 700, 0x700000, 0x1000,
+							"/opt/fake/r.out", t));
+	for (int i = 0; i < n; i++)
+		replay_put(dcpi_run_sampler(r), 0, b, raw_sample(b, REPLAY_ID, 0x700040, 700,
+								 t + 1000 + i));
+}
+
+static int read_stats(const struct dcpi_run *r, struct dcpi_epoch_stats *st)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/epoch.stats", dcpi_run_platdir(r));
+	memset(st, 0, sizeof(*st));
+	return dcpi_stats_read(path, st);
+}
+
+static void test_epoch_and_merge(void)
+{
+	char db[300], want[400];
+	struct dcpi_run_opts o;
+	struct dcpi_run *r;
+	struct dcpi_epoch_stats st;
+
+	snprintf(db, sizeof(db), "%s", fx_path("db1"));
+	o = opts(db, -1, 0);
+	r = open_run(&o);
+	T_OK(r != NULL, "a run of the replay sampler opens");
+	if (!r)
+		return;
+	T_OK(!dcpi_run_kernel(r), "user mode only: no kernel samples");
+	T_STREQ(dcpi_run_epoch(r), "", "no epoch yet");
+	T_EQ(dcpi_run_merge(r), -EINVAL, "no merge without an epoch: %s", dcpi_errmsg());
+	T_EQ(dcpi_run_new_epoch(r), 0, "new epoch");
+	T_OK(dcpi_db_is_epoch_name(dcpi_run_epoch(r)), "named like an epoch: %s",
+	     dcpi_run_epoch(r));
+	snprintf(want, sizeof(want), "%s/%s/testhost", db, dcpi_run_epoch(r));
+	T_STREQ(dcpi_run_platdir(r), want, "its platform directory");
+	T_STREQ(dcpi_run_stats(r)->epoch, dcpi_run_epoch(r), "statistics name the epoch");
+	T_EQ(dcpi_run_stats(r)->ncpus, REPLAY_CPUS, "and the sampler's CPUs");
+	T_EQ(dcpi_run_start(r), 0, "start");
+	T_OK(replay_of(dcpi_run_sampler(r))->enabled, "start enables the sampler");
+	put_samples(r, 5);
+	T_EQ(dcpi_run_drain(r, 1), 0, "drain");
+	set_times(r, 4000, 1000);
+	T_EQ(dcpi_run_merge(r), 0, "merge");
+	T_EQ(read_stats(r, &st), 0, "epoch.stats written");
+	T_EQ(st.samples, 5, "epoch.stats: samples");
+	T_EQ(st.ncpus, REPLAY_CPUS, "epoch.stats: cpus");
+	T_EQ(st.ev[0].time_enabled, 4000, "system-wide: enabled is the counters' sum");
+	T_EQ(st.ev[0].time_running, 1000, "running");
+	T_EQ(st.images, 1, "one profile");
+	put_samples(r, 2);
+	T_EQ(dcpi_run_stop(r), 0, "stop drains everything");
+	T_OK(!replay_of(dcpi_run_sampler(r))->enabled, "stop disables the sampler");
+	T_EQ(dcpi_run_stats(r)->samples, 7, "what stop read is counted");
+	T_EQ(nwarned, 0, "nothing to warn about");
+	dcpi_run_free(r);
+}
+
+/* A continued epoch keeps counting; a later epoch of the same run counts
+ * times from its own start. */
+static void test_continue_epoch(void)
+{
+	char db[300], bad[400], name[DCPI_EPOCH_NAME_MAX];
+	struct dcpi_run_opts o;
+	struct dcpi_run *r;
+	struct dcpi_eventlist other;
+
+	snprintf(db, sizeof(db), "%s", fx_path("db2"));
+	o = opts(db, -1, 0);
+	if (!(r = open_run(&o)))
+		return;
+	dcpi_run_new_epoch(r);
+	snprintf(name, sizeof(name), "%s", dcpi_run_epoch(r));
+	put_samples(r, 3);
+	dcpi_run_drain(r, 1);
+	dcpi_run_merge(r);
+	dcpi_run_free(r);
+
+	if (!(r = open_run(&o)))
+		return;
+	T_EQ(dcpi_run_enter_epoch(r, name), 0, "enter the epoch again");
+	T_EQ(dcpi_run_stats(r)->samples, 3, "its statistics continue");
+	set_times(r, 1000, 800);
+	T_EQ(dcpi_run_new_epoch(r) == 0 && strcmp(dcpi_run_epoch(r), name), 1,
+	     "a later epoch: %s", dcpi_run_epoch(r));
+	T_EQ(dcpi_run_stats(r)->samples, 0, "counts start afresh");
+	set_times(r, 1500, 1100);
+	dcpi_run_update_times(r);
+	T_EQ(dcpi_run_stats(r)->ev[0].time_enabled, 500, "enabled time since the epoch began");
+	T_EQ(dcpi_run_stats(r)->ev[0].time_running, 300, "running time since the epoch began");
+	snprintf(bad, sizeof(bad), "%s/20990101T000000Z", db);
+	fclose(fopen(bad, "w")); /* a file where the epoch's directory would be */
+	snprintf(name, sizeof(name), "%s", dcpi_run_epoch(r));
+	T_OK(dcpi_run_enter_epoch(r, "20990101T000000Z") < 0, "entering fails: %s", dcpi_errmsg());
+	T_STREQ(dcpi_run_epoch(r), name, "and the run stays in its epoch");
+	dcpi_run_free(r);
+
+	memset(&other, 0, sizeof(other));
+	if (dcpi_event_parse(&other, "cpu-clock:F1000000"))
+		abort();
+	o.events = &other;
+	if (!(r = open_run(&o)))
+		return;
+	T_EQ(dcpi_run_enter_epoch(r, name), 0, "enter it counting another event");
+	T_EQ(dcpi_run_stats(r)->samples, 0, "other events: statistics start afresh");
+	dcpi_run_free(r);
+}
+
+/* One process tree: its enabled time lies between running and the sum. */
+static void test_process_times(void)
+{
+	char db[300];
+	struct dcpi_run_opts o;
+	struct dcpi_run *r;
+	const struct dcpi_stats_event *se;
+
+	snprintf(db, sizeof(db), "%s", fx_path("db3"));
+	o = opts(db, (int)getpid(), 0);
+	if (!(r = open_run(&o)))
+		return;
+	se = &dcpi_run_stats(r)->ev[0];
+	set_times(r, 4000, 1000);
+	dcpi_run_update_times(r);
+	T_EQ(se->time_enabled, 4000 / REPLAY_CPUS, "CPU time unknown: the sum over the CPUs");
+	dcpi_run_set_cpu_time(r, 3000);
+	dcpi_run_update_times(r);
+	T_EQ(se->time_enabled, 3000, "CPU time known: that");
+	dcpi_run_set_cpu_time(r, 500);
+	dcpi_run_update_times(r);
+	T_EQ(se->time_enabled, 1000, "never less than running");
+	dcpi_run_set_cpu_time(r, 9000);
+	dcpi_run_update_times(r);
+	T_EQ(se->time_enabled, 4000, "never more than the sum");
+	dcpi_run_free(r);
+}
+
+static void test_kernel(void)
+{
+	char db[300];
+	struct dcpi_run_opts o;
+	struct dcpi_run *r = NULL;
+
+	snprintf(db, sizeof(db), "%s", fx_path("db4"));
+	replay_refuse_kernel = 1;
+	o = opts(db, -1, 1);
+	T_EQ(dcpi_run_new(&o, &r), 0, "system-wide run");
+	T_EQ(dcpi_run_open(r), -EACCES, "kernel refused system-wide: an error");
+	dcpi_run_free(r);
+	o = opts(db, 1234, 1);
+	o.kernel_fallback = 1;
+	r = open_run(&o);
+	T_OK(r && !dcpi_run_kernel(r), "one process: falls back to user space");
+	dcpi_run_free(r);
+	replay_refuse_kernel = 0;
+
+	o = opts(db, -1, 1);
+	r = open_run(&o); /* procroot has no kallsyms */
+	T_OK(r && dcpi_run_kernel(r), "kernel samples taken");
+	T_OK(nwarned == 1 && !strncmp(warned[0], "kernel images: ", 15) &&
+	     strstr(warned[0], "(kernel samples will be unknown)"), "warned: %s", warned[0]);
+	T_EQ(r ? dcpi_run_new_epoch(r) : -1, 0, "an epoch without a kernel snapshot");
+	T_OK(nwarned == 2 && !strncmp(warned[1], "kernel symbol snapshot: ", 24),
+	     "warned: %s", warned[1]);
+	dcpi_run_free(r);
+}
+
+int main(void)
+{
+	if (fx_setup("run") || dcpi_event_parse(&ev, "cpu-clock:F500000"))
+		return 1;
+	snprintf(procroot, sizeof(procroot), "%s", fx_path("proc"));
+	mkdir(procroot, 0700);
+	test_epoch_and_merge();
+	test_continue_epoch();
+	test_process_times();
+	test_kernel();
+	fx_cleanup();
+	return t_done();
+}
