@@ -16,6 +16,7 @@
 #include "dcpi/error.h"
 #include "dcpi/record.h"
 #include "dcpi/stats.h"
+#include "internal.h"
 
 #define QUEUE_MAX_BYTES (64u << 20) /* past this, process without waiting */
 #define REGION_SHIFT 20             /* -unknown groups by 1 MB regions */
@@ -138,15 +139,13 @@ static int is_bypid(struct dcpi_collector *c, int idx)
 	if (c->o.nbypid == 0 || idx < 0)
 		return 0;
 	if ((size_t)idx >= c->bypid_cache_len) {
-		size_t n = (size_t)idx * 2 + 64;
-		int *nc = realloc(c->bypid_cache, n * sizeof(*nc));
+		size_t old = c->bypid_cache_len;
 
-		if (!nc)
-			return 0;
-		for (size_t i = c->bypid_cache_len; i < n; i++)
-			nc[i] = -1;
-		c->bypid_cache = nc;
-		c->bypid_cache_len = n;
+		if (DCPI_GROW(c->bypid_cache, c->bypid_cache_len, (size_t)idx + 1, SIZE_MAX,
+			      "images"))
+			return 0; /* only a cache: answer without it */
+		for (size_t i = old; i < c->bypid_cache_len; i++)
+			c->bypid_cache[i] = -1; /* not yet known */
 	}
 	if (c->bypid_cache[idx] >= 0)
 		return c->bypid_cache[idx];
@@ -241,15 +240,8 @@ int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len)
 	size_t off = c->arena.len;
 	int err;
 
-	if (c->nq == c->qcap) {
-		size_t ncap = c->qcap ? c->qcap * 2 : 4096;
-		struct qent *nq = realloc(c->q, ncap * sizeof(*nq));
-
-		if (!nq)
-			return dcpi_error(ENOMEM, "out of memory queueing records");
-		c->q = nq;
-		c->qcap = ncap;
-	}
+	if ((err = DCPI_GROW(c->q, c->qcap, c->nq + 1, SIZE_MAX, "queued records")))
+		return err;
 	err = dcpi_buf_put(&c->arena, raw, len);
 	if (err)
 		return err;
