@@ -39,11 +39,11 @@ struct dcpi_cursor {
 	size_t pos;
 };
 
-int dcpi_get_varint(struct dcpi_cursor *c, uint64_t *v);
-int dcpi_get_u32le(struct dcpi_cursor *c, uint32_t *v);
-int dcpi_get_bytes(struct dcpi_cursor *c, const uint8_t **p, size_t n);
+int dcpi_buf_get_varint(struct dcpi_cursor *c, uint64_t *v);
+int dcpi_buf_get_u32le(struct dcpi_cursor *c, uint32_t *v);
+int dcpi_buf_get_bytes(struct dcpi_cursor *c, const uint8_t **p, size_t n);
 /* A varint-length string, at most max bytes; returned NUL-terminated in a
  * malloc'd copy the caller frees.  Embedded NULs are refused. */
-int dcpi_get_str(struct dcpi_cursor *c, char **s, size_t max);
+int dcpi_buf_get_str(struct dcpi_cursor *c, char **s, size_t max);
 
 #endif

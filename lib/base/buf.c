@@ -85,7 +85,7 @@ void dcpi_buf_release(struct dcpi_buf *b)
 	b->len = b->cap = 0;
 }
 
-int dcpi_get_varint(struct dcpi_cursor *c, uint64_t *v)
+int dcpi_buf_get_varint(struct dcpi_cursor *c, uint64_t *v)
 {
 	uint64_t r = 0;
 	unsigned shift = 0;
@@ -109,10 +109,10 @@ int dcpi_get_varint(struct dcpi_cursor *c, uint64_t *v)
 	return 0;
 }
 
-int dcpi_get_u32le(struct dcpi_cursor *c, uint32_t *v)
+int dcpi_buf_get_u32le(struct dcpi_cursor *c, uint32_t *v)
 {
 	const uint8_t *p = NULL;
-	int err = dcpi_get_bytes(c, &p, 4);
+	int err = dcpi_buf_get_bytes(c, &p, 4);
 
 	if (err)
 		return err;
@@ -120,7 +120,7 @@ int dcpi_get_u32le(struct dcpi_cursor *c, uint32_t *v)
 	return 0;
 }
 
-int dcpi_get_bytes(struct dcpi_cursor *c, const uint8_t **p, size_t n)
+int dcpi_buf_get_bytes(struct dcpi_cursor *c, const uint8_t **p, size_t n)
 {
 	if (n > c->len - c->pos)
 		return dcpi_error(EBADMSG, "truncated: %zu bytes wanted at byte %zu, %zu left",
@@ -130,19 +130,19 @@ int dcpi_get_bytes(struct dcpi_cursor *c, const uint8_t **p, size_t n)
 	return 0;
 }
 
-int dcpi_get_str(struct dcpi_cursor *c, char **s, size_t max)
+int dcpi_buf_get_str(struct dcpi_cursor *c, char **s, size_t max)
 {
 	const uint8_t *p = NULL;
 	uint64_t n;
 	char *r;
-	int err = dcpi_get_varint(c, &n);
+	int err = dcpi_buf_get_varint(c, &n);
 
 	if (err)
 		return err;
 	if (n > max)
 		return dcpi_error(EBADMSG, "string of %llu bytes at byte %zu exceeds %zu",
 				  (unsigned long long)n, c->pos, max);
-	err = dcpi_get_bytes(c, &p, n);
+	err = dcpi_buf_get_bytes(c, &p, n);
 	if (err)
 		return err;
 	if (memchr(p, 0, n))

@@ -208,7 +208,7 @@ static int get_version(struct dcpi_cursor *c)
 {
 	size_t at = c->pos;
 	uint64_t v;
-	int err = dcpi_get_varint(c, &v);
+	int err = dcpi_buf_get_varint(c, &v);
 
 	if (err)
 		return dcpi_error_prefix(err, "version");
@@ -220,7 +220,7 @@ static int get_version(struct dcpi_cursor *c)
 
 static int get_u64(struct dcpi_cursor *c, const char *what, uint64_t *v)
 {
-	int err = dcpi_get_varint(c, v);
+	int err = dcpi_buf_get_varint(c, v);
 
 	return err ? dcpi_error_prefix(err, "%s", what) : 0;
 }
@@ -239,7 +239,7 @@ static int get_bounded(struct dcpi_cursor *c, const char *what, uint64_t max, ui
 
 static int get_string(struct dcpi_cursor *c, const char *what, char **s)
 {
-	int err = dcpi_get_str(c, s, DCPI_PROFILE_STR_MAX);
+	int err = dcpi_buf_get_str(c, s, DCPI_PROFILE_STR_MAX);
 
 	return err ? dcpi_error_prefix(err, "%s", what) : 0;
 }
@@ -252,7 +252,7 @@ static int get_build_id(struct dcpi_cursor *c, struct dcpi_profile *p)
 
 	if (err)
 		return err;
-	err = dcpi_get_bytes(c, &bytes, n);
+	err = dcpi_buf_get_bytes(c, &bytes, n);
 	if (err)
 		return dcpi_error_prefix(err, "build-id");
 	memcpy(p->build_id, bytes, n);
@@ -370,7 +370,7 @@ static int get_checksum(struct dcpi_cursor *c)
 	size_t body = c->pos;
 	uint32_t want;
 	uLong got;
-	int err = dcpi_get_u32le(c, &want);
+	int err = dcpi_buf_get_u32le(c, &want);
 
 	if (err)
 		return dcpi_error_prefix(err, "checksum");
