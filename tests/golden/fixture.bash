@@ -46,19 +46,22 @@ insn_off() {
 	return 1
 }
 
-# The kernel's symbols as /proc/kallsyms shows them (a module's tagged).
+# The kernel's symbols as /proc/kallsyms shows them (a module's tagged),
+# into directory DIR, the kernel SHIFT bytes higher (another boot: KASLR).
 write_kallsyms() {
-	mkdir -p "$T/proc"
-	printf '%s\n' \
-		'ffffffff81000000 T _text' \
-		'ffffffff81001000 T do_syscall_64' \
-		'ffffffff81001200 t clear_page_erms' \
-		'ffffffff81001300 T schedule' \
-		'ffffffff82000000 D jiffies' \
-		"ffffffffc0100000 t ext4_file_read_iter	[ext4]" \
-		"ffffffffc0100100 t ext4_map_blocks	[ext4]" \
-		"ffffffffc0100400 d ext4_data	[ext4]" >"$T/proc/kallsyms"
-	echo 'ext4 1000000 1 - Live 0xffffffffc0100000' >"$T/proc/modules"
+	local dir=$1 shift=$2
+	mkdir -p "$dir"
+	{
+		printf '%x T _text\n' $((0xffffffff81000000 + shift))
+		printf '%x T do_syscall_64\n' $((0xffffffff81001000 + shift))
+		printf '%x t clear_page_erms\n' $((0xffffffff81001200 + shift))
+		printf '%x T schedule\n' $((0xffffffff81001300 + shift))
+		printf '%x D jiffies\n' $((0xffffffff82000000 + shift))
+		printf 'ffffffffc0100000 t ext4_file_read_iter\t[ext4]\n'
+		printf 'ffffffffc0100100 t ext4_map_blocks\t[ext4]\n'
+		printf 'ffffffffc0100400 d ext4_data\t[ext4]\n'
+	} >"$dir/kallsyms"
+	echo 'ext4 1000000 1 - Live 0xffffffffc0100000' >"$dir/modules"
 }
 
 # Two epochs of host "golden".  The latest (20240102T030405Z), by event
@@ -74,7 +77,9 @@ write_kallsyms() {
 #   total                                               = 1325/1865
 #   stats: samples 3190 (= 1325 + 1865), lost 120, throttled 3,
 #          unknown 60, kernel 400 (= 270 + 100 + 25 + 5)
-# The older epoch (20240101T000000Z): prog hot 10/20; samples 30.
+# The older epoch (20240101T000000Z), another boot with the kernel 2 MB
+# higher: prog hot 10/20, kernel do_syscall_64 7/3; samples 40, lost 6,
+# throttled 1, kernel 10.
 WEIRD=$(printf '/opt/we"ird\\dir,v2/lib\001x.so')
 golden_spec() {
 	local hot6 hot7 hot8 hot10 stray warm4 cold0 main5
@@ -85,9 +90,10 @@ golden_spec() {
 	cat <<EOF
 db $DB
 epoch 20240101T000000Z golden
-stats samples 30 lost 0 throttled 0 unknown 0 kernel 0 images 1 cpus 2 start 1704067200 updated 1704070800
-stats-event cycles 100000 10 3600000000000 3600000000000
-stats-event instructions 200000 20 3600000000000 1800000000000
+kallsyms $T/proc0
+stats samples 40 lost 6 throttled 1 unknown 0 kernel 10 images 2 cpus 2 start 1704067200 updated 1704070800
+stats-event cycles 100000 17 3600000000000 3600000000000
+stats-event instructions 200000 23 3600000000000 1800000000000
 profile file
 path $PROG
 image $PROG
@@ -97,9 +103,16 @@ event cycles 100000 1000000
 event instructions 200000 500000
 row $hot6 10 20
 end
+profile kernel
+path [kernel.kallsyms]
+text 0xffffffff81200000 0x1000000
+event cycles 100000 1000000
+event instructions 200000 500000
+row 0xffffffff81201010 7 3
+end
 
 epoch 20240102T030405Z golden
-kallsyms $T/proc
+kallsyms $T/proc1
 stats samples 3190 lost 120 throttled 3 unknown 60 kernel 400 images 6 cpus 2 start 1704164645 updated 1704168245
 stats-event cycles 100000 1325 7200000000000 7200000000000
 stats-event instructions 200000 1865 7200000000000 3600000000000
@@ -167,7 +180,8 @@ EOF
 golden_setup() {
 	cp "$G/prog.c" "$T/prog.c" &&
 		(cd "$T" && cc "${CFLAGS_PROG[@]}" -o prog prog.c) || { fail "compile prog.c"; return 1; }
-	write_kallsyms
+	write_kallsyms "$T/proc0" 0x200000
+	write_kallsyms "$T/proc1" 0
 	golden_spec >"$T/spec" || { fail "find prog's instructions with objdump"; return 1; }
 	"$DCPI_BUILD/tests/mkdb" "$T/spec" >"$T/names" 2>"$T/mkdb.err" ||
 		{ fail "mkdb writes the database" "$(cat "$T/mkdb.err")"; return 1; }

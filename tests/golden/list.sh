@@ -24,6 +24,7 @@ fi
 # shellcheck disable=SC2086
 {
 golden list-kernel.txt $L do_syscall_64 kernel
+golden list-kernel-epoch-all.txt $L -epoch all do_syscall_64 kernel
 golden list-module.txt $L ext4_map_blocks '[ext4]'
 golden list-no-proc.txt $L nosuch prog
 }

@@ -25,6 +25,7 @@ golden prof-csv.txt $P -csv
 golden prof-csv-procs.txt $P -csv -i -pid
 golden prof-epoch-all.txt $P -epoch all
 golden prof-epoch-old.txt $P -epoch 20240101T000000Z -i
+golden prof-epoch-all-kernel.txt $P -epoch all kernel
 golden prof-bad-sort.txt $P -sort branches
 golden prof-bad-ratio.txt $P -ratio cycles/branches
 golden prof-no-image.txt $P nosuch

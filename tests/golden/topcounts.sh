@@ -27,5 +27,8 @@ else
 	diff -u "$EXP/prog.code" "$T/code" | sed 's/^/# /'
 fi
 # shellcheck disable=SC2086
+{
 golden top-kernel.txt $TC kernel
+golden top-epoch-all-kernel.txt $TC -epoch all kernel
+}
 done_testing
