@@ -62,6 +62,13 @@ $(O)/tests/%: tests/unit/%.c $(O)/libdcpi.a tests/unit/tap.h tests/unit/fixture.
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(O)/libdcpi.a $(LDLIBS)
 
+# The golden tests' database generator (the scripts in tests/golden run it).
+GOLDEN_BIN := $(O)/tests/mkdb
+all bin-asan: $(GOLDEN_BIN)
+$(GOLDEN_BIN): tests/golden/mkdb.c $(O)/libdcpi.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/libdcpi.a $(LDLIBS)
+
 # ---- tests -----------------------------------------------------------------
 test: all
 	O=$(O) tests/run

@@ -149,7 +149,11 @@ first=$(rows "$out" | head -1)
 [ $rc -eq 0 ] && grep -q " divide_chain " <<<"$first" && grep -q "listloop.c:$hot\$" <<<"$first" &&
 	pass "dcpitopcounts: top instruction in the hot loop, at the HOTLOOP line" ||
 	fail "dcpitopcounts: top instruction at the HOTLOOP line" "$out"
-[ "$(rows "$out" | wc -l)" -eq 3 ] && pass "dcpitopcounts -n 3: three rows" || fail "-n 3" "$out"
+# listloop's samples fall on few instructions (three or four on a VM's
+# cpu-clock): -n N shows N of them, or all when there are fewer
+nall=$(rows "$("$TC" -n 1000 "$T/listloop" 2>&1)" | wc -l)
+[ "$nall" -ge 2 ] && [ "$(rows "$out" | wc -l)" -eq $((nall < 3 ? nall : 3)) ] &&
+	pass "dcpitopcounts -n 3: min(3, $nall) rows" || fail "-n 3 of $nall" "$out"
 addr=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^0x/) { print $i; exit } }' <<<"$first")
 mn=$(awk -v a="${addr#0x}" '$1 == a":" { print $2 }' < <(objdump -d --no-show-raw-insn "$T/listloop"))
 grep -qE " ${mn}[bwlq]? " <<<"$first" && pass "dcpitopcounts: instruction text as objdump ($mn)" ||

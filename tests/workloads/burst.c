@@ -1,6 +1,7 @@
 /* A storm of short-lived processes: run CHILD MILLIS, N times, PAR at a
  * time, each a fresh exec.  The image of CHILD lives only milliseconds per
- * process; a profiler must still attribute its samples.
+ * process; a profiler must still attribute its samples.  Each child's pid
+ * is printed on standard output, so a test can look at its samples alone.
  *   burst N PAR CHILD MILLIS */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@ int main(int argc, char **argv)
 			}
 			if (pid < 0)
 				return 1;
+			printf("%d\n", (int)pid);
 			started++;
 			running++;
 			continue;

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# dcpiprof against expected output: images and procedures, text, -json and
+# -csv, -ratio, -sort, -keep, -cutoff, -pid, -epoch, IMAGE arguments, the
+# header's totals, losses and warnings.  The database is made by fixture.bash;
+# every expected number was worked out by hand from the counts there.
+. "$DCPI_ROOT/tests/tap.sh"
+. "$DCPI_ROOT/tests/golden/fixture.bash"
+golden_setup || done_testing
+P="$DCPI_BIN/dcpiprof -db $DB"
+
+# shellcheck disable=SC2086
+{
+golden prof-images.txt $P
+golden prof-procs.txt $P -i
+golden prof-ratio.txt $P -i -ratio instructions/cycles
+golden prof-ratio-images.txt $P -ratio cycles/instructions
+golden prof-sort-keep.txt $P -i -sort instructions -keep 4
+golden prof-cutoff.txt $P -i -cutoff 4
+golden prof-pid.txt $P -pid
+golden prof-pid-procs.txt $P -pid prog
+golden prof-named.txt $P prog kernel '[ext4]'
+golden prof-json.txt $P -json
+golden prof-json-procs.txt $P -json -i -pid -keep 6
+golden prof-csv.txt $P -csv
+golden prof-csv-procs.txt $P -csv -i -pid
+golden prof-epoch-all.txt $P -epoch all
+golden prof-epoch-old.txt $P -epoch 20240101T000000Z -i
+golden prof-epoch-all-kernel.txt $P -epoch all kernel
+golden prof-bad-sort.txt $P -sort branches
+golden prof-bad-ratio.txt $P -ratio cycles/branches
+golden prof-no-image.txt $P nosuch
+}
+if command -v python3 >/dev/null; then
+	for args in "-json" "-json -i -pid"; do
+		# shellcheck disable=SC2086
+		$P $args | python3 -c 'import json, sys; json.load(sys.stdin)' 2>"$T/py" &&
+			pass "dcpiprof $args is valid JSON" || fail "dcpiprof $args is valid JSON" "$(cat "$T/py")"
+	done
+else
+	skip "python3 not installed: JSON not parsed"
+fi
+done_testing
