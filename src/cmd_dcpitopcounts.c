@@ -1,6 +1,7 @@
 /* dcpitopcounts: the instructions with the most samples, across images,
  * with DCPI's columns: counts, procedure, address, instruction, image,
  * source file:line. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -204,6 +205,7 @@ static void resolve(struct tc *t, const struct cand *c, struct top *r)
 	const struct dcpi_symtab *st = dcpi_annot_image_symtab(img);
 	const struct dcpi_sym *s = dcpi_symtab_lookup_vaddr(st, c->s->vaddr);
 	struct dcpi_insn in;
+	int err;
 	struct dcpi_srcloc loc;
 	uint64_t off;
 
@@ -214,9 +216,12 @@ static void resolve(struct tc *t, const struct cand *c, struct top *r)
 		dcpi_symtab_describe(st, off, r->proc, sizeof(r->proc));
 	else
 		snprintf(r->proc, sizeof(r->proc), "??");
-	if (!dcpi_annot_image_insn(img, c->s->vaddr, &in))
+	err = dcpi_annot_image_insn(img, c->s->vaddr, &in);
+	if (!err)
 		snprintf(r->insn, sizeof(r->insn), "%s%s%s", in.mnemonic, in.operands[0] ? " " : "",
 			 in.operands);
+	else if (err == -EDOM) /* a sample inside an instruction: no made-up decoding */
+		snprintf(r->insn, sizeof(r->insn), "(inside 0x%" PRIx64 ")", in.vaddr);
 	else
 		snprintf(r->insn, sizeof(r->insn), "%s", "(code not available)");
 	r->file = "??";

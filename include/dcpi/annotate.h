@@ -90,8 +90,11 @@ const struct dcpi_annot_sample *dcpi_annot_image_samples(const struct dcpi_annot
 size_t dcpi_annot_image_nnotes(const struct dcpi_annot_image *img);
 const char *dcpi_annot_image_note(const struct dcpi_annot_image *img, size_t i);
 
-/* The one instruction starting at vaddr.  -ENODATA when the image has no
- * code, disasm errors otherwise. */
+/* The one instruction starting at vaddr, decoded from the start of the
+ * procedure holding it (so the middle of an instruction is never read as
+ * one).  -EDOM when vaddr is inside an instruction: then *insn is that
+ * instruction.  -ENODATA when the image has no code or nothing decodes
+ * there, disasm errors otherwise. */
 int dcpi_annot_image_insn(struct dcpi_annot_image *img, uint64_t vaddr, struct dcpi_insn *insn);
 /* Source line of vaddr: 0, or -ENOENT (no DWARF for it, or none at all). */
 int dcpi_annot_image_srcloc(struct dcpi_annot_image *img, uint64_t vaddr,

@@ -340,31 +340,62 @@ const char *dcpi_annot_image_note(const struct dcpi_annot_image *img, size_t i)
 	return i < img->nnotes ? img->notes[i] : NULL;
 }
 
-static int first_insn(const struct dcpi_insn *in, void *arg)
+/* Decoding toward want: the instruction that starts at or holds it. */
+struct upto {
+	uint64_t want;
+	struct dcpi_insn *out;
+};
+
+static int insn_upto(const struct dcpi_insn *in, void *arg)
 {
-	*(struct dcpi_insn *)arg = *in;
+	struct upto *u = arg;
+
+	if (in->vaddr + in->size <= u->want)
+		return 0;
+	*u->out = *in;
 	return 1;
+}
+
+/* Where decoding must start for vaddr: its procedure's first byte, so an
+ * address inside an instruction is never decoded as one; the address
+ * itself when no sized symbol holds it (nothing better is known). */
+static void decode_window(const struct dcpi_annot_image *img, uint64_t vaddr, uint64_t *lo,
+			  uint64_t *hi)
+{
+	const struct dcpi_sym *s = dcpi_symtab_lookup_vaddr(img->st, vaddr);
+
+	*lo = vaddr;
+	*hi = vaddr + DCPI_INSN_MAX_BYTES;
+	if (!s || !s->size || s->vaddr + s->size <= vaddr)
+		return;
+	if (vaddr - s->vaddr <= DCPI_ANNOT_MAX_RANGE)
+		*lo = s->vaddr;
+	if (s->vaddr + s->size < *hi)
+		*hi = s->vaddr + s->size; /* do not read past the procedure's section */
 }
 
 int dcpi_annot_image_insn(struct dcpi_annot_image *img, uint64_t vaddr, struct dcpi_insn *insn)
 {
-	const struct dcpi_sym *s = dcpi_symtab_lookup_vaddr(img->st, vaddr);
-	uint64_t hi = vaddr + DCPI_INSN_MAX_BYTES;
+	struct upto u = { vaddr - img->code_delta, insn };
+	uint64_t lo, hi;
 	int err;
 
 	if (!img->dis)
 		return dcpi_error(ENODATA, "%s: no code to disassemble", img->prim->prof.path);
-	if (s && s->size && s->vaddr + s->size > vaddr && s->vaddr + s->size < hi)
-		hi = s->vaddr + s->size; /* do not read past the procedure's section */
-	err = dcpi_disasm_range(img->dis, vaddr - img->code_delta, hi - img->code_delta,
-				first_insn, insn);
-	if (err == 1) {
-		insn->vaddr += img->code_delta;
-		if (insn->flags & DCPI_INSN_DIRECT)
-			insn->target += img->code_delta;
+	decode_window(img, vaddr, &lo, &hi);
+	err = dcpi_disasm_range(img->dis, lo - img->code_delta, hi - img->code_delta, insn_upto,
+				&u);
+	if (err != 1)
+		return err ? err : dcpi_error(ENODATA, "no instruction at 0x%" PRIx64, vaddr);
+	insn->vaddr += img->code_delta;
+	if (insn->flags & DCPI_INSN_DIRECT)
+		insn->target += img->code_delta;
+	if (insn->vaddr == vaddr)
 		return 0;
-	}
-	return err ? err : dcpi_error(ENODATA, "no instruction at 0x%" PRIx64, vaddr);
+	if (insn->vaddr < vaddr)
+		return dcpi_error(EDOM, "0x%" PRIx64 " is inside the instruction at 0x%" PRIx64,
+				  vaddr, insn->vaddr);
+	return dcpi_error(ENODATA, "no instruction decodes at 0x%" PRIx64, vaddr);
 }
 
 int dcpi_annot_image_srcloc(struct dcpi_annot_image *img, uint64_t vaddr,
