@@ -69,6 +69,27 @@ void cli_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+#define SAFE_MAX (4 * 4096 + 1) /* a profile's longest string, every byte escaped */
+
+const char *cli_safe(const char *s)
+{
+	static char bufs[CLI_SAFE_SLOTS][SAFE_MAX];
+	static unsigned k;
+	char *out = bufs[k++ % CLI_SAFE_SLOTS];
+	size_t n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (n > SAFE_MAX - 5)
+			break;
+		if ((*p < 0x20 && *p != '\t') || *p == 0x7f || *p == '\\')
+			n += (size_t)snprintf(out + n, 5, "\\x%02x", *p);
+		else
+			out[n++] = (char)*p;
+	}
+	out[n] = 0;
+	return out;
+}
+
 const char *cli_db(const char *db_opt)
 {
 	const char *env = getenv("DCPIDB");

@@ -18,6 +18,13 @@ _Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(print
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* s for a terminal or a text report: control bytes but tab, DEL and '\\'
+ * as \xNN, so that a hostile name (a path, a symbol, an event in a profile) cannot
+ * forge lines or drive the terminal.  NULL reads as "".  Returns one of
+ * CLI_SAFE_SLOTS rotating static buffers: valid until that many more
+ * calls, enough for one printf's arguments. */
+#define CLI_SAFE_SLOTS 8
+const char *cli_safe(const char *s);
 /* The database directory: the -db argument if given, else $DCPIDB, else
  * a usage error naming both. */
 const char *cli_db(const char *db_opt);

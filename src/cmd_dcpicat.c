@@ -40,27 +40,6 @@ static void usage(FILE *f)
 		cli_prog);
 }
 
-#define ESCAPED_MAX (4 * DCPI_PROFILE_STR_MAX + 1)
-
-/* Strings come from the file: control bytes are escaped so that a
- * hostile name cannot forge lines or drive the terminal.  out holds
- * ESCAPED_MAX bytes, enough for any string a profile may contain. */
-static const char *escape(const char *s, char out[ESCAPED_MAX])
-{
-	size_t n = 0;
-
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (n > ESCAPED_MAX - 5)
-			break;
-		if (*p < 0x20 || *p == 0x7f || *p == '\\')
-			n += (size_t)snprintf(out + n, 5, "\\x%02x", *p);
-		else
-			out[n++] = (char)*p;
-	}
-	out[n] = 0;
-	return out;
-}
-
 static const char *kind_name(uint32_t kind)
 {
 	static const char *const names[] = { "file", "kernel", "module", "anon", "unknown" };
@@ -83,15 +62,14 @@ static void print_mtime(int64_t mtime)
 
 static void print_header(const struct dcpi_profile *p)
 {
-	static char esc[ESCAPED_MAX];
 
-	printf("path: %s\nbuild-id: ", escape(p->path, esc));
+	printf("path: %s\nbuild-id: ", cli_safe(p->path));
 	for (uint32_t i = 0; i < p->build_id_len; i++)
 		printf("%02x", p->build_id[i]);
 	printf("%s\nsize: %" PRIu64 "\n", p->build_id_len ? "" : "none", p->size);
 	print_mtime(p->mtime);
-	printf("epoch: %s\n", escape(p->epoch, esc));
-	printf("platform: %s\n", escape(p->platform, esc));
+	printf("epoch: %s\n", cli_safe(p->epoch));
+	printf("platform: %s\n", cli_safe(p->platform));
 	printf("kind: %s\n", kind_name(p->kind));
 	if (p->pid >= 0)
 		printf("pid: %" PRId64 "\n", p->pid);
@@ -100,7 +78,7 @@ static void print_header(const struct dcpi_profile *p)
 		const struct dcpi_profile_event *ev = &p->events[e];
 
 		printf("event %s: period %" PRIu64 ", samples %" PRIu64 ", monitored %u.%04u%%\n",
-		       escape(ev->name, esc), ev->period, ev->total, ev->monitored_ppm / 10000,
+		       cli_safe(ev->name), ev->period, ev->total, ev->monitored_ppm / 10000,
 		       ev->monitored_ppm % 10000);
 	}
 	printf("rows: %zu\n", p->nrows);
@@ -143,11 +121,10 @@ static int by_count(const void *a, const void *b)
 
 static void print_column_header(const struct dcpi_profile *p)
 {
-	static char esc[ESCAPED_MAX];
 
 	printf("\n%-18s", "offset");
 	for (uint32_t e = 0; e < p->nevents; e++)
-		printf("  %*s", column_width(&p->events[e]), escape(p->events[e].name, esc));
+		printf("  %*s", column_width(&p->events[e]), cli_safe(p->events[e].name));
 	putchar('\n');
 }
 

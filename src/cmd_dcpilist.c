@@ -173,13 +173,13 @@ static void resolve(struct listing *l, uint64_t *lo, uint64_t *hi)
 
 	if (!err)
 		return;
-	fprintf(stderr, "%s: error: %s\n", cli_prog, dcpi_errmsg());
+	fprintf(stderr, "%s: error: %s\n", cli_prog, cli_safe(dcpi_errmsg()));
 	if (nc)
 		fprintf(stderr, "%s%s:\n", err == -EEXIST ? "candidates" : "similar names",
 			nc > MAX_CANDS ? " (the first 20)" : "");
 	for (size_t i = 0; i < nc && i < MAX_CANDS; i++)
 		fprintf(stderr, "  0x%-16" PRIx64 " %-8" PRIu64 " %s\n", c[i]->vaddr, c[i]->size,
-			c[i]->demangled);
+			cli_safe(c[i]->demangled));
 	exit(1);
 }
 
@@ -202,7 +202,7 @@ static void counts_cols(const struct listing *l, const uint64_t *c)
 static void column_heads(const struct listing *l)
 {
 	for (unsigned e = 0; e < l->set.nevents; e++)
-		printf("%10s %7s ", l->set.events[e], "%");
+		printf("%10s %7s ", cli_safe(l->set.events[e]), "%");
 	if (l->derived)
 		printf("%6s %10s ", "cpi", "freq");
 }
@@ -238,12 +238,12 @@ static void print_insn(const struct listing *l, const struct dcpi_annot_insn *r,
 		char ops[sizeof(r->insn.operands) + 64];
 
 		target_name(l, &r->insn, ops, sizeof(ops));
-		printf(with_line ? " %-7s %-34s" : " %-7s %s", r->insn.mnemonic, ops);
+		printf(with_line ? " %-7s %-34s" : " %-7s %s", r->insn.mnemonic, cli_safe(ops));
 	}
 	if (with_line && r->line)
-		printf(" %s:%u", base(r->file), r->line);
+		printf(" %s:%u", cli_safe(base(r->file)), r->line);
 	if (with_line && r->inlined_into)
-		printf(" (%s inlined into %s)", r->function, r->inlined_into);
+		printf(" (%s inlined into %s)", cli_safe(r->function), cli_safe(r->inlined_into));
 	printf("\n");
 }
 
@@ -251,7 +251,7 @@ static void print_line(const struct listing *l, const struct dcpi_annot_line *ln
 {
 	counts_cols(l, ln->counts);
 	if (ln->line)
-		printf("%5u  %s\n", ln->line, ln->text ? ln->text : "(source not available)");
+		printf("%5u  %s\n", ln->line, ln->text ? cli_safe(ln->text) : "(source not available)");
 	else
 		printf("%5s  (code with no source line)\n", "??");
 }
@@ -265,7 +265,7 @@ static void print_source(const struct listing *l, int with_insns)
 
 		if (!file || strcmp(file, ln->file)) {
 			file = ln->file;
-			printf("%s-- %s\n", i ? "\n" : "", file);
+			printf("%s-- %s\n", i ? "\n" : "", cli_safe(file));
 		}
 		print_line(l, ln);
 		if (!with_insns)
@@ -300,12 +300,13 @@ static void print_text(const struct listing *l)
 
 	report_print_header(stdout, l->o.db, &l->set, l->a.total, &l->w);
 	printf("\nProcedure: %s\nImage: %s\nRange: 0x%" PRIx64 "-0x%" PRIx64 " (%zu %s)\n",
-	       l->name ? l->name : "(address range)", p->path, l->a.lo, l->a.hi, l->a.ninsns,
+	       l->name ? cli_safe(l->name) : "(address range)", cli_safe(p->path), l->a.lo,
+	       l->a.hi, l->a.ninsns,
 	       l->a.has_code ? "instructions" : "sampled addresses");
 	for (size_t i = 0; i < dcpi_annot_image_nnotes(l->img); i++)
-		printf("note: %s\n", dcpi_annot_image_note(l->img, i));
+		printf("note: %s\n", cli_safe(dcpi_annot_image_note(l->img, i)));
 	for (size_t i = 0; i < l->a.nnotes; i++)
-		printf("note: %s\n", l->a.notes[i]);
+		printf("note: %s\n", cli_safe(l->a.notes[i]));
 	printf("\nCounts are samples; %% is the share of the procedure's samples%s.\n",
 	       l->derived ? "; cpi = cycles per instruction, freq = estimated executions" : "");
 	printf("==============================================================================\n");

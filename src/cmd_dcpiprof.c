@@ -198,7 +198,7 @@ static void print_text(struct report *r, FILE *f, size_t n)
 
 	print_header(r, f);
 	for (unsigned e = 0; e < r->set.nevents; e++)
-		fprintf(f, "%12s %7s %7s ", r->set.events[e], "%", "cum%");
+		fprintf(f, "%12s %7s %7s ", cli_safe(r->set.events[e]), "%", "cum%");
 	if (r->ratio_a >= 0)
 		fprintf(f, "%*s ", ratio_width(r), r->o.ratio);
 	fprintf(f, r->o.procs ? " %-40s %s\n" : " %s\n", r->o.procs ? "procedure" : "image", "image");
@@ -217,9 +217,9 @@ static void print_text(struct report *r, FILE *f, size_t n)
 				fprintf(f, "%*s ", ratio_width(r), "-");
 		}
 		if (r->o.procs)
-			fprintf(f, " %-40s %s", w->proc, w->image);
+			fprintf(f, " %-40s %s", cli_safe(w->proc), cli_safe(w->image));
 		else
-			fprintf(f, " %s", w->image);
+			fprintf(f, " %s", cli_safe(w->image));
 		if (w->pid >= 0)
 			fprintf(f, " (pid %" PRId64 ")", w->pid);
 		fprintf(f, "\n");
@@ -256,9 +256,19 @@ static void print_json(struct report *r, size_t n)
 	dcpi_json_free(j);
 }
 
+/* RFC 4180: quoted when it holds a comma, a quote or any control byte
+ * (a bare CR or ESC would break a reader's or a terminal's lines). */
+static int csv_plain(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f || *p == ',' || *p == '"')
+			return 0;
+	return 1;
+}
+
 static void csv_field(const char *s)
 {
-	if (!strpbrk(s, ",\"\n")) {
+	if (csv_plain(s)) {
 		fputs(s, stdout);
 		return;
 	}
@@ -274,7 +284,7 @@ static void csv_field(const char *s)
 static void print_csv(struct report *r, size_t n)
 {
 	for (size_t i = 0; i < r->w.n; i++) /* CSV has no place for them */
-		fprintf(stderr, "%s: warning: %s\n", cli_prog, r->w.v[i]);
+		fprintf(stderr, "%s: warning: %s\n", cli_prog, cli_safe(r->w.v[i]));
 	printf("image,%spid", r->o.procs ? "procedure," : "");
 	for (unsigned e = 0; e < r->set.nevents; e++) {
 		putchar(',');

@@ -244,10 +244,10 @@ static void print_row(const struct tc *t, const struct top *r)
 	for (unsigned e = 0; e < t->set.nevents; e++)
 		printf("%10" PRIu64 " %6.2f%% ", r->c->s->counts[e],
 		       report_pct(r->c->s->counts[e], t->total[e]));
-	printf(" %-28s 0x%-12" PRIx64 " %-36s %s", r->proc, r->c->s->vaddr, r->insn,
-	       report_base(image_path(t, r)));
+	printf(" %-28s 0x%-12" PRIx64 " %-36s %s", cli_safe(r->proc), r->c->s->vaddr,
+	       cli_safe(r->insn), cli_safe(report_base(image_path(t, r))));
 	if (r->line)
-		printf(" %s:%u", report_base(r->file), r->line);
+		printf(" %s:%u", cli_safe(report_base(r->file)), r->line);
 	printf("\n");
 }
 
@@ -258,7 +258,7 @@ static void print_text(const struct tc *t, const struct top *rows, size_t n)
 	       "and their share of the samples of the images listed.\n");
 	printf("==============================================================================\n");
 	for (unsigned e = 0; e < t->set.nevents; e++)
-		printf("%10s %7s ", t->set.events[e], "%");
+		printf("%10s %7s ", cli_safe(t->set.events[e]), "%");
 	printf(" %-28s %-14s %-36s %s\n", "procedure", "address", "instruction", "image  file:line");
 	for (size_t i = 0; i < n; i++)
 		print_row(t, &rows[i]);

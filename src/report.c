@@ -87,19 +87,19 @@ void report_print_header(FILE *f, const char *db, const struct dcpi_profset *set
 {
 	const struct dcpi_epoch_stats *st = &set->stats;
 
-	fprintf(f, "Database: %s\nEpoch%s:", db, set->nepochs > 1 ? "s" : "");
+	fprintf(f, "Database: %s\nEpoch%s:", cli_safe(db), set->nepochs > 1 ? "s" : "");
 	for (size_t i = 0; i < set->nepochs; i++)
-		fprintf(f, " %s", set->epochs[i]);
+		fprintf(f, " %s", cli_safe(set->epochs[i]));
 	fprintf(f, "\nHost%s:", set->nhosts > 1 ? "s" : "");
 	for (size_t i = 0; i < set->nhosts; i++)
-		fprintf(f, " %s", set->hosts[i]);
+		fprintf(f, " %s", cli_safe(set->hosts[i]));
 	fprintf(f, "\n\n%-24s %12s  %s\n%-24s %12s  %s\n", "Column", "Total", "Period (for events)",
 	       "------", "-----", "------");
 	for (unsigned e = 0; e < set->nevents; e++) {
 		char per[32];
 
 		snprintf(per, sizeof(per), "%" PRIu64, set->periods[e]);
-		fprintf(f, "%-24s %12" PRIu64 "  %s\n", set->events[e], total[e],
+		fprintf(f, "%-24s %12" PRIu64 "  %s\n", cli_safe(set->events[e]), total[e],
 		       set->periods[e] ? per : "mixed");
 	}
 	if (set->nstats) {
@@ -110,7 +110,7 @@ void report_print_header(FILE *f, const char *db, const struct dcpi_profset *set
 		fprintf(f, "\n");
 	}
 	for (size_t i = 0; i < w->n; i++)
-		fprintf(f, "warning: %s\n", w->v[i]);
+		fprintf(f, "warning: %s\n", cli_safe(w->v[i]));
 }
 
 static void json_strings(struct dcpi_json *j, const char *name, char *const *v, size_t n)
