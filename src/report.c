@@ -106,7 +106,8 @@ void report_print_header(FILE *f, const char *db, const struct dcpi_profset *set
 		fprintf(f, "\nSamples: %" PRIu64 ", lost %" PRIu64 ", unknown %" PRIu64 " (%.2f%%)",
 		       st->samples, st->lost, st->unknown, report_pct(st->unknown, st->samples));
 		if (st->throttled)
-			fprintf(f, ", throttled %" PRIu64 " times", st->throttled);
+			fprintf(f, ", throttled %" PRIu64 " time%s", st->throttled,
+				st->throttled == 1 ? "" : "s");
 		fprintf(f, "\n");
 	}
 	for (size_t i = 0; i < w->n; i++)
