@@ -256,31 +256,6 @@ static void print_json(struct report *r, size_t n)
 	dcpi_json_free(j);
 }
 
-/* RFC 4180: quoted when it holds a comma, a quote or any control byte
- * (a bare CR or ESC would break a reader's or a terminal's lines). */
-static int csv_plain(const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		if (*p < 0x20 || *p == 0x7f || *p == ',' || *p == '"')
-			return 0;
-	return 1;
-}
-
-static void csv_field(const char *s)
-{
-	if (csv_plain(s)) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
-}
-
 static void print_csv(struct report *r, size_t n)
 {
 	for (size_t i = 0; i < r->w.n; i++) /* CSV has no place for them */
@@ -288,16 +263,16 @@ static void print_csv(struct report *r, size_t n)
 	printf("image,%spid", r->o.procs ? "procedure," : "");
 	for (unsigned e = 0; e < r->set.nevents; e++) {
 		putchar(',');
-		csv_field(r->set.events[e]);
+		report_csv_field(stdout, r->set.events[e]);
 	}
 	putchar('\n');
 	for (size_t i = 0; i < n; i++) {
 		const struct dcpi_proc_row *w = r->t.rows[i];
 
-		csv_field(w->image);
+		report_csv_field(stdout, w->image);
 		if (r->o.procs) {
 			putchar(',');
-			csv_field(w->proc);
+			report_csv_field(stdout, w->proc);
 		}
 		if (w->pid >= 0)
 			printf(",%" PRId64, w->pid);

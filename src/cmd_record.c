@@ -25,6 +25,7 @@
 #include "report.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/imagecache.h"
 #include "dcpi/event.h"
 #include "dcpi/run.h"
 
@@ -40,7 +41,7 @@
 struct record {
 	/* options */
 	const char *db, *out, *keep, *sort;
-	int syswide, quiet, procs;
+	int syswide, quiet, procs, imagecache;
 	struct dcpi_eventlist events;
 	char **cmd;                  /* argv of the command, NULL-terminated */
 	/* state */
@@ -72,6 +73,8 @@ static void usage(FILE *f)
 "  -i                 report procedures too (dcpiprof -i)\n"
 "  -keep N            report only the first N rows\n"
 "  -sort EVENT        order the report by this event\n"
+"  -imagecache        keep a copy of every profiled image in DB/.build-id, so\n"
+"                     the epoch can still be read after a rebuild (dcpidiff)\n"
 "  -h, -help          this help\n\n"
 "Exit status: COMMAND's (128+N when signal N killed it); 127 when COMMAND\n"
 "cannot be found, 126 when it cannot be run; 1 when profiling failed;\n"
@@ -80,13 +83,14 @@ static void usage(FILE *f)
 
 static void parse_options(struct record *r, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EVENT, O_ALL, O_OUT, O_QUIET, O_KEEP, O_SORT };
+	enum { O_DB = 256, O_EVENT, O_ALL, O_OUT, O_QUIET, O_KEEP, O_SORT, O_IMAGECACHE };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
 		{ "a", no_argument, NULL, O_ALL },
 		{ "o", required_argument, NULL, O_OUT },
 		{ "quiet", no_argument, NULL, O_QUIET },
+		{ "imagecache", no_argument, NULL, O_IMAGECACHE },
 		{ "i", no_argument, NULL, 'i' },
 		{ "keep", required_argument, NULL, O_KEEP },
 		{ "sort", required_argument, NULL, O_SORT },
@@ -107,6 +111,7 @@ static void parse_options(struct record *r, int argc, char **argv)
 		case O_ALL: r->syswide = 1; break;
 		case O_OUT: r->out = optarg; break;
 		case O_QUIET: r->quiet = 1; break;
+		case O_IMAGECACHE: r->imagecache = 1; break;
 		case 'i': r->procs = 1; break;
 		case O_KEEP:
 			cli_parse_count("keep", optarg);
@@ -268,6 +273,21 @@ static _Noreturn void die_sampling(struct record *r, int err)
  * for one process the run falls back to user space only when the kernel
  * refuses (perf_event_paranoid 2 lets unprivileged users profile their
  * own processes in user mode). */
+/* -imagecache: link or copy each profiled file into DB/.build-id (once:
+ * record merges once, at the end).  A file that changed or vanished
+ * meanwhile is said, not cached. */
+static void on_merged(void *arg, int index, const struct dcpi_image *img)
+{
+	struct record *r = arg;
+
+	(void)index;
+	if (img->kind != DCPI_IMAGE_FILE || !img->build_id_len)
+		return;
+	if (dcpi_imagecache_add(r->db, img->path, img->build_id, img->build_id_len, DIRMODE,
+				FILEMODE))
+		cli_warn("image cache: %s", dcpi_errmsg());
+}
+
 static void open_run(struct record *r)
 {
 	struct dcpi_run_opts ro = {
@@ -276,6 +296,7 @@ static void open_run(struct record *r)
 			      .sideband = 1 },
 		.kernel_fallback = 1, .dirmode = DIRMODE, .filemode = FILEMODE,
 		.on_warning = on_warning,
+		.on_merged = r->imagecache ? on_merged : NULL, .arg = r,
 	};
 	int err;
 

@@ -21,6 +21,8 @@ static const struct command commands[] = {
 	{ "dcpiprof", cmd_dcpiprof, "where the time went: by image, by procedure" },
 	{ "dcpilist", cmd_dcpilist, "a procedure's samples by source line and instruction" },
 	{ "dcpitopcounts", cmd_dcpitopcounts, "the instructions with the most samples" },
+	{ "dcpidiff", cmd_dcpidiff, "two epochs compared: images, procedures, lines, blocks" },
+	{ "dcpistats", cmd_dcpistats, "variation over epochs, and whether a change is significant" },
 	{ "dcpi-record", cmd_record, "run a command and profile it" },
 };
 

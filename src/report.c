@@ -185,3 +185,30 @@ const struct dcpi_symtab_opts *report_symtab_opts(const char *db)
 		o.buildid_cache = cache;
 	return &o;
 }
+
+/* RFC 4180: quoted when it holds a comma, a quote or any control byte
+ * (a bare CR or ESC would break a reader's or a terminal's lines). */
+static int csv_plain(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f || *p == ',' || *p == '"')
+			return 0;
+	return 1;
+}
+
+void report_csv_field(FILE *f, const char *s)
+{
+	if (!s)
+		return;
+	if (csv_plain(s)) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}

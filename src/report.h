@@ -60,6 +60,10 @@ void report_json_counts(struct dcpi_json *j, unsigned nevents, const uint64_t *c
 
 double report_pct(uint64_t n, uint64_t total);
 
+/* One CSV field on f (RFC 4180): quoted, quotes doubled, when it holds a
+ * comma, a quote or any control byte; NULL is an empty field. */
+void report_csv_field(FILE *f, const char *s);
+
 /* dcpiprof's text report of one epoch of db to f, as `dcpiprof -db DB
  * -epoch EPOCH [-i] [-keep N] [-sort EVENT]` prints it (dcpi record's
  * report).  Exits like dcpiprof on errors; returns its exit status. */

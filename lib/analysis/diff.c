@@ -1,0 +1,153 @@
+/* Two profile sets compared: see dcpi/diff.h. */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libiberty/hashtab.h>
+
+#include "dcpi/diff.h"
+#include "dcpi/error.h"
+#include "internal.h"
+
+static int label_cmp(const char *x, const char *y)
+{
+	if (!x || !y)
+		return (x != NULL) - (y != NULL);
+	return strcmp(x, y);
+}
+
+static hashval_t row_hash(const void *p)
+{
+	const struct dcpi_diff_row *r = p;
+	hashval_t h = 0;
+
+	for (int i = 0; i < DCPI_DIFF_LABELS; i++)
+		h = h * 31 + (r->label[i] ? htab_hash_string(r->label[i]) : 7);
+	return h;
+}
+
+static int row_eq(const void *a, const void *b)
+{
+	const struct dcpi_diff_row *x = a, *y = b;
+
+	for (int i = 0; i < DCPI_DIFF_LABELS; i++)
+		if (label_cmp(x->label[i], y->label[i]))
+			return 0;
+	return 1;
+}
+
+static void row_free(struct dcpi_diff_row *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < DCPI_DIFF_LABELS; i++)
+		free(r->label[i]);
+	free(r);
+}
+
+void dcpi_diff_init(struct dcpi_diff *d)
+{
+	memset(d, 0, sizeof(*d));
+}
+
+void dcpi_diff_free(struct dcpi_diff *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		row_free(d->rows[i]);
+	free(d->rows);
+	if (d->index)
+		htab_delete(d->index);
+	memset(d, 0, sizeof(*d));
+}
+
+static struct dcpi_diff_row *row_new(const struct dcpi_diff_row *key)
+{
+	struct dcpi_diff_row *r = calloc(1, sizeof(*r));
+
+	for (int i = 0; r && i < DCPI_DIFF_LABELS; i++)
+		if (key->label[i] && !(r->label[i] = strdup(key->label[i]))) {
+			row_free(r);
+			return NULL;
+		}
+	return r;
+}
+
+static int row_get(struct dcpi_diff *d, const struct dcpi_diff_row *key,
+		   struct dcpi_diff_row **out)
+{
+	void **slot;
+	int err;
+
+	if (!d->index &&
+	    !(d->index = htab_create_alloc(256, row_hash, row_eq, NULL, calloc, free)))
+		return dcpi_error(ENOMEM, "out of memory");
+	if ((*out = htab_find(d->index, key)))
+		return 0;
+	if (!(*out = row_new(key)))
+		return dcpi_error(ENOMEM, "out of memory");
+	if ((err = DCPI_GROW(d->rows, d->cap, d->n + 1, SIZE_MAX, "rows")) ||
+	    !(slot = htab_find_slot(d->index, key, INSERT))) {
+		row_free(*out);
+		return err ? err : dcpi_error(ENOMEM, "out of memory");
+	}
+	d->rows[d->n++] = *out;
+	*slot = *out;
+	return 0;
+}
+
+int dcpi_diff_add(struct dcpi_diff *d, int side, const char *const *labels, size_t nlabels,
+		  uint64_t count)
+{
+	struct dcpi_diff_row key, *r = NULL;
+	int err;
+
+	memset(&key, 0, sizeof(key));
+	for (size_t i = 0; i < nlabels && i < DCPI_DIFF_LABELS; i++)
+		key.label[i] = (char *)labels[i];
+	if ((err = row_get(d, &key, &r)))
+		return err;
+	if (side) {
+		r->b += count;
+		d->total_b += count;
+	} else {
+		r->a += count;
+		d->total_a += count;
+	}
+	return 0;
+}
+
+/* Largest change first; then the larger row; then by labels. */
+static int cmp_rows(const void *x, const void *y)
+{
+	const struct dcpi_diff_row *a = *(struct dcpi_diff_row *const *)x;
+	const struct dcpi_diff_row *b = *(struct dcpi_diff_row *const *)y;
+	double da = fabs(a->delta_pp), db = fabs(b->delta_pp);
+
+	if (da != db)
+		return da > db ? -1 : 1;
+	if (a->a + a->b != b->a + b->b)
+		return a->a + a->b > b->a + b->b ? -1 : 1;
+	for (int i = 0; i < DCPI_DIFF_LABELS; i++) {
+		int c = label_cmp(a->label[i], b->label[i]);
+
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+void dcpi_diff_finish(struct dcpi_diff *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		struct dcpi_diff_row *r = d->rows[i];
+
+		r->pa = d->total_a ? 100.0 * (double)r->a / (double)d->total_a : 0;
+		r->pb = d->total_b ? 100.0 * (double)r->b / (double)d->total_b : 0;
+		r->delta_pp = r->pb - r->pa;
+		r->has_ratio = r->pa > 0;
+		r->ratio = r->has_ratio ? r->pb / r->pa : 0;
+	}
+	if (d->n)
+		qsort(d->rows, d->n, sizeof(*d->rows), cmp_rows);
+}

@@ -1,0 +1,548 @@
+/* dcpidiff: two profile sets compared, by image, by procedure, or within
+ * one procedure by source line, instruction or basic block: each side's
+ * share of its own samples, the change in points and the ratio, the
+ * largest changes first (DCPI's dcpidiff). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dcpi/annotate.h"
+#include "dcpi/blocks.h"
+#include "dcpi/diff.h"
+#include "dcpi/error.h"
+#include "dcpi/json.h"
+#include "dcpi/obj.h"
+#include "dcpi/procs.h"
+#include "dcpi/select.h"
+#include "report.h"
+
+enum { OUT_TEXT, OUT_JSON, OUT_CSV };
+enum { BY_IMAGE, BY_PROC, BY_SOURCE, BY_ASM, BY_BLOCK };
+#define MAX_IMAGES 256
+
+struct opts {
+	const char *db, *host, *event;
+	const char *side[2];            /* EPOCH[@HOST] */
+	int by, bypid, out;
+	unsigned long long keep;
+	const char *images[MAX_IMAGES]; /* or PROCEDURE IMAGE */
+	size_t nimages;
+};
+
+struct side {
+	char epoch[256];
+	const char *host;
+	struct dcpi_profset set;
+	int col;                        /* the compared event's column */
+	struct report_warnings w;
+	struct dcpi_annot_image *img;   /* -source/-asm/-blocks */
+	struct dcpi_annotation a;
+	const char *proc;               /* the resolved name */
+};
+
+struct cmp {
+	struct opts o;
+	struct side s[2];
+	struct dcpi_objcache *objs;
+	struct dcpi_diff d;
+	const char *const *heads;       /* label column names */
+	size_t nheads;
+	int failed;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: dcpidiff [options] EPOCH_A EPOCH_B [IMAGE...]\n"
+"       dcpidiff [options] -source|-asm|-blocks EPOCH_A EPOCH_B PROCEDURE IMAGE\n"
+"Two profile sets compared: each side's share of its own samples, the change\n"
+"in percentage points (B - A) and the ratio of the shares, largest change first.\n"
+"EPOCH is an epoch name, 'latest' or 'all', optionally @HOST.\n\n"
+"  -db DIR            the database (default $DCPIDB)\n"
+"  -host NAME         the host of both sides (default: this one; 'all' sums)\n"
+"  -i                 by procedure (default: by image)\n"
+"  -source            within PROCEDURE: by source line\n"
+"  -asm               within PROCEDURE: by instruction address\n"
+"  -blocks            within PROCEDURE: by basic block\n"
+"  -pid               keep per-process profiles (dcpid -bypid) apart\n"
+"  -event NAME        the event compared (default: A's first)\n"
+"  -keep N            only the first N rows\n"
+"  -json              JSON output (schema in dcpidiff(1))\n"
+"  -csv               CSV output\n"
+"  -h, -help          this help\n");
+}
+
+static void parse_options(struct opts *o, int argc, char **argv)
+{
+	enum { O_DB = 256, O_HOST, O_SOURCE, O_ASM, O_BLOCKS, O_PID, O_EVENT, O_KEEP, O_JSON,
+	       O_CSV };
+	static const struct option lo[] = {
+		{ "db", required_argument, NULL, O_DB },
+		{ "host", required_argument, NULL, O_HOST },
+		{ "i", no_argument, NULL, 'i' },
+		{ "source", no_argument, NULL, O_SOURCE },
+		{ "asm", no_argument, NULL, O_ASM },
+		{ "blocks", no_argument, NULL, O_BLOCKS },
+		{ "pid", no_argument, NULL, O_PID },
+		{ "event", required_argument, NULL, O_EVENT },
+		{ "keep", required_argument, NULL, O_KEEP },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "csv", no_argument, NULL, O_CSV },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	o->keep = ULLONG_MAX;
+	while ((c = getopt_long_only(argc, argv, "ih", lo, NULL)) != -1) {
+		switch (c) {
+		case O_DB: o->db = optarg; break;
+		case O_HOST: o->host = optarg; break;
+		case 'i': o->by = o->by > BY_PROC ? o->by : BY_PROC; break;
+		case O_SOURCE: o->by = BY_SOURCE; break;
+		case O_ASM: o->by = BY_ASM; break;
+		case O_BLOCKS: o->by = BY_BLOCK; break;
+		case O_PID: o->bypid = 1; break;
+		case O_EVENT: o->event = optarg; break;
+		case O_KEEP: o->keep = cli_parse_count("keep", optarg); break;
+		case O_JSON: o->out = OUT_JSON; break;
+		case O_CSV: o->out = OUT_CSV; break;
+		case 'h': usage(stdout); exit(0);
+		default: cli_usage_error("bad option");
+		}
+	}
+	if (argc - optind < 2)
+		cli_usage_error("two sides to compare: EPOCH_A EPOCH_B");
+	o->side[0] = argv[optind++];
+	o->side[1] = argv[optind++];
+	for (; optind < argc; optind++) {
+		if (o->nimages == MAX_IMAGES)
+			cli_usage_error("at most %d images", MAX_IMAGES);
+		o->images[o->nimages++] = argv[optind];
+	}
+	if (o->by >= BY_SOURCE && o->nimages != 2)
+		cli_usage_error("-source, -asm and -blocks compare one procedure: PROCEDURE IMAGE");
+	if (o->by >= BY_SOURCE && o->out == OUT_CSV)
+		cli_usage_error("-csv is for images and procedures; use -json");
+	o->db = cli_db(o->db);
+}
+
+/* ---- the two sides ----------------------------------------------------------- */
+
+static void load_side(struct cmp *c, int k)
+{
+	struct side *s = &c->s[k];
+	const char *at = strchr(c->o.side[k], '@');
+
+	snprintf(s->epoch, sizeof(s->epoch), "%.*s",
+		 at ? (int)(at - c->o.side[k]) : (int)strlen(c->o.side[k]), c->o.side[k]);
+	s->host = at ? at + 1 : c->o.host;
+	if (dcpi_profset_load(c->o.db, s->epoch, s->host, &s->set))
+		cli_die("%s %s: %s", k ? "B" : "A", c->o.side[k], dcpi_errmsg());
+	if (s->set.nevents == 0)
+		cli_die("%s %s: no samples", k ? "B" : "A", c->o.side[k]);
+	report_check_set(&s->w, &s->set);
+}
+
+static int event_col(const struct side *s, const char *name, const char *which)
+{
+	struct dcpi_buf b = DCPI_BUF_INIT;
+	int col = dcpi_profset_event(&s->set, name);
+
+	if (col >= 0)
+		return col;
+	for (unsigned e = 0; e < s->set.nevents; e++)
+		dcpi_buf_printf(&b, "%s%s", e ? ", " : "", s->set.events[e]);
+	cli_die("event '%s' is not in %s's profiles (they have: %s): the two sides sampled "
+		"different events; name one both have with -event", name, which,
+		b.len ? (char *)b.data : "none");
+}
+
+static void choose_event(struct cmp *c)
+{
+	const char *name = c->o.event ? c->o.event : c->s[0].set.events[0];
+
+	c->s[0].col = event_col(&c->s[0], name, "A");
+	c->s[1].col = event_col(&c->s[1], name, "B");
+	if (c->s[0].set.periods[c->s[0].col] != c->s[1].set.periods[c->s[1].col])
+		report_warn(&c->s[1].w, "%s was sampled every %" PRIu64 " in A and every %" PRIu64
+			    " in B: shares compare, raw counts do not", name,
+			    c->s[0].set.periods[c->s[0].col], c->s[1].set.periods[c->s[1].col]);
+}
+
+/* ---- images and procedures --------------------------------------------------------- */
+
+static void add_table(struct cmp *c, int k)
+{
+	struct side *s = &c->s[k];
+	struct dcpi_procs_opts po = { c->o.by == BY_PROC, c->o.bypid, c->objs };
+	struct dcpi_selection sel;
+	struct dcpi_procs t;
+	char pid[32];
+
+	if (dcpi_select(&s->set, c->o.images, c->o.nimages, &sel) ||
+	    dcpi_procs_build(&t, &s->set, sel.chosen, c->o.nimages > 0, &po))
+		cli_die("%s", dcpi_errmsg());
+	for (size_t i = 0; i < t.nnotes; i++)
+		report_warn(&s->w, "%s", t.notes[i]);
+	for (size_t i = 0; i < c->o.nimages; i++)
+		if (!sel.matched[i])
+			report_warn(&s->w, "no profile of image '%s' on this side", c->o.images[i]);
+	for (size_t i = 0; i < t.n; i++) {
+		const struct dcpi_proc_row *r = t.rows[i];
+		const char *l[3] = { r->image, r->proc, NULL };
+		size_t nl = c->o.by == BY_PROC ? 2 : 1;
+
+		if (c->o.bypid) {
+			snprintf(pid, sizeof(pid), "%" PRId64, r->pid);
+			l[nl++] = r->pid >= 0 ? pid : "";
+		}
+		if (r->c[s->col] && dcpi_diff_add(&c->d, k, l, nl, r->c[s->col]))
+			cli_die("%s", dcpi_errmsg());
+	}
+	c->failed |= t.failed_chosen;
+	dcpi_procs_free(&t);
+	dcpi_selection_free(&sel);
+}
+
+/* ---- within one procedure ------------------------------------------------------ */
+
+static void annotate_side(struct cmp *c, int k)
+{
+	struct side *s = &c->s[k];
+	struct dcpi_annot_opts ao = { NULL, NULL, NULL, 1, c->objs };
+	const struct dcpi_sym *cands[1];
+	struct dcpi_selection sel;
+	size_t *idx, n = 0, nc;
+	uint64_t lo, hi;
+	int err;
+
+	if (dcpi_select(&s->set, &c->o.images[1], 1, &sel))
+		cli_die("%s", dcpi_errmsg());
+	idx = calloc(s->set.n ? s->set.n : 1, sizeof(*idx));
+	if (!idx)
+		cli_die("out of memory");
+	for (size_t i = 0; i < s->set.n; i++)
+		if (sel.chosen[i] && s->set.v[i].prof.kind != DCPI_IMAGE_ANON &&
+		    s->set.v[i].prof.kind != DCPI_IMAGE_UNKNOWN)
+			idx[n++] = i;
+	dcpi_selection_free(&sel);
+	err = n ? dcpi_annot_image_open(&s->set, idx, n, &ao, &s->img) : -1;
+	free(idx);
+	if (err)
+		cli_die("%s: %s", k ? "B" : "A", n ? dcpi_errmsg() : "no profile of that image");
+	for (size_t i = 0; i < dcpi_annot_image_nnotes(s->img); i++)
+		report_warn(&s->w, "%s", dcpi_annot_image_note(s->img, i));
+	if (dcpi_annot_resolve(dcpi_annot_image_symtab(s->img), c->o.images[0], &lo, &hi,
+			       &s->proc, cands, 1, &nc) ||
+	    dcpi_annotate(s->img, lo, hi, &s->a))
+		cli_die("%s: %s", k ? "B" : "A", dcpi_errmsg());
+	for (size_t i = 0; i < s->a.nnotes; i++)
+		report_warn(&s->w, "%s", s->a.notes[i]);
+}
+
+static void add_label(struct cmp *c, int k, const char *l0, const char *l1, uint64_t n)
+{
+	const char *l[2] = { l0, l1 };
+
+	if (n && dcpi_diff_add(&c->d, k, l, 2, n))
+		cli_die("%s", dcpi_errmsg());
+}
+
+static void add_lines(struct cmp *c, int k)
+{
+	const struct side *s = &c->s[k];
+	char line[32];
+
+	for (size_t i = 0; i < s->a.nlines; i++) {
+		const struct dcpi_annot_line *ln = &s->a.lines[i];
+
+		snprintf(line, sizeof(line), "%u", ln->line);
+		add_label(c, k, ln->file, ln->line ? line : "??", ln->counts[s->col]);
+	}
+}
+
+static void insn_text(const struct dcpi_annot_insn *r, int has_code, char *buf, size_t len)
+{
+	if (has_code)
+		snprintf(buf, len, "%s%s%s", r->insn.mnemonic, r->insn.operands[0] ? " " : "",
+			 r->insn.operands);
+	else
+		snprintf(buf, len, "(code not available)");
+}
+
+static void add_insns(struct cmp *c, int k)
+{
+	const struct side *s = &c->s[k];
+	char addr[32], text[256];
+
+	for (size_t i = 0; i < s->a.ninsns; i++) {
+		const struct dcpi_annot_insn *r = &s->a.insns[i];
+
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, r->insn.vaddr);
+		insn_text(r, s->a.has_code, text, sizeof(text));
+		add_label(c, k, addr, text, r->counts[s->col]);
+	}
+	for (size_t i = 0; i < s->a.nstrays; i++) {
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, s->a.strays[i].vaddr);
+		add_label(c, k, addr, "(inside an instruction)", s->a.strays[i].counts[s->col]);
+	}
+}
+
+static void add_blocks(struct cmp *c, int k)
+{
+	const struct side *s = &c->s[k];
+	char range[64], what[64];
+	size_t *st, nb;
+
+	if (dcpi_blocks_split(&s->a, &st, &nb))
+		cli_die("%s", dcpi_errmsg());
+	for (size_t b = 0; b < nb; b++) {
+		size_t end = b + 1 < nb ? st[b + 1] : s->a.ninsns;
+		const struct dcpi_annot_insn *last = &s->a.insns[end - 1];
+		uint64_t n = 0;
+
+		for (size_t i = st[b]; i < end; i++)
+			n += s->a.insns[i].counts[s->col];
+		snprintf(range, sizeof(range), "0x%" PRIx64 "-0x%" PRIx64,
+			 s->a.insns[st[b]].insn.vaddr, last->insn.vaddr + last->insn.size);
+		snprintf(what, sizeof(what), "%zu instructions", end - st[b]);
+		add_label(c, k, range, what, n);
+	}
+	free(st);
+	for (size_t i = 0; i < s->a.nstrays; i++) /* kept: counted, never dropped */
+		add_label(c, k, "(inside an instruction)", "", s->a.strays[i].counts[s->col]);
+}
+
+static void compare_procedure(struct cmp *c)
+{
+	static const char *const src[] = { "file", "line" }, *const asmh[] = { "address",
+		"instruction" }, *const blk[] = { "block", "size" };
+	const struct dcpi_profile *pa, *pb;
+
+	for (int k = 0; k < 2; k++) {
+		annotate_side(c, k);
+		if (c->o.by == BY_SOURCE)
+			add_lines(c, k);
+		else if (c->o.by == BY_ASM)
+			add_insns(c, k);
+		else
+			add_blocks(c, k);
+	}
+	pa = dcpi_annot_image_profile(c->s[0].img);
+	pb = dcpi_annot_image_profile(c->s[1].img);
+	if (c->o.by != BY_SOURCE && !dcpi_profile_same_image(pa, pb))
+		report_warn(&c->s[1].w, "A and B ran different builds of %s: instructions are "
+			    "matched by address, which a rebuild moves; compare -source", pb->path);
+	c->heads = c->o.by == BY_SOURCE ? src : c->o.by == BY_ASM ? asmh : blk;
+	c->nheads = 2;
+}
+
+/* ---- output --------------------------------------------------------------------- */
+
+static void print_side_head(const struct cmp *c, int k, FILE *f)
+{
+	const struct side *s = &c->s[k];
+
+	fprintf(f, "%s: epoch%s", k ? "B" : "A", s->set.nepochs > 1 ? "s" : "");
+	for (size_t i = 0; i < s->set.nepochs; i++)
+		fprintf(f, " %s", cli_safe(s->set.epochs[i]));
+	fprintf(f, ", host%s", s->set.nhosts > 1 ? "s" : "");
+	for (size_t i = 0; i < s->set.nhosts; i++)
+		fprintf(f, " %s", cli_safe(s->set.hosts[i]));
+	fprintf(f, ": %" PRIu64 " samples of %s", k ? c->d.total_b : c->d.total_a,
+		cli_safe(s->set.events[s->col]));
+	if (s->proc)
+		fprintf(f, " in %s", cli_safe(s->proc));
+	fprintf(f, "\n");
+	for (size_t i = 0; i < s->w.n; i++)
+		fprintf(f, "warning: %s: %s\n", k ? "B" : "A", cli_safe(s->w.v[i]));
+}
+
+static void print_text(const struct cmp *c, size_t n)
+{
+	static const char *const img[] = { "image" }, *const proc[] = { "procedure", "image" };
+	const char *const *h = c->heads ? c->heads : c->o.by == BY_PROC ? proc : img;
+	size_t nh = c->heads ? c->nheads : c->o.by == BY_PROC ? 2 : 1;
+
+	printf("Database: %s\n", cli_safe(c->o.db));
+	print_side_head(c, 0, stdout);
+	print_side_head(c, 1, stdout);
+	printf("\nA%% and B%% are each side's share of its own samples; delta is B%% - A%% in "
+	       "percentage points;\nratio is B%% / A%% (new: only B has it).  Largest change "
+	       "first.\n");
+	printf("==============================================================================\n");
+	printf("%10s %7s %10s %7s %8s %7s ", "A", "A%", "B", "B%", "delta", "ratio");
+	printf(nh > 1 ? " %-40s %s" : " %s", h[0], nh > 1 ? h[1] : "");
+	printf("%s\n", c->o.bypid && c->o.by <= BY_PROC ? "  pid" : "");
+	for (size_t i = 0; i < n; i++) {
+		const struct dcpi_diff_row *r = c->d.rows[i];
+
+		printf("%10" PRIu64 " %6.2f%% %10" PRIu64 " %6.2f%% %+8.2f ", r->a, r->pa, r->b,
+		       r->pb, r->delta_pp);
+		if (r->has_ratio)
+			printf("%7.2f ", r->ratio);
+		else
+			printf("%7s ", "new");
+		if (nh > 1 && !c->heads) /* (image, procedure): shown as dcpiprof does */
+			printf(" %-40s %s", cli_safe(r->label[1]), cli_safe(r->label[0]));
+		else if (nh > 1)
+			printf(" %-40s %s", cli_safe(r->label[0]), cli_safe(r->label[1]));
+		else
+			printf(" %s", cli_safe(r->label[0]));
+		if (c->o.bypid && c->o.by <= BY_PROC && r->label[nh] && *r->label[nh])
+			printf("  %s", r->label[nh]);
+		printf("\n");
+	}
+}
+
+static void json_side(struct dcpi_json *j, const struct cmp *c, int k)
+{
+	const struct side *s = &c->s[k];
+
+	dcpi_json_break(j);
+	dcpi_json_key(j, k ? "b" : "a");
+	dcpi_json_obj_begin(j);
+	dcpi_json_key(j, "epochs");
+	dcpi_json_arr_begin(j);
+	for (size_t i = 0; i < s->set.nepochs; i++)
+		dcpi_json_str(j, s->set.epochs[i]);
+	dcpi_json_arr_end(j);
+	dcpi_json_key(j, "hosts");
+	dcpi_json_arr_begin(j);
+	for (size_t i = 0; i < s->set.nhosts; i++)
+		dcpi_json_str(j, s->set.hosts[i]);
+	dcpi_json_arr_end(j);
+	dcpi_json_key_u64(j, "total", k ? c->d.total_b : c->d.total_a);
+	dcpi_json_key_u64(j, "period", s->set.periods[s->col]);
+	if (s->proc)
+		dcpi_json_key_str(j, "procedure", s->proc);
+	dcpi_json_key(j, "warnings");
+	dcpi_json_arr_begin(j);
+	for (size_t i = 0; i < s->w.n; i++)
+		dcpi_json_str(j, s->w.v[i]);
+	dcpi_json_arr_end(j);
+	dcpi_json_obj_end(j);
+}
+
+static const char *const mode_names[] = { "images", "procedures", "source", "asm", "blocks" };
+
+static void json_row(struct dcpi_json *j, const struct cmp *c, const struct dcpi_diff_row *r)
+{
+	static const char *const img[] = { "image", "pid" }, *const proc[] = { "image",
+		"procedure", "pid" };
+
+	dcpi_json_break(j);
+	dcpi_json_obj_begin(j);
+	if (c->heads) {
+		dcpi_json_key_str(j, c->heads[0], r->label[0]);
+		dcpi_json_key_str(j, c->heads[1], r->label[1]);
+	} else {
+		const char *const *h = c->o.by == BY_PROC ? proc : img;
+		size_t nl = (c->o.by == BY_PROC ? 2 : 1) + (size_t)c->o.bypid;
+
+		/* procedure mode labels are (image, procedure[, pid]) */
+		for (size_t i = 0; i < nl; i++)
+			dcpi_json_key_str(j, h[i], r->label[i] && *r->label[i] ? r->label[i] : NULL);
+	}
+	dcpi_json_key_u64(j, "a", r->a);
+	dcpi_json_key_u64(j, "b", r->b);
+	dcpi_json_key(j, "share_a");
+	dcpi_json_fixed(j, r->pa, 4);
+	dcpi_json_key(j, "share_b");
+	dcpi_json_fixed(j, r->pb, 4);
+	dcpi_json_key(j, "delta_pp");
+	dcpi_json_fixed(j, r->delta_pp, 4);
+	dcpi_json_key(j, "ratio");
+	if (r->has_ratio)
+		dcpi_json_fixed(j, r->ratio, 4);
+	else
+		dcpi_json_null(j);
+	dcpi_json_obj_end(j);
+}
+
+static void print_json(const struct cmp *c, size_t n)
+{
+	struct dcpi_json *j = report_json_begin(c->o.db);
+
+	dcpi_json_key_str(j, "mode", mode_names[c->o.by]);
+	dcpi_json_key_str(j, "event", c->s[0].set.events[c->s[0].col]);
+	json_side(j, c, 0);
+	json_side(j, c, 1);
+	dcpi_json_break(j);
+	dcpi_json_key(j, "rows");
+	dcpi_json_arr_begin(j);
+	for (size_t i = 0; i < n; i++)
+		json_row(j, c, c->d.rows[i]);
+	dcpi_json_break(j);
+	dcpi_json_arr_end(j);
+	dcpi_json_obj_end(j);
+	dcpi_json_free(j);
+}
+
+static void print_csv(const struct cmp *c, size_t n)
+{
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < c->s[k].w.n; i++)
+			fprintf(stderr, "%s: warning: %s: %s\n", cli_prog, k ? "B" : "A",
+				cli_safe(c->s[k].w.v[i]));
+	printf("image,%spid,a,b,share_a,share_b,delta_pp,ratio\n",
+	       c->o.by == BY_PROC ? "procedure," : "");
+	for (size_t i = 0; i < n; i++) {
+		const struct dcpi_diff_row *r = c->d.rows[i];
+		size_t nl = c->o.by == BY_PROC ? 2 : 1;
+
+		for (size_t l = 0; l < nl; l++) {
+			report_csv_field(stdout, r->label[l]);
+			putchar(',');
+		}
+		printf("%s,%" PRIu64 ",%" PRIu64 ",%.4f,%.4f,%.4f,", c->o.bypid && r->label[nl]
+		       ? r->label[nl] : "", r->a, r->b, r->pa, r->pb, r->delta_pp);
+		if (r->has_ratio)
+			printf("%.4f", r->ratio);
+		putchar('\n');
+	}
+}
+
+/* ---- main ----------------------------------------------------------------------- */
+
+int cmd_dcpidiff(int argc, char **argv)
+{
+	static struct cmp c;
+	struct dcpi_obj_opts oo;
+	size_t n;
+
+	parse_options(&c.o, argc, argv);
+	oo = (struct dcpi_obj_opts){ report_symtab_opts(c.o.db), NULL };
+	if (!(c.objs = dcpi_objcache_new(&oo)))
+		cli_die("out of memory");
+	dcpi_diff_init(&c.d);
+	load_side(&c, 0);
+	load_side(&c, 1);
+	choose_event(&c);
+	if (c.o.by >= BY_SOURCE) {
+		compare_procedure(&c);
+	} else {
+		add_table(&c, 0);
+		add_table(&c, 1);
+	}
+	for (int k = 0; k < 2; k++)
+		report_warn_finish(&c.s[k].w);
+	dcpi_diff_finish(&c.d);
+	n = c.d.n < c.o.keep ? c.d.n : (size_t)c.o.keep;
+	if (c.o.out == OUT_JSON)
+		print_json(&c, n);
+	else if (c.o.out == OUT_CSV)
+		print_csv(&c, n);
+	else
+		print_text(&c, n);
+	if (c.failed)
+		cli_warn("symbols of a named image could not be read (see the warnings)");
+	if (fflush(stdout) || ferror(stdout))
+		cli_die("writing the report failed");
+	return c.failed;
+}

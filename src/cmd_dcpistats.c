@@ -1,0 +1,304 @@
+/* dcpistats: how each image's or procedure's share varies over epochs of
+ * the same workload, and with two groups of epochs whether it changed more
+ * than the runs vary (DCPI's dcpistats; Welch's t-test, see dcpi/shares.h). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dcpi/error.h"
+#include "dcpi/json.h"
+#include "dcpi/obj.h"
+#include "dcpi/procs.h"
+#include "dcpi/shares.h"
+#include "report.h"
+
+#define MAX_EPOCHS DCPI_SHARES_MAX_EPOCHS
+
+struct opts {
+	const char *db, *host, *event;
+	int procs, json;
+	unsigned long long keep;
+	const char *epochs[2][MAX_EPOCHS];
+	size_t n[2];
+};
+
+struct st {
+	struct opts o;
+	struct dcpi_objcache *objs;
+	struct dcpi_shares s;
+	struct report_warnings w;
+	char event[64];
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: dcpistats [options] EPOCH... [-- EPOCH...]\n"
+"How each image's (or with -i procedure's) share of the samples varies over\n"
+"epochs of one workload: mean, standard deviation, min, max.  With a second\n"
+"group after --: the difference of the means, its 95%% confidence interval and\n"
+"whether it is significant (Welch's t-test on the per-epoch shares).\n"
+"Options come before the epochs.\n\n"
+"  -db DIR            the database (default $DCPIDB)\n"
+"  -host NAME         the host (default: this one; 'all' sums hosts)\n"
+"  -i                 by procedure (default: by image)\n"
+"  -event NAME        the event (default: the first epoch's first)\n"
+"  -keep N            only the first N rows\n"
+"  -json              JSON output (schema in dcpistats(1))\n"
+"  -h, -help          this help\n");
+}
+
+static void parse_options(struct opts *o, int argc, char **argv)
+{
+	enum { O_DB = 256, O_HOST, O_EVENT, O_KEEP, O_JSON };
+	static const struct option lo[] = {
+		{ "db", required_argument, NULL, O_DB },
+		{ "host", required_argument, NULL, O_HOST },
+		{ "i", no_argument, NULL, 'i' },
+		{ "event", required_argument, NULL, O_EVENT },
+		{ "keep", required_argument, NULL, O_KEEP },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, g = 0;
+
+	o->keep = ULLONG_MAX;
+	/* '+': stop at the first epoch, so the "--" between groups survives */
+	while ((c = getopt_long_only(argc, argv, "+ih", lo, NULL)) != -1) {
+		switch (c) {
+		case O_DB: o->db = optarg; break;
+		case O_HOST: o->host = optarg; break;
+		case 'i': o->procs = 1; break;
+		case O_EVENT: o->event = optarg; break;
+		case O_KEEP: o->keep = cli_parse_count("keep", optarg); break;
+		case O_JSON: o->json = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: cli_usage_error("bad option");
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (!strcmp(argv[optind], "--") && g == 0) {
+			g = 1;
+			continue;
+		}
+		if (o->n[g] == MAX_EPOCHS)
+			cli_usage_error("at most %d epochs per group", MAX_EPOCHS);
+		o->epochs[g][o->n[g]++] = argv[optind];
+	}
+	if (o->n[0] == 0 || (g && o->n[1] == 0))
+		cli_usage_error(g ? "an epoch on each side of --" : "at least one epoch");
+	o->db = cli_db(o->db);
+}
+
+/* One epoch's table into group g, epoch e. */
+static void add_epoch(struct st *t, int g, size_t e)
+{
+	struct dcpi_procs_opts po = { t->o.procs, 0, t->objs };
+	const char *name = t->o.epochs[g][e];
+	struct dcpi_profset set;
+	struct dcpi_procs p;
+	int col;
+
+	if (dcpi_profset_load(t->o.db, name, t->o.host, &set))
+		cli_die("%s", dcpi_errmsg());
+	if (set.nepochs != 1)
+		cli_die("%s: names %zu epochs; dcpistats wants one epoch per argument", name,
+			set.nepochs);
+	if (!t->event[0])
+		snprintf(t->event, sizeof(t->event), "%s",
+			 t->o.event ? t->o.event : set.nevents ? set.events[0] : "");
+	col = dcpi_profset_event(&set, t->event);
+	if (col < 0)
+		cli_die("epoch %s has no %s samples: the epochs sampled different events; name "
+			"one they all have with -event", name, t->event);
+	if (set.stats.lost)
+		report_warn(&t->w, "%s: %" PRIu64 " samples were lost", name, set.stats.lost);
+	if (dcpi_procs_build(&p, &set, NULL, 0, &po))
+		cli_die("%s", dcpi_errmsg());
+	for (size_t i = 0; i < p.nnotes; i++)
+		report_warn(&t->w, "%s: %s", name, p.notes[i]);
+	for (size_t i = 0; i < p.n; i++) {
+		const char *l[2] = { p.rows[i]->image, p.rows[i]->proc };
+
+		if (dcpi_shares_add(&t->s, g, e, l, t->o.procs ? 2 : 1, p.rows[i]->c[col],
+				    p.total[col]))
+			cli_die("%s", dcpi_errmsg());
+	}
+	dcpi_procs_free(&p);
+	dcpi_profset_free(&set);
+}
+
+/* ---- output ------------------------------------------------------------------- */
+
+static const char *verdict_word(int v)
+{
+	return v == DCPI_SHARES_DIFFERENT ? "yes" : v == DCPI_SHARES_SAME ? "no" : "n/a";
+}
+
+static void print_labels(const struct st *t, const struct dcpi_shares_row *r)
+{
+	if (t->o.procs)
+		printf(" %-32s %s\n", cli_safe(r->label[1]), cli_safe(r->label[0]));
+	else
+		printf(" %s\n", cli_safe(r->label[0]));
+}
+
+static void print_text(const struct st *t, size_t n)
+{
+	int two = t->o.n[1] > 0;
+
+	printf("Database: %s\nEvent: %s\nA: %zu epoch%s", cli_safe(t->o.db), cli_safe(t->event),
+	       t->o.n[0], t->o.n[0] > 1 ? "s" : "");
+	for (size_t e = 0; e < t->o.n[0]; e++)
+		printf(" %s", cli_safe(t->o.epochs[0][e]));
+	if (two) {
+		printf("\nB: %zu epoch%s", t->o.n[1], t->o.n[1] > 1 ? "s" : "");
+		for (size_t e = 0; e < t->o.n[1]; e++)
+			printf(" %s", cli_safe(t->o.epochs[1][e]));
+	}
+	printf("\n");
+	for (size_t i = 0; i < t->w.n; i++)
+		printf("warning: %s\n", cli_safe(t->w.v[i]));
+	if (two && (t->o.n[0] < 2 || t->o.n[1] < 2))
+		printf("note: one run on a side: no significance can be computed (run-to-run "
+		       "variation is unknown);\n      the interval is the binomial sampling "
+		       "error of the two shares alone\n");
+	printf("\nShares are percent of each epoch's samples; sd is over epochs%s.\n",
+	       two ? "; diff = mean B - mean A in points, with its 95% interval (Welch's t)" : "");
+	printf("==============================================================================\n");
+	if (two)
+		printf("%8s %6s %8s %6s %8s %19s %4s ", "A mean%", "sd", "B mean%", "sd", "diff",
+		       "95% interval", "sig");
+	else
+		printf("%8s %6s %8s %8s ", "mean%", "sd", "min%", "max%");
+	printf(t->o.procs ? " %-32s %s\n" : " %s\n", t->o.procs ? "procedure" : "image", "image");
+	for (size_t i = 0; i < n; i++) {
+		const struct dcpi_shares_row *r = t->s.rows[i];
+
+		if (two)
+			printf("%8.2f %6.2f %8.2f %6.2f %+8.2f [%+8.2f, %+8.2f] %4s ", r->g[0].mean,
+			       r->g[0].sd, r->g[1].mean, r->g[1].sd, r->diff, r->lo, r->hi,
+			       verdict_word(r->verdict));
+		else
+			printf("%8.2f %6.2f %8.2f %8.2f ", r->g[0].mean, r->g[0].sd, r->g[0].min,
+			       r->g[0].max);
+		print_labels(t, r);
+	}
+}
+
+static void json_group(struct dcpi_json *j, const char *name, const struct dcpi_shares_group *g,
+		       const double *share, size_t n)
+{
+	dcpi_json_key(j, name);
+	dcpi_json_obj_begin(j);
+	dcpi_json_key(j, "mean");
+	dcpi_json_fixed(j, g->mean, 4);
+	dcpi_json_key(j, "sd");
+	dcpi_json_fixed(j, g->sd, 4);
+	dcpi_json_key(j, "min");
+	dcpi_json_fixed(j, g->min, 4);
+	dcpi_json_key(j, "max");
+	dcpi_json_fixed(j, g->max, 4);
+	dcpi_json_key_u64(j, "samples", g->samples);
+	dcpi_json_key(j, "shares");
+	dcpi_json_arr_begin(j);
+	for (size_t e = 0; e < n; e++)
+		dcpi_json_fixed(j, share[e], 4);
+	dcpi_json_arr_end(j);
+	dcpi_json_obj_end(j);
+}
+
+static void json_row(struct dcpi_json *j, const struct st *t, const struct dcpi_shares_row *r)
+{
+	dcpi_json_break(j);
+	dcpi_json_obj_begin(j);
+	dcpi_json_key_str(j, "image", r->label[0]);
+	if (t->o.procs)
+		dcpi_json_key_str(j, "procedure", r->label[1]);
+	json_group(j, "a", &r->g[0], r->share[0], t->o.n[0]);
+	if (t->o.n[1]) {
+		json_group(j, "b", &r->g[1], r->share[1], t->o.n[1]);
+		dcpi_json_key(j, "diff_pp");
+		dcpi_json_fixed(j, r->diff, 4);
+		dcpi_json_key(j, "ci95");
+		dcpi_json_arr_begin(j);
+		dcpi_json_fixed(j, r->lo, 4);
+		dcpi_json_fixed(j, r->hi, 4);
+		dcpi_json_arr_end(j);
+		dcpi_json_key(j, "significant");
+		if (r->verdict == DCPI_SHARES_NOT_COMPUTED)
+			dcpi_json_null(j);
+		else
+			dcpi_json_bool(j, r->verdict == DCPI_SHARES_DIFFERENT);
+	}
+	dcpi_json_obj_end(j);
+}
+
+static void json_epochs(struct dcpi_json *j, const char *name, const char *const *v, size_t n)
+{
+	dcpi_json_key(j, name);
+	dcpi_json_arr_begin(j);
+	for (size_t e = 0; e < n; e++)
+		dcpi_json_str(j, v[e]);
+	dcpi_json_arr_end(j);
+}
+
+static void print_json(const struct st *t, size_t n)
+{
+	struct dcpi_json *j = report_json_begin(t->o.db);
+
+	dcpi_json_key_str(j, "mode", t->o.procs ? "procedures" : "images");
+	dcpi_json_key_str(j, "event", t->event);
+	json_epochs(j, "a", t->o.epochs[0], t->o.n[0]);
+	if (t->o.n[1])
+		json_epochs(j, "b", t->o.epochs[1], t->o.n[1]);
+	dcpi_json_key_str(j, "test", t->o.n[1] ? t->o.n[0] > 1 && t->o.n[1] > 1
+		? "welch-t-95" : "binomial-sampling-error-95" : NULL);
+	dcpi_json_break(j);
+	dcpi_json_key(j, "warnings");
+	dcpi_json_arr_begin(j);
+	for (size_t i = 0; i < t->w.n; i++)
+		dcpi_json_str(j, t->w.v[i]);
+	dcpi_json_arr_end(j);
+	dcpi_json_break(j);
+	dcpi_json_key(j, "rows");
+	dcpi_json_arr_begin(j);
+	for (size_t i = 0; i < n; i++)
+		json_row(j, t, t->s.rows[i]);
+	dcpi_json_break(j);
+	dcpi_json_arr_end(j);
+	dcpi_json_obj_end(j);
+	dcpi_json_free(j);
+}
+
+int cmd_dcpistats(int argc, char **argv)
+{
+	static struct st t;
+	struct dcpi_obj_opts oo;
+	size_t n;
+
+	parse_options(&t.o, argc, argv);
+	oo = (struct dcpi_obj_opts){ report_symtab_opts(t.o.db), NULL };
+	if (!(t.objs = dcpi_objcache_new(&oo)))
+		cli_die("out of memory");
+	if (dcpi_shares_init(&t.s, t.o.n[0], t.o.n[1]))
+		cli_die("%s", dcpi_errmsg());
+	for (int g = 0; g < 2; g++)
+		for (size_t e = 0; e < t.o.n[g]; e++)
+			add_epoch(&t, g, e);
+	report_warn_finish(&t.w);
+	dcpi_shares_finish(&t.s);
+	n = t.s.n < t.o.keep ? t.s.n : (size_t)t.o.keep;
+	if (t.o.json)
+		print_json(&t, n);
+	else
+		print_text(&t, n);
+	if (fflush(stdout) || ferror(stdout))
+		cli_die("writing the report failed");
+	return 0;
+}
