@@ -12,18 +12,20 @@
 
 #include "cli.h"
 #include "dcpi/error.h"
+#include "dcpi/folded.h"
 #include "dcpi/json.h"
 #include "dcpi/obj.h"
+#include "dcpi/pprof.h"
 #include "dcpi/procs.h"
 #include "dcpi/profset.h"
 #include "dcpi/select.h"
 #include "report.h"
 
-enum { OUT_TEXT, OUT_JSON, OUT_CSV };
+enum { OUT_TEXT, OUT_JSON, OUT_CSV, OUT_FOLDED, OUT_PPROF };
 #define MAX_IMAGES 256
 
 struct opts {
-	const char *db, *epoch, *host, *sort, *ratio;
+	const char *db, *epoch, *host, *sort, *ratio, *pprof;
 	int procs, bypid, out;
 	unsigned long long keep;
 	double cutoff;
@@ -60,6 +62,8 @@ static void usage(FILE *f)
 "  -ratio A/B         add a column A/B (e.g. instructions/cycles)\n"
 "  -json              JSON output (schema in dcpiprof(1))\n"
 "  -csv               CSV output\n"
+"  -folded            folded stacks for flame graphs: image;procedure;file:line N\n"
+"  -pprof FILE        write a gzipped pprof profile to FILE instead of a report\n"
 "  -h, -help          this help\n\n"
 "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n");
 }
@@ -67,7 +71,7 @@ static void usage(FILE *f)
 static void parse_options(struct opts *o, int argc, char **argv)
 {
 	enum { O_DB = 256, O_EPOCH, O_HOST, O_PID, O_SORT, O_KEEP, O_CUTOFF, O_RATIO, O_JSON,
-	       O_CSV };
+	       O_CSV, O_FOLDED, O_PPROF };
 	static const struct option lo[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "epoch", required_argument, NULL, O_EPOCH },
@@ -80,6 +84,8 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		{ "ratio", required_argument, NULL, O_RATIO },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "csv", no_argument, NULL, O_CSV },
+		{ "folded", no_argument, NULL, O_FOLDED },
+		{ "pprof", required_argument, NULL, O_PPROF },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -110,6 +116,8 @@ static void parse_options(struct opts *o, int argc, char **argv)
 			break;
 		case O_JSON: o->out = OUT_JSON; break;
 		case O_CSV: o->out = OUT_CSV; break;
+		case O_FOLDED: o->out = OUT_FOLDED; break;
+		case O_PPROF: o->out = OUT_PPROF; o->pprof = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: cli_usage_error("bad option");
 		}
@@ -129,11 +137,12 @@ static void parse_options(struct opts *o, int argc, char **argv)
 static int build(struct report *r)
 {
 	struct dcpi_procs_opts po = { r->o.procs, r->o.bypid, NULL };
+	int exporting = r->o.out == OUT_FOLDED || r->o.out == OUT_PPROF;
 	struct dcpi_obj_opts oo = { report_symtab_opts(r->o.db), NULL };
 
 	if (dcpi_select(&r->set, r->o.images, r->o.nimages, &r->sel))
 		return cli_error("%s", dcpi_errmsg());
-	if (r->o.procs && !(po.objs = r->objs = dcpi_objcache_new(&oo)))
+	if ((r->o.procs || exporting) && !(po.objs = r->objs = dcpi_objcache_new(&oo)))
 		return cli_error("out of memory");
 	if (dcpi_procs_build(&r->t, &r->set, r->sel.chosen, r->o.nimages > 0, &po))
 		return cli_error("%s", dcpi_errmsg());
@@ -284,6 +293,34 @@ static void print_csv(struct report *r, size_t n)
 	}
 }
 
+/* ---- exports ------------------------------------------------------------------ */
+
+static void print_folded(struct report *r)
+{
+	for (size_t i = 0; i < r->w.n; i++) /* folded stacks have no place for them */
+		fprintf(stderr, "%s: warning: %s\n", cli_prog, cli_safe(r->w.v[i]));
+	if (dcpi_folded_write(stdout, &r->set, r->sel.chosen, r->objs, r->sortcol))
+		cli_die("%s", dcpi_errmsg());
+}
+
+static void write_pprof(struct report *r)
+{
+	const struct dcpi_epoch_stats *st = &r->set.stats;
+	struct dcpi_pprof_opts po = { 0, 0, 0 };
+
+	for (size_t i = 0; i < r->w.n; i++)
+		fprintf(stderr, "%s: warning: %s\n", cli_prog, cli_safe(r->w.v[i]));
+	if (st->start > 0) {
+		po.time_nanos = st->start * 1000000000ll;
+		if (st->updated > st->start)
+			po.duration_nanos = (st->updated - st->start) * 1000000000ll;
+	}
+	if (dcpi_pprof_write(r->o.pprof, &r->set, r->sel.chosen, r->objs, &po))
+		cli_die("%s", dcpi_errmsg());
+	fprintf(stderr, "%s: wrote %s: %" PRIu64 " %s samples\n", cli_prog,
+		cli_safe(r->o.pprof), r->t.total[0], cli_safe(r->set.events[0]));
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 /* Load, select, build and order: everything but the printing.  The exit
@@ -355,7 +392,11 @@ int cmd_dcpiprof(int argc, char **argv)
 	status = prepare(&r, &n);
 	if (status < 0)
 		return 1;
-	if (r.o.out == OUT_JSON)
+	if (r.o.out == OUT_FOLDED)
+		print_folded(&r);
+	else if (r.o.out == OUT_PPROF)
+		write_pprof(&r);
+	else if (r.o.out == OUT_JSON)
 		print_json(&r, n);
 	else if (r.o.out == OUT_CSV)
 		print_csv(&r, n);

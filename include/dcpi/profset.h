@@ -33,7 +33,8 @@ struct dcpi_profset {
 	unsigned nevents;
 	char *events[DCPI_MAX_EVENTS];
 	uint64_t periods[DCPI_MAX_EVENTS]; /* 0 when profiles disagree */
-	struct dcpi_epoch_stats stats;     /* summed over epochs and hosts */
+	struct dcpi_epoch_stats stats;     /* summed over epochs and hosts; start is
+					      the earliest, updated the latest */
 	size_t nstats;          /* statistics files read */
 	size_t nbad;            /* profiles that could not be read */
 	char *first_bad;        /* the first one's error message */

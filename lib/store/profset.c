@@ -67,6 +67,11 @@ static void add_stats(struct dcpi_profset *s, const char *platdir)
 	s->stats.unknown += st.unknown;
 	s->stats.kernel += st.kernel;
 	s->stats.images += st.images;
+	/* the span the statistics cover: the earliest start, the latest merge */
+	if (st.start > 0 && (!s->stats.start || st.start < s->stats.start))
+		s->stats.start = st.start;
+	if (st.updated > s->stats.updated)
+		s->stats.updated = st.updated;
 	s->nstats++;
 }
 
