@@ -264,6 +264,8 @@ static void add_lines(struct cmp *c, int k)
 		snprintf(line, sizeof(line), "%u", ln->line);
 		add_label(c, k, ln->file, ln->line ? line : "??", ln->counts[s->col]);
 	}
+	for (size_t i = 0; i < s->a.nstrays; i++) /* kept: counted, never dropped */
+		add_label(c, k, "(inside an instruction)", "", s->a.strays[i].counts[s->col]);
 }
 
 static void insn_text(const struct dcpi_annot_insn *r, int has_code, char *buf, size_t len)

@@ -168,8 +168,10 @@ static void print_text(const struct st *t, size_t n)
 		printf("note: one run on a side: no significance can be computed (run-to-run "
 		       "variation is unknown);\n      the interval is the binomial sampling "
 		       "error of the two shares alone\n");
-	printf("\nShares are percent of each epoch's samples; sd is over epochs%s.\n",
-	       two ? "; diff = mean B - mean A in points, with its 95% interval (Welch's t)" : "");
+	printf("\nShares are percent of each epoch's samples; sd is over epochs%s%s.\n",
+	       two ? "; diff = mean B - mean A in points, with its 95% interval" : "",
+	       !two ? "" : t->o.n[0] > 1 && t->o.n[1] > 1 ? " (Welch's t)"
+							 : " (binomial sampling error)");
 	printf("==============================================================================\n");
 	if (two)
 		printf("%8s %6s %8s %6s %8s %19s %4s ", "A mean%", "sd", "B mean%", "sd", "diff",

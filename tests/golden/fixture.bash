@@ -192,7 +192,7 @@ golden_setup() {
 # that are not printable made visible (cat -v).
 normalise() {
 	local s
-	s="s|$T|@TMP@|g; s|$(uname -r)|@RELEASE@|g"
+	s="s|$T|@TMP@|g; s|$(uname -r)|@RELEASE@|g; s|\.tmp\.[0-9][0-9]*|.tmp.@PID@|g"
 	[ -n "${BID:-}" ] && s="$s; s|$BID|@BUILDID@|g"
 	sed -e "$s" | cat -v
 }

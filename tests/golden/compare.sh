@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# dcpidiff and dcpistats against expected output, and the exports of
+# dcpiprof (-pprof decoded by protoc, -folded).
+#  - dcpidiff on fixture.bash's two epochs: shares, points, ratios, new and
+#    gone rows, within one procedure by line, instruction and block;
+#  - dcpistats on a second database written here: three epochs before and
+#    three after a change that moves hot's share from 60% to 40% and leaves
+#    cold's at 10% (so one procedure must come out significant and one not),
+#    and one epoch per side (no significance, the binomial error instead);
+#  - bad input: a missing epoch, an event one side lacks, an empty group.
+. "$DCPI_ROOT/tests/tap.sh"
+. "$DCPI_ROOT/tests/golden/fixture.bash"
+golden_setup || done_testing
+D="$DCPI_BIN/dcpidiff -db $DB"
+S="$DCPI_BIN/dcpistats -db $T/sdb"
+OLD=20240101T000000Z
+NEW=20240102T030405Z
+
+# shellcheck disable=SC2086
+{
+golden diff-images.txt $D $OLD $NEW
+golden diff-procs.txt $D -i $OLD $NEW
+golden diff-instructions.txt $D -event instructions -i $OLD $NEW prog
+golden diff-json.txt $D -json -i $OLD $NEW
+golden diff-csv.txt $D -csv -i -keep 4 $OLD $NEW
+golden diff-same.txt $D -i $NEW $NEW prog
+golden diff-bad-epoch.txt $D $OLD 20990101T000000Z
+golden diff-bad-event.txt $D -event branches $OLD $NEW
+golden diff-usage.txt $D $OLD
+}
+if needs_same_code; then
+	# shellcheck disable=SC2086
+	{
+	golden diff-source.txt $D -source $OLD $NEW hot prog
+	golden diff-asm.txt $D -asm $OLD $NEW hot prog
+	golden diff-blocks.txt $D -blocks $OLD $NEW hot prog
+	golden prof-folded.txt "$DCPI_BIN/dcpiprof" -db "$DB" -folded
+	}
+else
+	skip "prog.c compiles to other code here than in expected/prog.code: listings not compared"
+fi
+
+# The folded stacks add up to the report's total, whatever the compiler.
+tot=$("$DCPI_BIN/dcpiprof" -db "$DB" -folded 2>/dev/null | awk '{ s += $NF } END { print s }')
+[ "$tot" = 1325 ] && pass "-folded: the stacks add up to the 1325 cycles" ||
+	fail "-folded: the stacks add up to the 1325 cycles" "got $tot"
+
+# ---- pprof, decoded by protoc against the published schema ---------------------
+if command -v protoc >/dev/null; then
+	"$DCPI_BIN/dcpiprof" -db "$DB" -pprof "$T/p.pb.gz" 2>"$T/pp.err" &&
+		zcat "$T/p.pb.gz" | protoc --decode perftools.profiles.Profile \
+			-I "$DCPI_ROOT/tests/data" "$DCPI_ROOT/tests/data/profile.proto" >"$T/p.txt" 2>>"$T/pp.err"
+	if [ -s "$T/p.txt" ]; then
+		pass "-pprof: protoc decodes the file as perftools.profiles.Profile"
+		# the values of each sample type, summed: cycles then instructions
+		sums=$(awk '/^sample \{/ { s = 1; k = 0 } s && /value:/ { v[k++] += $2 }
+			/^}/ { s = 0 } END { print v[0], v[1] }' "$T/p.txt")
+		[ "$sums" = "1325 1865" ] && pass "-pprof: totals equal the report's (1325 cycles, 1865 instructions)" ||
+			fail "-pprof: totals equal the report's" "got $sums"
+		strs=$(sed -n 's/^string_table: //p' "$T/p.txt")
+		[ "$(head -1 <<<"$strs")" = '""' ] && pass "-pprof: string 0 is empty" ||
+			fail "-pprof: string 0 is empty" "$(head -3 <<<"$strs")"
+		grep -qx "\"$BID\"" <<<"$strs" && grep -qx "\"$PROG\"" <<<"$strs" &&
+			pass "-pprof: prog's mapping names its path and build-id" ||
+			fail "-pprof: prog's mapping names its path and build-id" "$strs"
+		for w in '"cycles"' '"instructions"' '"host"' '"golden"' '"pid"' '"hot"' '"do_syscall_64"'; do
+			grep -qx "$w" <<<"$strs" || { fail "-pprof: string $w present" "$strs"; continue 2; }
+		done
+		pass "-pprof: event, label, host and function names present"
+		grep -q "num: 4242" "$T/p.txt" && pass "-pprof: the per-process profile carries pid 4242" ||
+			fail "-pprof: pid label"
+		nloc=$(grep -c '^location {' "$T/p.txt")
+		[ "$nloc" -eq 15 ] && pass "-pprof: one location per distinct sampled address of the latest epoch (15)" ||
+			fail "-pprof: 15 locations" "got $nloc"
+	else
+		fail "-pprof: protoc decodes the file" "$(cat "$T/pp.err")"
+	fi
+else
+	skip "protoc not installed (scripts/install-deps installs protobuf-compiler): pprof not decoded"
+fi
+golden prof-pprof-bad.txt "$DCPI_BIN/dcpiprof" -db "$DB" -pprof /nonexistent/dir/p.pb.gz
+
+# ---- dcpistats: a database with known variation ------------------------------------
+stats_spec() {
+	local hot6 warm4 cold0 e=0
+	hot6=$(insn_off hot 6) && warm4=$(insn_off warm 4) && cold0=$(insn_off cold 0) || return 1
+	echo "db $T/sdb"
+	# epoch: hot warm cold samples (each epoch 1000)
+	while read -r hot warm cold; do
+		e=$((e + 1))
+		cat <<EOF
+epoch 2024020${e}T000000Z golden
+stats samples 1000 lost 0 throttled 0 unknown 0 kernel 0 images 1 cpus 1 start 1706745600 updated 1706749200
+stats-event cycles 100000 1000 3600000000000 3600000000000
+profile file
+path $PROG
+image $PROG
+event cycles 100000 1000000
+row $hot6 $hot
+row $warm4 $warm
+row $cold0 $cold
+end
+EOF
+	done <<EOF
+600 300 100
+610 290 100
+590 310 100
+400 500 100
+410 490 100
+390 510 100
+EOF
+}
+stats_spec >"$T/sspec" && "$DCPI_BUILD/tests/mkdb" "$T/sspec" >/dev/null 2>"$T/smkdb.err" ||
+	fail "mkdb writes the stats database" "$(cat "$T/smkdb.err")"
+A3="20240201T000000Z 20240202T000000Z 20240203T000000Z"
+B3="20240204T000000Z 20240205T000000Z 20240206T000000Z"
+# shellcheck disable=SC2086
+{
+golden stats-one.txt $S -i $A3
+golden stats-two.txt $S -i $A3 -- $B3
+golden stats-json.txt $S -json -i $A3 -- $B3
+golden stats-single.txt $S -i 20240201T000000Z -- 20240204T000000Z
+golden stats-empty-group.txt $S -i $A3 --
+golden stats-bad-epoch.txt $S 20240201T000000Z -- 20990101T000000Z
+}
+if command -v python3 >/dev/null; then
+	# shellcheck disable=SC2086
+	$S -json -i $A3 -- $B3 | python3 -c '
+import json, sys
+r = {x["procedure"]: x for x in json.load(sys.stdin)["rows"]}
+assert r["hot"]["significant"] is True and r["warm"]["significant"] is True, r
+assert r["cold"]["significant"] is False, r["cold"]
+assert abs(r["hot"]["diff_pp"] + 20) < 1e-9 and r["hot"]["ci95"][1] < 0
+assert r["cold"]["ci95"][0] < 0 < r["cold"]["ci95"][1]
+' 2>"$T/py" && pass "dcpistats: hot and warm changed significantly, cold did not" ||
+		fail "dcpistats: significance as constructed" "$(cat "$T/py")"
+	# shellcheck disable=SC2086
+	$S -json -i 20240201T000000Z -- 20240204T000000Z | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["test"] == "binomial-sampling-error-95", d["test"]
+assert all(x["significant"] is None for x in d["rows"])
+' 2>"$T/py" && pass "dcpistats: one epoch a side computes no significance" ||
+		fail "dcpistats: one epoch a side" "$(cat "$T/py")"
+else
+	skip "python3 not installed: JSON not parsed"
+fi
+done_testing
