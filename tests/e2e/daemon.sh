@@ -122,7 +122,11 @@ echo "# the burst's processes ($(wc -l <"$T/burst.pids") children): $ours unknow
 [ "$n" -gt 0 ] && [ $((ours * 100)) -le $((n * 2)) ] &&
 	pass "the short-lived processes' unknown samples under 2% ($ours of $n)" ||
 	fail "the short-lived processes' unknown samples under 2%" "$ours unknown, $n attributed"
-[ "$lost" -eq 0 ] && pass "no samples lost" || fail "no samples lost" "$lost"
+# Lost samples belong to no process, so this looks at the whole machine:
+# with other CPU-bound work beside it (or under ASan) a starved daemon may
+# drop a few; a ring too small or a drain too slow drops far more.
+[ $((lost * 200)) -le $((samples + lost)) ] && pass "samples lost under 0.5% ($lost of $((samples + lost)))" ||
+	fail "samples lost under 0.5%" "$lost of $((samples + lost))"
 statsf=$(ls "$DB"/*/*/epoch.stats | head -1)
 grep -q "^samples [0-9]" "$statsf" && grep -q "^lost " "$statsf" && grep -q "^unknown " "$statsf" &&
 	pass "epoch.stats records samples, lost, unknown" || fail "epoch.stats records samples, lost, unknown"
