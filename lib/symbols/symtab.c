@@ -484,7 +484,7 @@ const char *dcpi_symtab_section(const struct dcpi_symtab *st, uint64_t offset)
 	return NULL;
 }
 
-static const char *label_of(const struct dcpi_symtab *st)
+const char *dcpi_symtab_label(const struct dcpi_symtab *st)
 {
 	const char *slash;
 
@@ -501,10 +501,10 @@ size_t dcpi_symtab_describe(const struct dcpi_symtab *st, uint64_t offset, char 
 	int n;
 
 	if (sec)
-		n = snprintf(buf, len, "[%s+0x%llx %s]", label_of(st),
+		n = snprintf(buf, len, "[%s+0x%llx %s]", dcpi_symtab_label(st),
 			     (unsigned long long)offset, sec);
 	else
-		n = snprintf(buf, len, "[%s+0x%llx]", label_of(st), (unsigned long long)offset);
+		n = snprintf(buf, len, "[%s+0x%llx]", dcpi_symtab_label(st), (unsigned long long)offset);
 	return n < 0 ? 0 : (size_t)n;
 }
 

@@ -400,6 +400,17 @@ static int load_symbols(struct dcpi_symtab *st, const struct symelf *img,
 	return dcpi_symelf_load_syms(st, src, type);
 }
 
+/* Stripped code: its functions from .eh_frame, said once in the message. */
+static int name_from_cfi(struct dcpi_symtab *st, const struct symelf *img)
+{
+	int n = dcpi_symelf_load_cfi(st, img);
+
+	if (n > 0)
+		dcpi_symtab_note(st, "%d functions without symbols named from .eh_frame (%s@0xADDR)",
+				 n, dcpi_symtab_label(st));
+	return n < 0 ? n : 0;
+}
+
 static int open_files(struct dcpi_symtab *st, const char *path, const uint8_t *id,
 		      size_t idlen, const struct dcpi_symtab_opts *opts, struct symelf *img,
 		      struct symelf *dbg)
@@ -442,6 +453,8 @@ int dcpi_symtab_open(const char *path, const uint8_t *build_id, size_t build_id_
 	err = dcpi_symelf_load_layout(st, img.elf ? &img : &dbg);
 	if (!err)
 		err = load_symbols(st, &img, &dbg);
+	if (!err && st->source != DCPI_SYMSRC_SYMTAB)
+		err = name_from_cfi(st, &img);
 	if (!err)
 		err = dcpi_symtab_finish(st);
 out:

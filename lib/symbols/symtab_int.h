@@ -87,6 +87,9 @@ int dcpi_symtab_add(struct dcpi_symtab *st, const struct symtab_in *sym);
 int dcpi_symtab_add_seg(struct dcpi_symtab *st, const struct symtab_seg *seg);
 int dcpi_symtab_add_sec(struct dcpi_symtab *st, uint64_t addr, uint64_t size, const char *name);
 int dcpi_symtab_finish(struct dcpi_symtab *st);
+/* IMAGE in names: the label set for kernels and modules, else the
+ * path's last component. */
+const char *dcpi_symtab_label(const struct dcpi_symtab *st);
 /* Append a note to the message ("; " between notes). */
 int dcpi_symtab_note(struct dcpi_symtab *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -104,6 +107,11 @@ int dcpi_symelf_has_dwarf(const struct symelf *f);
  * convert profile offsets). */
 int dcpi_symelf_has_layout(const struct symelf *f);
 int dcpi_symelf_load_syms(struct dcpi_symtab *st, const struct symelf *f, unsigned type);
+/* symtab_cfi.c: functions no symbol names, from the image's call-frame
+ * information (.eh_frame, .debug_frame): every FDE range in executable
+ * sections that holds no symbol's start becomes a local symbol named
+ * "IMAGE@0xVADDR".  Returns how many were added, or -ENOMEM. */
+int dcpi_symelf_load_cfi(struct dcpi_symtab *st, const struct symelf *f);
 int dcpi_symelf_load_layout(struct dcpi_symtab *st, const struct symelf *f);
 
 /* debuginfo.c: finding the right files. */

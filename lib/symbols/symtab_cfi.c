@@ -1,0 +1,203 @@
+/* Functions of stripped code from call-frame information: see
+ * dcpi_symelf_load_cfi in symtab_int.h.
+ *
+ * Stripped images (most of a distribution's libraries and programs) keep
+ * .eh_frame, because exceptions and stack unwinding need it, and with it
+ * .eh_frame_hdr: a table, sorted by address, of the first instruction of
+ * every FDE, which the unwinder binary-searches.  One FDE covers one
+ * function, so the table's entries are the functions' starts; a function
+ * runs to the next start (or its section's end), padding included.
+ *
+ * The table is read here, bounds-checked against the section: the format
+ * (LSB "Linux Standard Base Core", .eh_frame_hdr) is a 4-byte header of
+ * encodings, an encoded pointer to .eh_frame, an encoded count, then the
+ * pairs.  Only the encodings every Linux toolchain writes for the table
+ * (4-byte signed, relative to the section: DW_EH_PE_datarel|sdata4) are
+ * taken; an image with another is left as it was. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/error.h"
+#include "symtab_int.h"
+
+#define EH_PE_OMIT 0xff
+#define EH_PE_UDATA4 0x03
+#define EH_PE_SDATA4 0x0b
+#define EH_PE_DATAREL_SDATA4 0x3b
+#define MAX_FDES (1u << 22)
+
+struct exec_sec {
+	uint64_t lo, hi;
+};
+
+struct scan {
+	struct dcpi_symtab *st;
+	uint64_t *starts;        /* symbols' starts, sorted */
+	size_t nstarts;
+	struct exec_sec *secs;   /* executable sections */
+	size_t nsecs;
+	size_t added;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether a symbol starts in [lo, hi). */
+static int named_within(const struct scan *sc, uint64_t lo, uint64_t hi)
+{
+	size_t l = 0, h = sc->nstarts;
+
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+
+		if (sc->starts[m] < lo)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l < sc->nstarts && sc->starts[l] < hi;
+}
+
+/* The end of the executable section holding a, or 0 when none does. */
+static uint64_t section_end(const struct scan *sc, uint64_t a)
+{
+	for (size_t i = 0; i < sc->nsecs; i++)
+		if (a >= sc->secs[i].lo && a < sc->secs[i].hi)
+			return sc->secs[i].hi;
+	return 0;
+}
+
+static int add_function(struct scan *sc, uint64_t lo, uint64_t hi)
+{
+	struct symtab_in in = { 0 };
+	char name[300];
+	int n;
+
+	if (named_within(sc, lo, hi))
+		return 0;
+	n = snprintf(name, sizeof(name), "%s@0x%" PRIx64, dcpi_symtab_label(sc->st), lo);
+	if (n < 0)
+		return 0;
+	in.s.name = dcpi_symtab_intern(sc->st, name,
+				       (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1);
+	if (!in.s.name)
+		return -ENOMEM;
+	in.s.vaddr = lo;
+	in.s.size = hi - lo;
+	in.s.bind = DCPI_SYM_LOCAL;
+	in.is_func = 1;
+	in.limit = hi;
+	sc->added++;
+	return dcpi_symtab_add(sc->st, &in);
+}
+
+static int32_t get_s32(const uint8_t *p)
+{
+	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			 (uint32_t)p[3] << 24);
+}
+
+/* The FDE starts of the table, sorted (the format requires it; a table
+ * out of order is taken as corrupt and ignored). */
+static size_t read_table(const uint8_t *d, size_t len, uint64_t hdr_vaddr, uint64_t **out)
+{
+	size_t n, off = 8;
+	uint64_t *v;
+
+	*out = NULL;
+	/* version 1, eh_frame_ptr as a 4-byte value, count as udata4 */
+	if (len < 12 || d[0] != 1 || (d[1] & 0x0f) != EH_PE_SDATA4 ||
+	    d[2] != EH_PE_UDATA4 || d[3] != EH_PE_DATAREL_SDATA4)
+		return 0;
+	n = (uint32_t)get_s32(d + off);
+	off += 4;
+	if (n == 0 || n > MAX_FDES || n > (len - off) / 8 || !(v = calloc(n, sizeof(*v))))
+		return 0;
+	for (size_t i = 0; i < n; i++, off += 8) {
+		v[i] = hdr_vaddr + (uint64_t)(int64_t)get_s32(d + off);
+		if (i && v[i] <= v[i - 1]) {
+			free(v);
+			return 0;
+		}
+	}
+	*out = v;
+	return n;
+}
+
+static int add_from_table(struct scan *sc, const uint64_t *v, size_t n)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t end = section_end(sc, v[i]);
+
+		if (!end)
+			continue; /* not in code we know of */
+		if (i + 1 < n && v[i + 1] < end)
+			end = v[i + 1];
+		err = add_function(sc, v[i], end);
+	}
+	return err;
+}
+
+static int collect(struct scan *sc, Elf *elf, Elf_Scn **hdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, nsec = 0;
+	GElf_Shdr sh;
+
+	*hdr = NULL;
+	if (elf_getshdrstrndx(elf, &shstrndx) || elf_getshdrnum(elf, &nsec))
+		return 0;
+	sc->secs = calloc(nsec ? nsec : 1, sizeof(*sc->secs));
+	sc->starts = calloc(sc->st->nin ? sc->st->nin : 1, sizeof(*sc->starts));
+	if (!sc->secs || !sc->starts)
+		return dcpi_error(ENOMEM, "out of memory");
+	while ((scn = elf_nextscn(elf, scn)) && sc->nsecs < nsec) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".eh_frame_hdr") && sh.sh_type == SHT_PROGBITS)
+			*hdr = scn;
+		if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR) &&
+		    sh.sh_size <= UINT64_MAX - sh.sh_addr)
+			sc->secs[sc->nsecs++] = (struct exec_sec){ sh.sh_addr, sh.sh_addr + sh.sh_size };
+	}
+	for (size_t i = 0; i < sc->st->nin; i++)
+		sc->starts[sc->nstarts++] = sc->st->in[i].s.vaddr;
+	qsort(sc->starts, sc->nstarts, sizeof(*sc->starts), cmp_u64);
+	return 0;
+}
+
+int dcpi_symelf_load_cfi(struct dcpi_symtab *st, const struct symelf *f)
+{
+	struct scan sc = { st, NULL, 0, NULL, 0, 0 };
+	Elf_Scn *hdr = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	uint64_t *v = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!f->elf)
+		return 0;
+	err = collect(&sc, f->elf, &hdr);
+	if (!err && hdr && gelf_getshdr(hdr, &sh) && (data = elf_getdata(hdr, NULL)) &&
+	    data->d_buf && data->d_size <= sh.sh_size)
+		n = read_table(data->d_buf, data->d_size, sh.sh_addr, &v);
+	if (!err && n)
+		err = add_from_table(&sc, v, n);
+	free(v);
+	free(sc.secs);
+	free(sc.starts);
+	return err ? err : (int)(sc.added > INT32_MAX ? INT32_MAX : sc.added);
+}
