@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "dcpi/error.h"
@@ -99,6 +100,19 @@ const char *cli_db(const char *db_opt)
 	if (env && *env)
 		return env;
 	cli_usage_error("no database: give -db DIR or set DCPIDB");
+}
+
+const char *cli_db_read(const char *db_opt)
+{
+	const char *env = getenv("DCPIDB");
+	struct stat sb;
+
+	if ((db_opt && *db_opt) || (env && *env))
+		return cli_db(db_opt);
+	if (stat(CLI_LOCAL_DB, &sb) == 0 && S_ISDIR(sb.st_mode))
+		return CLI_LOCAL_DB;
+	cli_usage_error("no database: give -db DIR or set DCPIDB (or run where dcpi record "
+			"made ./dcpidb)");
 }
 
 unsigned long long cli_parse_count(const char *opt, const char *arg)

@@ -32,6 +32,10 @@ const char *cli_db(const char *db_opt);
 /* Parse a non-negative integer option with optional K/M suffix; usage
  * error naming the option on anything else. */
 unsigned long long cli_parse_count(const char *opt, const char *arg);
+/* For the tools that only read: the same, but with neither given, the
+ * ./dcpidb that dcpi record writes by default, when it exists. */
+#define CLI_LOCAL_DB "./dcpidb"
+const char *cli_db_read(const char *db_opt);
 
 /* The commands of the multi-call binary. */
 int cmd_dcpid(int argc, char **argv);

@@ -62,7 +62,7 @@ static void usage(FILE *f)
 "Two profile sets compared: each side's share of its own samples, the change\n"
 "in percentage points (B - A) and the ratio of the shares, largest change first.\n"
 "EPOCH is an epoch name, 'latest' or 'all', optionally @HOST.\n\n"
-"  -db DIR            the database (default $DCPIDB)\n"
+"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -host NAME         the host of both sides (default: this one; 'all' sums)\n"
 "  -i                 by procedure (default: by image)\n"
 "  -source            within PROCEDURE: by source line\n"
@@ -128,7 +128,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		cli_usage_error("-source, -asm and -blocks compare one procedure: PROCEDURE IMAGE");
 	if (o->by >= BY_SOURCE && o->out == OUT_CSV)
 		cli_usage_error("-csv is for images and procedures; use -json");
-	o->db = cli_db(o->db);
+	o->db = cli_db_read(o->db);
 }
 
 /* ---- the two sides ----------------------------------------------------------- */

@@ -47,7 +47,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: dcpilist [options] PROCEDURE IMAGE\n"
 "One procedure's samples by source line and instruction.\n\n"
-"  -db DIR            the database (default $DCPIDB)\n"
+"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
 "  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
 "  -both              source lines, each followed by its instructions (default)\n"
@@ -115,7 +115,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		cli_usage_error("want PROCEDURE and IMAGE");
 	o->proc = argv[optind];
 	o->image = argv[optind + 1];
-	o->db = cli_db(o->db);
+	o->db = cli_db_read(o->db);
 }
 
 /* -f FILE: its directory is searched before the -I ones. */
@@ -156,10 +156,13 @@ static void open_image(struct listing *l)
 	l->src = (struct dcpi_source_opts){ l->o.dirs, l->o.ndirs, l->o.remaps, l->o.nremaps };
 	err = n ? dcpi_annot_image_open(&l->set, idx, n, &ao, &l->img) : 0;
 	free(idx);
-	if (n == 0)
-		cli_die("no profile of image '%s' in epoch%s %s%s", l->o.image,
-			l->set.nepochs > 1 ? "s" : "", l->set.epochs[l->set.nepochs - 1],
-			l->set.nepochs > 1 ? " ..." : "");
+	if (n == 0) {
+		fprintf(stderr, "%s: error: no profile of image '%s' in epoch%s %s%s\n", cli_prog,
+			cli_safe(l->o.image), l->set.nepochs > 1 ? "s" : "",
+			l->set.epochs[l->set.nepochs - 1], l->set.nepochs > 1 ? " ..." : "");
+		report_suggest(&l->set, l->o.image);
+		exit(1);
+	}
 	if (err)
 		cli_die("%s", dcpi_errmsg());
 }

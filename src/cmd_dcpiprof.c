@@ -51,7 +51,7 @@ static void usage(FILE *f)
 "usage: dcpiprof [options] [IMAGE...]\n"
 "Where the time went: images sorted by samples; with -i or IMAGE arguments,\n"
 "the procedures of all images or of those images.\n\n"
-"  -db DIR            the database (default $DCPIDB)\n"
+"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
 "  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
 "  -i                 procedures of all images\n"
@@ -129,7 +129,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 	}
 	if (o->nimages)
 		o->procs = 1;
-	o->db = cli_db(o->db);
+	o->db = cli_db_read(o->db);
 }
 
 /* ---- the table ------------------------------------------------------------ */

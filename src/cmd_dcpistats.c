@@ -43,7 +43,7 @@ static void usage(FILE *f)
 "group after --: the difference of the means, its 95%% confidence interval and\n"
 "whether it is significant (Welch's t-test on the per-epoch shares).\n"
 "Options come before the epochs.\n\n"
-"  -db DIR            the database (default $DCPIDB)\n"
+"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -host NAME         the host (default: this one; 'all' sums hosts)\n"
 "  -i                 by procedure (default: by image)\n"
 "  -event NAME        the event (default: the first epoch's first)\n"
@@ -92,7 +92,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 	}
 	if (o->n[0] == 0 || (g && o->n[1] == 0))
 		cli_usage_error(g ? "an epoch on each side of --" : "at least one epoch");
-	o->db = cli_db(o->db);
+	o->db = cli_db_read(o->db);
 }
 
 /* One epoch's table into group g, epoch e. */

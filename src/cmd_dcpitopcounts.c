@@ -60,7 +60,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: dcpitopcounts [options] [IMAGE...]\n"
 "The instructions with the most samples, in the given images or in all.\n\n"
-"  -db DIR            the database (default $DCPIDB)\n"
+"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
 "  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
 "  -n N               how many instructions (default 20)\n"
@@ -103,7 +103,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 			cli_usage_error("at most %d images", MAX_IMAGES);
 		o->images[o->nimages++] = argv[optind];
 	}
-	o->db = cli_db(o->db);
+	o->db = cli_db_read(o->db);
 }
 
 /* ---- images ---------------------------------------------------------------------- */

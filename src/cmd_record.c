@@ -29,7 +29,7 @@
 #include "dcpi/event.h"
 #include "dcpi/run.h"
 
-#define DEFAULT_DB "./dcpidb"
+
 #define DIRMODE 0700
 #define FILEMODE 0600
 #define POLL_MS 100
@@ -128,7 +128,7 @@ static void parse_options(struct record *r, int argc, char **argv)
 		cli_usage_error("-o and -quiet exclude each other");
 	r->cmd = argv + optind;
 	if (!r->db || !*r->db)
-		r->db = env && *env ? env : DEFAULT_DB;
+		r->db = env && *env ? env : CLI_LOCAL_DB;
 }
 
 /* ---- the command -------------------------------------------------------- */

@@ -67,6 +67,30 @@ const char *report_base(const char *p)
 	return b ? b + 1 : p;
 }
 
+/* Images whose name shares the argument's stem (before its first '.'),
+ * up to five, each once: "did you mean" for a name almost right. */
+void report_suggest(const struct dcpi_profset *set, const char *want)
+{
+	const char *shown[5];
+	size_t nshown = 0, stem = strcspn(want, ".");
+
+	for (size_t i = 0; i < set->n && nshown < 5; i++) {
+		const char *b = report_base(set->v[i].prof.path);
+		size_t k = 0;
+
+		if (stem == 0 || strncmp(b, want, stem) || set->v[i].prof.kind != DCPI_IMAGE_FILE)
+			continue;
+		while (k < nshown && strcmp(shown[k], b))
+			k++;
+		if (k == nshown)
+			shown[nshown++] = b;
+	}
+	for (size_t k = 0; k < nshown; k++)
+		fprintf(stderr, "%s %s", k ? "," : "similar images:", cli_safe(shown[k]));
+	if (nshown)
+		fputc('\n', stderr);
+}
+
 int report_unmatched(const struct dcpi_profset *set, const char *const *images, size_t n,
 		     const char *const *matched)
 {
@@ -75,8 +99,9 @@ int report_unmatched(const struct dcpi_profset *set, const char *const *images, 
 	for (size_t i = 0; i < n; i++)
 		if (!matched[i]) {
 			fprintf(stderr, "%s: error: no profile of image '%s' in epoch%s %s%s\n",
-				cli_prog, images[i], set->nepochs > 1 ? "s" : "",
+				cli_prog, cli_safe(images[i]), set->nepochs > 1 ? "s" : "",
 				set->epochs[set->nepochs - 1], set->nepochs > 1 ? " ..." : "");
+			report_suggest(set, images[i]);
 			status = 1;
 		}
 	return status;

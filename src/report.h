@@ -33,6 +33,8 @@ void report_check_set(struct report_warnings *w, const struct dcpi_profset *set)
 
 /* The last path component. */
 const char *report_base(const char *path);
+/* On stderr, the images of set whose file name starts like want's. */
+void report_suggest(const struct dcpi_profset *set, const char *want);
 /* An error line on stderr for each image no profile matched; 1 if any. */
 int report_unmatched(const struct dcpi_profset *set, const char *const *images, size_t n,
 		     const char *const *matched);

@@ -1,7 +1,9 @@
 /* The images IMAGE arguments name: one definition for every report.
  *
  * An argument names a profile's image when it is the exact profiled path,
- * a file name without '/' equal to the path's last component, a path to
+ * a file name without '/' equal to the path's last component or, for a
+ * shared library, a soname it begins with (liblzma.so.5 names
+ * liblzma.so.5.4.1: the name up to a '.' that starts a version), a path to
  * the same file (after realpath), "kernel" or "vmlinux" for the kernel,
  * "unknown" for samples of no image.  No arguments name every profile.
  *

@@ -20,8 +20,14 @@ int dcpi_select_matches(const struct dcpi_profile *p, const char *want)
 	if (p->kind == DCPI_IMAGE_UNKNOWN)
 		return !strcmp(want, "unknown");
 	if (!strchr(want, '/')) {
+		size_t n = strlen(want);
+
 		base = strrchr(p->path, '/');
-		return !strcmp(base ? base + 1 : p->path, want);
+		base = base ? base + 1 : p->path;
+		/* the file name, or a soname it carries: liblzma.so.5 for
+		 * liblzma.so.5.4.1 (a prefix ending where a version part starts) */
+		return !strcmp(base, want) ||
+		       (strstr(want, ".so") && !strncmp(base, want, n) && base[n] == '.');
 	}
 	return realpath(want, real) && !strcmp(p->path, real);
 }

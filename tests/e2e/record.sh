@@ -141,6 +141,14 @@ mkdir "$T/cwd"
 (cd "$T/cwd" && env -u DCPIDB "$REC" -quiet -- true >/dev/null 2>&1); rc=$?
 [ $rc -eq 0 ] && [ "$(epochs "$T/cwd/dcpidb")" -eq 1 ] && pass "default database ./dcpidb" ||
 	fail "default database ./dcpidb" "rc=$rc $(ls "$T/cwd")"
+out=$(cd "$T/cwd" && env -u DCPIDB "$DCPI_BIN/dcpiprof" 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q "^Database: ./dcpidb" <<<"$out" &&
+	pass "dcpiprof in the same directory reads ./dcpidb" ||
+	fail "dcpiprof in the same directory reads ./dcpidb" "rc=$rc $out"
+out=$(cd "$T" && env -u DCPIDB "$DCPI_BIN/dcpiprof" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "no database" <<<"$out" &&
+	pass "without -db, DCPIDB or ./dcpidb: a usage error" ||
+	fail "without -db, DCPIDB or ./dcpidb: a usage error" "rc=$rc $out"
 (cd "$T/cwd" && DCPIDB=$T/envdb "$REC" -quiet -- true >/dev/null 2>&1); rc=$?
 [ $rc -eq 0 ] && [ "$(epochs "$T/envdb")" -eq 1 ] && pass "\$DCPIDB is the database when set" ||
 	fail "\$DCPIDB is the database when set" "rc=$rc"

@@ -149,6 +149,16 @@ static void test_select(const struct dcpi_profset *set)
 	dcpi_selection_free(&s);
 	T_OK(!dcpi_select_matches(&set->v[0].prof, "fi"), "a prefix of the name is no match");
 	T_OK(dcpi_select_matches(&set->v[0].prof, bin), "the full path matches");
+	{
+		struct dcpi_profile lib = { .path = (char *)"/usr/lib/liblzma.so.5.4.1" };
+
+		T_OK(dcpi_select_matches(&lib, "liblzma.so.5") &&
+		     dcpi_select_matches(&lib, "liblzma.so.5.4") &&
+		     dcpi_select_matches(&lib, "liblzma.so"), "sonames name the library");
+		T_OK(!dcpi_select_matches(&lib, "liblzma") && !dcpi_select_matches(&lib, "liblzma.so.54") &&
+		     !dcpi_select_matches(&lib, "liblzma.so.5.4.1.2"),
+		     "but not a stem without .so, another version or a longer name");
+	}
 }
 
 static const struct dcpi_profset_entry *entry(const struct dcpi_profset *set, int stale)
