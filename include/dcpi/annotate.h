@@ -164,6 +164,9 @@ struct dcpi_annotation {
 int dcpi_annotate(struct dcpi_annot_image *img, uint64_t lo, uint64_t hi,
 		  struct dcpi_annotation *out);
 void dcpi_annotation_free(struct dcpi_annotation *a);
+/* The index of the instruction starting at vaddr, else of the first one
+ * after it (ninsns when none is).  O(log n). */
+size_t dcpi_annot_insn_at(const struct dcpi_annotation *a, uint64_t vaddr);
 
 /* DCPI's derived columns.  cpi: cycles per instruction retired; freq:
  * estimated executions (instructions retired at the PC).  Both need a

@@ -616,7 +616,7 @@ static int make_insns(struct dcpi_annot_image *img, struct dcpi_annotation *a)
 }
 
 /* The instruction starting at v, or the index of the first one after v. */
-static size_t insn_at(const struct dcpi_annotation *a, uint64_t v)
+size_t dcpi_annot_insn_at(const struct dcpi_annotation *a, uint64_t v)
 {
 	size_t l = 0, h = a->ninsns;
 
@@ -665,7 +665,7 @@ static int place_samples(struct dcpi_annot_image *img, struct dcpi_annotation *a
 			continue;
 		for (unsigned c = 0; c < a->ncols; c++)
 			a->total[c] += s[i].counts[c];
-		k = insn_at(a, s[i].vaddr);
+		k = dcpi_annot_insn_at(a, s[i].vaddr);
 		if (k < a->ninsns && a->insns[k].insn.vaddr == s[i].vaddr) {
 			for (unsigned c = 0; c < a->ncols; c++)
 				a->insns[k].counts[c] += s[i].counts[c];

@@ -9,17 +9,9 @@
 /* The instruction starting exactly at v, or a->ninsns. */
 static size_t insn_index(const struct dcpi_annotation *a, uint64_t v)
 {
-	size_t l = 0, h = a->ninsns;
+	size_t i = dcpi_annot_insn_at(a, v);
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-
-		if (a->insns[m].insn.vaddr < v)
-			l = m + 1;
-		else
-			h = m;
-	}
-	return l < a->ninsns && a->insns[l].insn.vaddr == v ? l : a->ninsns;
+	return i < a->ninsns && a->insns[i].insn.vaddr == v ? i : a->ninsns;
 }
 
 static void mark_leaders(const struct dcpi_annotation *a, unsigned char *lead)

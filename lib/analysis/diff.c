@@ -9,40 +9,24 @@
 #include "dcpi/diff.h"
 #include "dcpi/error.h"
 #include "internal.h"
-
-static int label_cmp(const char *x, const char *y)
-{
-	if (!x || !y)
-		return (x != NULL) - (y != NULL);
-	return strcmp(x, y);
-}
+#include "labels.h"
 
 static hashval_t row_hash(const void *p)
 {
-	const struct dcpi_diff_row *r = p;
-	hashval_t h = 0;
-
-	for (int i = 0; i < DCPI_DIFF_LABELS; i++)
-		h = h * 31 + (r->label[i] ? htab_hash_string(r->label[i]) : 7);
-	return h;
+	return dcpi_labels_hash((const char *const *)((const struct dcpi_diff_row *)p)->label, DCPI_DIFF_LABELS);
 }
 
 static int row_eq(const void *a, const void *b)
 {
-	const struct dcpi_diff_row *x = a, *y = b;
-
-	for (int i = 0; i < DCPI_DIFF_LABELS; i++)
-		if (label_cmp(x->label[i], y->label[i]))
-			return 0;
-	return 1;
+	return !dcpi_labels_cmp((const char *const *)((const struct dcpi_diff_row *)a)->label,
+				(const char *const *)((const struct dcpi_diff_row *)b)->label, DCPI_DIFF_LABELS);
 }
 
 static void row_free(struct dcpi_diff_row *r)
 {
 	if (!r)
 		return;
-	for (int i = 0; i < DCPI_DIFF_LABELS; i++)
-		free(r->label[i]);
+	dcpi_labels_free(r->label, DCPI_DIFF_LABELS);
 	free(r);
 }
 
@@ -65,11 +49,10 @@ static struct dcpi_diff_row *row_new(const struct dcpi_diff_row *key)
 {
 	struct dcpi_diff_row *r = calloc(1, sizeof(*r));
 
-	for (int i = 0; r && i < DCPI_DIFF_LABELS; i++)
-		if (key->label[i] && !(r->label[i] = strdup(key->label[i]))) {
-			row_free(r);
-			return NULL;
-		}
+	if (r && dcpi_labels_copy(r->label, (const char *const *)key->label, DCPI_DIFF_LABELS)) {
+		free(r);
+		return NULL;
+	}
 	return r;
 }
 
@@ -128,13 +111,8 @@ static int cmp_rows(const void *x, const void *y)
 		return da > db ? -1 : 1;
 	if (a->a + a->b != b->a + b->b)
 		return a->a + a->b > b->a + b->b ? -1 : 1;
-	for (int i = 0; i < DCPI_DIFF_LABELS; i++) {
-		int c = label_cmp(a->label[i], b->label[i]);
-
-		if (c)
-			return c;
-	}
-	return 0;
+	return dcpi_labels_cmp((const char *const *)a->label, (const char *const *)b->label,
+			       DCPI_DIFF_LABELS);
 }
 
 void dcpi_diff_finish(struct dcpi_diff *d)

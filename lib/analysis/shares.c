@@ -9,6 +9,7 @@
 #include "dcpi/error.h"
 #include "dcpi/shares.h"
 #include "internal.h"
+#include "labels.h"
 
 double dcpi_shares_t95(double df)
 {
@@ -41,39 +42,22 @@ double dcpi_shares_t95(double df)
 
 /* ---- rows --------------------------------------------------------------------- */
 
-static int label_cmp(const char *x, const char *y)
-{
-	if (!x || !y)
-		return (x != NULL) - (y != NULL);
-	return strcmp(x, y);
-}
-
 static hashval_t row_hash(const void *p)
 {
-	const struct dcpi_shares_row *r = p;
-	hashval_t h = 0;
-
-	for (int i = 0; i < DCPI_SHARES_LABELS; i++)
-		h = h * 31 + (r->label[i] ? htab_hash_string(r->label[i]) : 7);
-	return h;
+	return dcpi_labels_hash((const char *const *)((const struct dcpi_shares_row *)p)->label, DCPI_SHARES_LABELS);
 }
 
 static int row_eq(const void *a, const void *b)
 {
-	const struct dcpi_shares_row *x = a, *y = b;
-
-	for (int i = 0; i < DCPI_SHARES_LABELS; i++)
-		if (label_cmp(x->label[i], y->label[i]))
-			return 0;
-	return 1;
+	return !dcpi_labels_cmp((const char *const *)((const struct dcpi_shares_row *)a)->label,
+				(const char *const *)((const struct dcpi_shares_row *)b)->label, DCPI_SHARES_LABELS);
 }
 
 static void row_free(struct dcpi_shares_row *r)
 {
 	if (!r)
 		return;
-	for (int i = 0; i < DCPI_SHARES_LABELS; i++)
-		free(r->label[i]);
+	dcpi_labels_free(r->label, DCPI_SHARES_LABELS);
 	free(r->share[0]);
 	free(r->share[1]);
 	free(r);
@@ -89,9 +73,8 @@ static struct dcpi_shares_row *row_new(const struct dcpi_shares *s,
 	for (int g = 0; g < 2; g++)
 		if (s->nepochs[g] && !(r->share[g] = calloc(s->nepochs[g], sizeof(double))))
 			goto fail;
-	for (int i = 0; i < DCPI_SHARES_LABELS; i++)
-		if (key->label[i] && !(r->label[i] = strdup(key->label[i])))
-			goto fail;
+	if (dcpi_labels_copy(r->label, (const char *const *)key->label, DCPI_SHARES_LABELS))
+		goto fail;
 	return r;
 fail:
 	row_free(r);
@@ -230,13 +213,8 @@ static int cmp_rows(const void *x, const void *y, void *arg)
 
 	if (ka != kb)
 		return ka > kb ? -1 : 1;
-	for (int i = 0; i < DCPI_SHARES_LABELS; i++) {
-		int c = label_cmp(a->label[i], b->label[i]);
-
-		if (c)
-			return c;
-	}
-	return 0;
+	return dcpi_labels_cmp((const char *const *)a->label, (const char *const *)b->label,
+			       DCPI_SHARES_LABELS);
 }
 
 void dcpi_shares_finish(struct dcpi_shares *s)

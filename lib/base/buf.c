@@ -1,9 +1,11 @@
 /* Growable buffers and varints: see dcpi/buf.h. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "dcpi/buf.h"
 #include "dcpi/error.h"
@@ -154,4 +156,30 @@ int dcpi_buf_get_str(struct dcpi_cursor *c, char **s, size_t max)
 	r[n] = 0;
 	*s = r;
 	return 0;
+}
+
+int dcpi_buf_gzip(const struct dcpi_buf *in, struct dcpi_buf *out)
+{
+	z_stream z;
+	int zr, err;
+
+	if (in->len > UINT_MAX)
+		return dcpi_error(EFBIG, "cannot compress %zu bytes in one piece", in->len);
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return dcpi_error(ENOMEM, "zlib: cannot start compressing");
+	err = dcpi_buf_grow(out, deflateBound(&z, in->len));
+	if (!err) {
+		z.next_in = in->data;
+		z.avail_in = (uInt)in->len;
+		z.next_out = out->data + out->len;
+		z.avail_out = (uInt)(out->cap - out->len);
+		zr = deflate(&z, Z_FINISH);
+		if (zr != Z_STREAM_END)
+			err = dcpi_error(EIO, "zlib: compressing failed (%d)", zr);
+		else
+			out->len += z.total_out;
+	}
+	deflateEnd(&z);
+	return err;
 }

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <libiberty/hashtab.h>
-#include <zlib.h>
 
 #include "dcpi/addrs.h"
 #include "dcpi/buf.h"
@@ -408,31 +407,6 @@ static int encode(struct pp *p, struct dcpi_buf *out, const struct dcpi_pprof_op
 	return err;
 }
 
-/* gzip of in (the format Go's pprof reads: gzip header, deflate, crc32). */
-static int gzip(const struct dcpi_buf *in, struct dcpi_buf *out)
-{
-	z_stream z;
-	int err, zr;
-
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return dcpi_error(ENOMEM, "zlib: cannot start compressing");
-	err = dcpi_buf_grow(out, deflateBound(&z, in->len));
-	if (!err) {
-		z.next_in = in->data;
-		z.avail_in = (uInt)in->len;
-		z.next_out = out->data + out->len;
-		z.avail_out = (uInt)(out->cap - out->len);
-		zr = deflate(&z, Z_FINISH);
-		if (zr != Z_STREAM_END)
-			err = dcpi_error(EIO, "zlib: compressing failed (%d)", zr);
-		else
-			out->len += z.total_out;
-	}
-	deflateEnd(&z);
-	return err;
-}
-
 static int pp_init(struct pp *p, const struct dcpi_profset *set)
 {
 	struct ent *e;
@@ -474,7 +448,7 @@ int dcpi_pprof_write(const char *path, const struct dcpi_profset *set,
 		err = dcpi_error(EFBIG, "the pprof profile would exceed %zu bytes",
 				 DCPI_PPROF_MAX_BYTES);
 	if (!err)
-		err = gzip(&raw, &gz);
+		err = dcpi_buf_gzip(&raw, &gz);
 	if (!err)
 		err = dcpi_file_write_atomic(path, gz.data, gz.len, o && o->mode ? o->mode : 0644);
 	pp_free(&p);

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "dcpi/buf.h"
 #include "dcpi/db.h"
@@ -34,31 +33,6 @@ static int slurp(const char *path, struct dcpi_buf *b)
 	return err;
 }
 
-/* gzip-compress in into out (windowBits 15 + 16: the gzip wrapper). */
-static int gzip_buf(const struct dcpi_buf *in, struct dcpi_buf *out)
-{
-	z_stream z;
-	int zr, err;
-
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return dcpi_error(ENOMEM, "zlib: cannot start compressing");
-	err = dcpi_buf_grow(out, deflateBound(&z, in->len));
-	if (!err) {
-		z.next_in = in->data;
-		z.avail_in = (uInt)in->len;
-		z.next_out = out->data + out->len;
-		z.avail_out = (uInt)(out->cap - out->len);
-		zr = deflate(&z, Z_FINISH);
-		if (zr != Z_STREAM_END)
-			err = dcpi_error(EIO, "zlib: compressing failed (%d)", zr);
-		else
-			out->len += z.total_out;
-	}
-	deflateEnd(&z);
-	return err;
-}
-
 int dcpi_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode)
 {
 	struct dcpi_buf raw = DCPI_BUF_INIT, gz = DCPI_BUF_INIT;
@@ -69,7 +43,7 @@ int dcpi_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode
 	snprintf(to, sizeof(to), "%s/kallsyms.gz", platdir);
 	err = slurp(from, &raw);
 	if (!err)
-		err = gzip_buf(&raw, &gz);
+		err = dcpi_buf_gzip(&raw, &gz);
 	if (!err)
 		err = dcpi_file_write_atomic(to, gz.data, gz.len, mode);
 	dcpi_buf_release(&raw);
