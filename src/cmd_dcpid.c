@@ -22,6 +22,7 @@
 #include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/event.h"
+#include "dcpi/file.h"
 #include "dcpi/imagecache.h"
 #include "dcpi/run.h"
 
@@ -396,6 +397,7 @@ static void on_merged(void *arg, int index, const struct dcpi_image *img)
 static void open_log(struct daemon *d)
 {
 	char path[4200];
+	int fd;
 
 	if (d->logfile && !strcmp(d->logfile, "-")) {
 		d->log = stderr;
@@ -405,10 +407,18 @@ static void open_log(struct daemon *d)
 		snprintf(path, sizeof(path), "%s", d->logfile);
 	else
 		snprintf(path, sizeof(path), "%s/dcpid-%s.log", d->db, d->host);
-	d->log = fopen(path, "a");
+	/* never through a symlink, never a FIFO, only a file of ours or root's */
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+		  d->filemode);
+	if (fd < 0)
+		cli_die("cannot open log %s: %s", path, strerror(errno));
+	if (dcpi_file_check_own(fd, path))
+		cli_die_lib("cannot use log");
+	d->log = fdopen(fd, "a");
 	if (!d->log)
 		cli_die("cannot open log %s: %s", path, strerror(errno));
-	fchmod(fileno(d->log), d->filemode);
+	if (fchmod(fd, d->filemode) && errno != EPERM)
+		cli_die("cannot open log %s: %s", path, strerror(errno));
 }
 
 static void setup_events(struct daemon *d)
@@ -533,6 +543,9 @@ static void setup(struct daemon *d)
 		cli_die("-nice %d: %s", d->nice_val, strerror(errno));
 	if (dcpi_db_host(d->host, sizeof(d->host)) || dcpi_db_init(d->db, d->dirmode))
 		cli_die_lib("cannot use database");
+	/* checked as resolved: from now on, no symlink of the path is followed */
+	if (!(d->db = realpath(d->db, NULL)))
+		cli_die("cannot use database: %s", strerror(errno));
 	if (dcpi_db_lock(d->db, d->host, &d->lockfd))
 		cli_die_lib("cannot start");
 	open_log(d);

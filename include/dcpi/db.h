@@ -27,8 +27,16 @@
 #define DCPI_EPOCH_NAME_MAX 32
 #define DCPI_HOST_MAX 256
 
-/* Create DB (and parents) if missing with dirmode; refuse a non-directory. */
+/* Create DB (and parents) if missing with dirmode, and check it with
+ * dcpi_db_check_dir: every writer (dcpid, often root) calls it on the
+ * database and on each directory it writes in. */
 int dcpi_db_init(const char *root, unsigned dirmode);
+/* -EPERM/-ENOTDIR unless path (resolved: realpath(3)) and every directory
+ * above it is a directory owned by us or root and writable by nobody else
+ * (an ancestor may be world-writable if sticky, as /tmp).  Then no other
+ * user can swap anything under the resolved path, and plain paths below it
+ * are safe: a writer uses the resolved path from then on. */
+int dcpi_db_check_dir(const char *path);
 
 /* This machine's platform name: the host name, with '/' and leading '.'
  * made safe for a directory name. */

@@ -149,6 +149,20 @@ fail:
 	return err;
 }
 
+int dcpi_file_check_own(int fd, const char *path)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return dcpi_error(EINVAL, "%s: not a regular file", path);
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return dcpi_error(EPERM, "%s: owned by uid %u, not by us or root", path,
+				  (unsigned)st.st_uid);
+	return 0;
+}
+
 int dcpi_file_read(const char *path, size_t max, uint8_t **data, size_t *len)
 {
 	struct stat st;
@@ -156,14 +170,17 @@ int dcpi_file_read(const char *path, size_t max, uint8_t **data, size_t *len)
 
 	*data = NULL;
 	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* non-blocking: opening a FIFO must not wait for a writer */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return dcpi_error(errno, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0)
 		err = dcpi_error(errno, "%s: %s", path, strerror(errno));
 	else if (S_ISDIR(st.st_mode))
 		err = dcpi_error(EISDIR, "%s: is a directory", path);
-	else if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max)
+	else if (!S_ISREG(st.st_mode)) /* FIFOs, /dev/zero: no end or no size */
+		err = dcpi_error(EINVAL, "%s: not a regular file", path);
+	else if ((uint64_t)st.st_size > max)
 		err = dcpi_error(EFBIG, "%s: %lld bytes, larger than %zu", path,
 				 (long long)st.st_size, max);
 	else

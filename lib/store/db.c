@@ -12,6 +12,7 @@
 
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "internal.h"
 
 static int mkdir_p(const char *path, unsigned mode)
@@ -35,18 +36,57 @@ static int mkdir_p(const char *path, unsigned mode)
 	return 0;
 }
 
-int dcpi_db_init(const char *root, unsigned dirmode)
+/* One directory a root daemon may write in: a real directory (not a
+ * symlink), owned by us or root, and writable by nobody else -- except a
+ * sticky ancestor such as /tmp, where others cannot rename what we own. */
+static int trusted_dir(const char *path, int last)
 {
 	struct stat st;
+
+	if (lstat(path, &st))
+		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		return dcpi_error(ELOOP, "%s: refusing a symbolic link in the database path", path);
+	if (!S_ISDIR(st.st_mode))
+		return dcpi_error(ENOTDIR, "%s: not a directory", path);
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return dcpi_error(EPERM, "%s: owned by uid %u, not by us (uid %u) or root: "
+				  "refusing to write there", path, (unsigned)st.st_uid,
+				  (unsigned)geteuid());
+	if ((st.st_mode & 022) && (last || !(st.st_mode & S_ISVTX)))
+		return dcpi_error(EPERM, "%s: writable by group or others (mode %o): refusing "
+				  "to write there", path, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
+int dcpi_db_check_dir(const char *path)
+{
+	char *abs = realpath(path, NULL);
+	int err = 0;
+
+	if (!abs)
+		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	/* every component from the top: each one we pass could be swapped */
+	for (char *p = abs + 1; !err; p++) {
+		if (*p && *p != '/')
+			continue;
+		if (!*p) {
+			err = trusted_dir(abs, 1);
+			break;
+		}
+		*p = 0;
+		err = trusted_dir(abs, 0);
+		*p = '/';
+	}
+	free(abs);
+	return err;
+}
+
+int dcpi_db_init(const char *root, unsigned dirmode)
+{
 	int err = mkdir_p(root, dirmode);
 
-	if (err)
-		return err;
-	if (stat(root, &st))
-		return dcpi_error(errno, "%s: %s", root, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return dcpi_error(ENOTDIR, "%s: not a directory", root);
-	return 0;
+	return err ? err : dcpi_db_check_dir(root);
 }
 
 int dcpi_db_host(char *out, size_t len)
@@ -263,7 +303,7 @@ int dcpi_db_lock_holder(const char *root, const char *host)
 
 	if (lock_path(p, sizeof(p), root, host))
 		return 0;
-	fd = open(p, O_RDONLY | O_CLOEXEC);
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
 	if (flock(fd, LOCK_SH | LOCK_NB) == 0) { /* nobody holds it */
@@ -287,9 +327,13 @@ int dcpi_db_lock(const char *root, const char *host, int *out)
 	err = lock_path(p, sizeof(p), root, host);
 	if (err)
 		return err;
-	fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return dcpi_error(errno, "%s: %s", p, strerror(errno));
+	if ((err = dcpi_file_check_own(fd, p))) {
+		close(fd);
+		return err;
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		err = errno;
 		close(fd);
