@@ -46,6 +46,7 @@ struct daemon {
 	char host[DCPI_HOST_MAX];
 	FILE *log;
 	int lockfd, ctlfd, sigfd;
+	struct dcpi_ctl_server ctl;
 	unsigned dirmode, filemode;
 	struct dcpi_run *run;
 	time_t next_merge, next_status;
@@ -334,19 +335,23 @@ static void handle_request(struct daemon *d, int conn, const char *req)
 	dcpi_buf_release(&out);
 }
 
+/* Every request that is complete; never waits for a client. */
 static void serve_control(struct daemon *d)
 {
 	char req[DCPI_CTL_LINE_MAX];
 	uid_t uid;
-	int conn, err = dcpi_ctl_accept(d->ctlfd, &conn, req, sizeof(req), &uid);
+	int conn, r;
 
-	if (err) {
-		if (err != -EAGAIN)
+	while ((r = dcpi_ctl_server_next(&d->ctl, &conn, req, sizeof(req), &uid)) != 0) {
+		if (r < 0) {
 			logmsg(d, LOG_ERR, "%s", dcpi_errmsg());
-		return;
+			if (r != -EACCES)
+				return;
+			continue;
+		}
+		handle_request(d, conn, req);
+		close(conn);
 	}
-	handle_request(d, conn, req);
-	close(conn);
 }
 
 /* ---- set-up ------------------------------------------------------------- */
@@ -561,6 +566,7 @@ static void setup(struct daemon *d)
 	start_sampling(d);
 	if (dcpi_ctl_listen(d->db, d->host, 0600, &d->ctlfd))
 		cli_die_lib("cannot create the control socket");
+	dcpi_ctl_server_init(&d->ctl, d->ctlfd);
 	d->sigfd = setup_signals();
 	if (d->sigfd < 0)
 		cli_die("signalfd: %s", strerror(errno));
@@ -612,27 +618,35 @@ static int poll_timeout(const struct daemon *d)
 static void run(struct daemon *d)
 {
 	enum { MAXFDS = 4096 };
-	static struct pollfd fds[MAXFDS + 2];
-	size_t nrings = dcpi_sampler_pollfds(dcpi_run_sampler(d->run), fds + 2, MAXFDS);
+	static struct pollfd fds[1 + MAXFDS + 1 + DCPI_CTL_CLIENTS];
+	size_t nrings = dcpi_sampler_pollfds(dcpi_run_sampler(d->run), fds + 1, MAXFDS);
 
-	fds[0] = (struct pollfd){ d->ctlfd, POLLIN, 0 };
-	fds[1] = (struct pollfd){ d->sigfd, POLLIN, 0 };
+	fds[0] = (struct pollfd){ d->sigfd, POLLIN, 0 };
 	d->next_merge = time(NULL) + d->merge_secs;
 	d->next_status = time(NULL) + d->status_secs;
 	for (unsigned e = 0; e < d->events.n; e++)
 		d->randomized |= d->events.ev[e].randomize;
 	while (!d->quit) {
-		int ring_ready = 0, r = poll(fds, nrings + 2, poll_timeout(d));
+		size_t nfds = 1 + nrings + dcpi_ctl_server_pollfds(&d->ctl, fds + 1 + nrings,
+								    1 + DCPI_CTL_CLIENTS);
+		int pending_clients = nfds > nrings + 2, timeout = poll_timeout(d);
+		int ring_ready = 0, ctl_ready = 0, r;
+
+		if (pending_clients && timeout > 500) /* to drop silent ones in time */
+			timeout = 500;
+		r = poll(fds, nfds, timeout);
 
 		if (r < 0 && errno != EINTR) {
 			logmsg(d, LOG_ERR, "poll: %s", strerror(errno));
 			break;
 		}
-		for (size_t i = 2; i < nrings + 2; i++)
+		for (size_t i = 1; i < nrings + 1; i++)
 			ring_ready |= fds[i].revents & POLLIN;
+		for (size_t i = nrings + 1; i < nfds; i++)
+			ctl_ready |= fds[i].revents;
 		if (ring_ready)
 			drain(d, 0);
-		if (fds[1].revents & POLLIN) {
+		if (fds[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
 			if (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
@@ -643,10 +657,11 @@ static void run(struct daemon *d)
 				d->quit = 1;
 			}
 		}
-		if (fds[0].revents & POLLIN)
+		if (ctl_ready || pending_clients)
 			serve_control(d);
 		tick(d);
 	}
+	dcpi_ctl_server_release(&d->ctl);
 }
 
 int cmd_dcpid(int argc, char **argv)
