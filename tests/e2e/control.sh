@@ -17,21 +17,30 @@ HOST=${HOST//\//_}
 DB=$T/db
 start_dcpid "$DB" -merge 3600 || { fail "dcpid starts"; done_testing; }
 
-# 200 connections that send nothing, held for 20 s (then the holder exits)
-python3 - "$DB/.dcpid-$HOST.sock" >"$T/held" 2>&1 <<'PY' & holder=$!
+# hold SOCKET N [listen]: N connections to SOCKET that send nothing, held
+# 30 s; with "listen", first listen on SOCKET (backlog 0) and accept none.
+hold() {
+	python3 - "$@" <<'PY'
 import socket, sys, time
+path, n = sys.argv[1], int(sys.argv[2])
+if sys.argv[3:] == ["listen"]:
+    l = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    l.bind(path); l.listen(0)
 held = []
-for i in range(200):
+for i in range(n):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.setblocking(False)
     try:
-        s.connect(sys.argv[1])
+        s.connect(path)
     except (BlockingIOError, InterruptedError):
         pass
     held.append(s)
-print("held", len(held), flush=True)
-time.sleep(20)
+print("held", flush=True)
+time.sleep(30)
 PY
+}
+
+hold "$DB/.dcpid-$HOST.sock" 200 >"$T/held" 2>&1 & holder=$!
 at_exit "kill $holder"
 for i in $(seq 50); do grep -q held "$T/held" && break; sleep 0.1; done
 start=$(date +%s%N)
@@ -45,24 +54,9 @@ kill $holder 2>/dev/null; wait $holder 2>/dev/null
 # a socket that listens and never accepts: its backlog fills, connect waits
 FAKE=$T/fake
 mkdir -m 700 "$FAKE"
-python3 - "$FAKE/.dcpid-$HOST.sock" >"$T/fake.out" 2>&1 <<'PY' & fake=$!
-import socket, sys, time
-l = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-l.bind(sys.argv[1]); l.listen(0)
-fill = []
-for i in range(8):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.setblocking(False)
-    try:
-        s.connect(sys.argv[1])
-    except (BlockingIOError, InterruptedError):
-        pass
-    fill.append(s)
-print("listening", flush=True)
-time.sleep(30)
-PY
+hold "$FAKE/.dcpid-$HOST.sock" 8 listen >"$T/fake.out" 2>&1 & fake=$!
 at_exit "kill $fake"
-for i in $(seq 50); do grep -q listening "$T/fake.out" && break; sleep 0.1; done
+for i in $(seq 50); do grep -q held "$T/fake.out" && break; sleep 0.1; done
 start=$(date +%s%N)
 out=$(timeout 20 "$DCPI_BIN/dcpictl" -db "$FAKE" -timeout 2 status 2>&1); rc=$?
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
