@@ -539,6 +539,22 @@ static int setup_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* What a killed daemon left: temporary files, an epoch.stats behind its
+ * profiles. */
+static void recover(struct daemon *d)
+{
+	size_t removed;
+	uint64_t added;
+
+	if (dcpi_db_recover(d->db, d->host, d->filemode, &removed, &added))
+		logmsg(d, LOG_ERR, "recovering after a crash: %s", dcpi_errmsg());
+	if (removed)
+		logmsg(d, LOG_INFO, "removed %zu temporary files left by a crash", removed);
+	if (added)
+		logmsg(d, LOG_INFO, "epoch.stats recounted from the profiles: %" PRIu64
+		       " samples were missing", added);
+}
+
 static void setup(struct daemon *d)
 {
 	char name[DCPI_EPOCH_NAME_MAX];
@@ -554,6 +570,7 @@ static void setup(struct daemon *d)
 	if (dcpi_db_lock(d->db, d->host, &d->lockfd))
 		cli_die_lib("cannot start");
 	open_log(d);
+	recover(d);
 	setup_events(d);
 	open_sampling(d);
 	/* before enabling: entering an epoch copies the kernel's symbols */

@@ -72,6 +72,12 @@ int dcpi_db_path(char *out, size_t len, const char *root, const char *epoch,
 /* Take the writer lock of (root, host): -EBUSY with "another dcpid (pid N)
  * is running on DB for host H" when held.  *fd stays open while held. */
 int dcpi_db_lock(const char *root, const char *host, int *fd);
+/* After taking the lock, undo what a killed writer of host left: remove
+ * its temporary files in every epoch (*removed counts them), and make the
+ * latest epoch's epoch.stats count what its profiles hold
+ * (dcpi_stats_recount; *added samples). */
+int dcpi_db_recover(const char *root, const char *host, unsigned mode, size_t *removed,
+		    uint64_t *added);
 /* The pid recorded in the lock file if the lock is held, else 0. */
 int dcpi_db_lock_holder(const char *root, const char *host);
 

@@ -107,6 +107,23 @@ int dcpi_file_write_atomic(const char *path, const void *data, size_t len, unsig
 	return err ? dcpi_error_prefix(err, "%s: written, but not durable", path) : 0;
 }
 
+int dcpi_file_is_tmp_name(const char *name)
+{
+	const char *t = strstr(name, ".tmp.");
+
+	if (!t)
+		return 0;
+	while ((t = strstr(t + 1, ".tmp."))) /* the last one */
+		name = t;
+	t = strrchr(name, '.') + 1;
+	if (!*t)
+		return 0;
+	for (; *t; t++)
+		if (*t < '0' || *t > '9')
+			return 0;
+	return 1;
+}
+
 /* Read fd to its end, at most max bytes: one byte more is an error, so a
  * file growing while we read cannot make us allocate without bound. */
 static int read_fd(int fd, const char *path, size_t max, uint8_t **data, size_t *len)

@@ -13,6 +13,7 @@
 #include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/file.h"
+#include "dcpi/stats.h"
 #include "internal.h"
 
 static int mkdir_p(const char *path, unsigned mode)
@@ -351,4 +352,50 @@ int dcpi_db_lock(const char *root, const char *host, int *out)
 	}
 	*out = fd;
 	return 0;
+}
+
+/* Remove the temporary files a killed writer left in dir. */
+static int clean_tmp(const char *dir, size_t *removed)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : dcpi_error(errno, "%s: %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (!dcpi_file_is_tmp_name(de->d_name) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+			(*removed)++;
+		else if (!err)
+			err = dcpi_error(errno, "%s/%s: %s", dir, de->d_name, strerror(errno));
+	}
+	closedir(d);
+	return err;
+}
+
+int dcpi_db_recover(const char *root, const char *host, unsigned mode, size_t *removed,
+		    uint64_t *added)
+{
+	char **epochs, p[4096];
+	size_t n;
+	int err = dcpi_db_epochs(root, &epochs, &n), e2 = 0;
+
+	*removed = 0;
+	*added = 0;
+	if (err)
+		return err;
+	for (size_t i = 0; i < n && !err; i++)
+		if (!(err = dcpi_db_path(p, sizeof(p), root, epochs[i], host, NULL)))
+			err = clean_tmp(p, removed);
+	/* a writer is killed in the epoch it writes, the latest */
+	if (n && !(e2 = dcpi_db_path(p, sizeof(p), root, epochs[n - 1], host, NULL)) &&
+	    access(p, F_OK) == 0)
+		e2 = dcpi_stats_recount(p, mode, added);
+	dcpi_db_names_free(epochs, n);
+	return err ? err : e2;
 }
