@@ -40,6 +40,7 @@ struct daemon {
 	int buildid_mmap, imagecache, randomized;
 	uint8_t *cached;        /* per image index: 1 once cached or given up */
 	size_t ncached;
+	uint64_t forgotten;     /* images the loadmap forgot when cached was last valid */
 	unsigned merge_secs, status_secs, ring_pages;
 	const char *logfile;
 	/* state */
@@ -253,6 +254,18 @@ static int drain(struct daemon *d, int all)
 	return err;
 }
 
+/* Images forgotten by the merge renumber the rest: the -imagecache marks,
+ * by index, start again (a cached image costs one access(2) to see). */
+static void forget_cached(struct daemon *d)
+{
+	struct dcpi_loadmap_stats ls;
+
+	dcpi_loadmap_stats(dcpi_collector_loadmap(dcpi_run_collector(d->run)), &ls);
+	if (ls.forgotten != d->forgotten && d->cached)
+		memset(d->cached, 0, d->ncached);
+	d->forgotten = ls.forgotten;
+}
+
 static int merge(struct daemon *d)
 {
 	uint64_t t0 = now_ns(), n;
@@ -261,6 +274,7 @@ static int merge(struct daemon *d)
 	drain(d, 1);
 	n = pending(d);
 	err = dcpi_run_merge(d->run);
+	forget_cached(d);
 	if (err)
 		logmsg(d, LOG_ERR, "merge into %s failed, samples kept in memory for the next "
 		       "try: %s", dcpi_run_platdir(d->run), dcpi_errmsg());
@@ -289,9 +303,11 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 					: 100.0);
 	dcpi_buf_printf(b, "samples: %" PRIu64 "\nlost: %" PRIu64 "\nthrottled: %" PRIu64
 			"\nunknown: %" PRIu64 "\nkernel: %" PRIu64 "\nimages: %" PRIu64
-			"\nprocesses: %" PRIu64 "\npending: %" PRIu64 "\nmerge interval: %u s\n",
+			"\nprocesses: %" PRIu64 "\npending: %" PRIu64 "\nmerge interval: %u s\n"
+			"images in memory: %" PRIu64 " (forgotten %" PRIu64 ")\n",
 			st->samples, st->lost, st->throttled, st->unknown, st->kernel,
-			st->images, ls.processes, dcpi_collector_pending(col), d->merge_secs);
+			st->images, ls.processes, dcpi_collector_pending(col), d->merge_secs,
+			ls.images, ls.forgotten);
 }
 
 /* ---- control requests --------------------------------------------------- */

@@ -4,16 +4,12 @@
 # exchange, connecting included (a socket nobody accepts on).
 . "$DCPI_ROOT/tests/tap.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-	skip "dcpid samples system-wide: needs root (CI runs as root)"
-	done_testing
-fi
+require_root
 if ! command -v python3 >/dev/null; then
 	skip "python3 needed to hold silent connections"
 	done_testing
 fi
-HOST=$(hostname)
-HOST=${HOST//\//_}
+HOST=$(dcpi_host)
 DB=$T/db
 start_dcpid "$DB" -merge 3600 || { fail "dcpid starts"; done_testing; }
 

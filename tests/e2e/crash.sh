@@ -6,12 +6,8 @@
 # last merge is put back, as a kill between the two writes leaves it.
 . "$DCPI_ROOT/tests/tap.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-	skip "dcpid samples system-wide: needs root (CI runs as root)"
-	done_testing
-fi
-HOST=$(hostname)
-HOST=${HOST//\//_}
+require_root
+HOST=$(dcpi_host)
 DB=$T/db
 build_workload spin || fail "build spin"
 # Samples of the first event: in epoch.stats, and summed over the profiles.

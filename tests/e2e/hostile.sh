@@ -6,13 +6,9 @@
 # working in a directory under $T it owns.
 . "$DCPI_ROOT/tests/tap.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-	skip "needs root to play the root daemon and another user (CI runs as root)"
-	done_testing
-fi
+require_root "needs root to play the root daemon and another user (CI runs as root)"
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
-HOST=$(hostname)
-HOST=${HOST//\//_}
+HOST=$(dcpi_host)
 build_workload spin || fail "build spin"
 # a root daemon that hangs must not hang the suite
 kill_holder() { local p; p=$(cat "$1/.dcpid-$HOST.lock" 2>/dev/null) && [ -n "$p" ] && kill -9 "$p"; }
