@@ -457,6 +457,36 @@ static void test_lifecycle(struct fixture *fx, struct dcpi_loadmap *lm, int img1
 	T_EQ(dcpi_loadmap_scan_pid(lm, 101), -ESRCH, "scan_pid of a vanished process: -ESRCH");
 }
 
+/* After a forget, only what is mapped or pinned is left, renumbered; the
+ * mappings and the pinned index follow, and the identity cache too. */
+static void test_forget(struct dcpi_loadmap *lm, int img1)
+{
+	struct dcpi_image gone = { .path = "/nowhere/gone", .kind = DCPI_IMAGE_FILE, .size = 1 };
+	struct dcpi_image pin = { .path = "[pinned]", .kind = DCPI_IMAGE_UNKNOWN };
+	char *path1 = strdup(dcpi_loadmap_image(lm, img1)->path);
+	struct dcpi_loadmap_stats st0, st;
+	int32_t pinned;
+	size_t n;
+	uint64_t off;
+	int idx;
+
+	pinned = dcpi_loadmap_intern(lm, &pin);
+	T_OK(dcpi_loadmap_intern(lm, &gone) >= 0, "an image nothing maps");
+	dcpi_loadmap_stats(lm, &st0);
+	T_EQ(dcpi_loadmap_forget(lm, &pinned, 1, &n), 0, "forget");
+	dcpi_loadmap_stats(lm, &st);
+	T_OK(n >= 1 && st.images == st0.images - n && st.forgotten == st0.forgotten + n,
+	     "forgotten images are counted and gone from memory");
+	T_STREQ(dcpi_loadmap_image(lm, pinned) ? dcpi_loadmap_image(lm, pinned)->path : NULL,
+		"[pinned]", "the pinned index follows its image");
+	idx = dcpi_loadmap_resolve(lm, 100, P1_START + 8, 0, &off);
+	T_STREQ(dcpi_loadmap_image(lm, idx) ? dcpi_loadmap_image(lm, idx)->path : NULL, path1,
+		"a live process's mapping follows its image");
+	T_EQ(dcpi_loadmap_intern(lm, &pin), pinned, "the image set is rebuilt");
+	T_EQ(dcpi_loadmap_intern(lm, &gone), (int)st.images, "a forgotten image comes back new");
+	free(path1);
+}
+
 static void test_procroot(void)
 {
 	struct fixture fx;
@@ -480,6 +510,7 @@ static void test_procroot(void)
 	test_lifecycle(&fx, lm, img1);
 	test_lazy(&fx, lm, img1);
 	test_rebuild(&fx, lm, img1);
+	test_forget(lm, img1);
 	dcpi_loadmap_free(lm);
 }
 
