@@ -38,6 +38,10 @@ echo "# RSS $rss1 kB after 500 processes, $rss2 kB after 2000; $fd1 -> $fd2 desc
 	fail "images in memory stay few after 2000 new files" "got '$n'"
 [ "$fd2" -le $((fd1 + 2)) ] && pass "descriptors constant ($fd1 -> $fd2)" ||
 	fail "descriptors constant" "$fd1 -> $fd2"
-[ "$rss2" -lt 32768 ] && pass "RSS under 32 MB ($rss2 kB)" || fail "RSS under 32 MB" "$rss2 kB"
+if grep -q __asan_init "$DCPI_BIN/dcpi"; then
+	skip "RSS bound: ASan keeps freed memory in quarantine ($rss2 kB)"
+else
+	[ "$rss2" -lt 32768 ] && pass "RSS under 32 MB ($rss2 kB)" || fail "RSS under 32 MB" "$rss2 kB"
+fi
 check "the profiles are all there" test "$(ls "$DB"/2*/"$HOST" | grep -c '^t\.')" -ge 1000
 done_testing
