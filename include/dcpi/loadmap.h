@@ -69,6 +69,9 @@ int dcpi_loadmap_set_sysfs(struct dcpi_loadmap *lm, const char *sysfs);
 int dcpi_loadmap_scan(struct dcpi_loadmap *lm);
 /* (Re)read one process's maps from procroot; -ESRCH if it is gone. */
 int dcpi_loadmap_scan_pid(struct dcpi_loadmap *lm, int32_t pid);
+/* The same from maps text in memory (len bytes, need not end in a NUL), as
+ * if read from PROCROOT/PID/maps: for tests and fuzzing, no file needed. */
+int dcpi_loadmap_scan_text(struct dcpi_loadmap *lm, int32_t pid, const char *text, size_t len);
 
 /* Kernel and modules from kallsyms and modules files (normally
  * /proc/kallsyms and /proc/modules).  Returns 0 or -errno.  modules may be

@@ -487,6 +487,25 @@ static void test_forget(struct dcpi_loadmap *lm, int img1)
 	free(path1);
 }
 
+/* Maps text from memory reads as from a file; bytes past len are not read. */
+static void test_scan_text(void)
+{
+	static const char text[] = "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]\n"
+				   "garbage past the length";
+	struct dcpi_loadmap *lm = dcpi_loadmap_new("/nonexistent");
+	uint64_t off;
+	int idx;
+
+	T_EQ(dcpi_loadmap_scan_text(lm, 7, text, strchr(text, '\n') + 1 - text), 0,
+	     "scan_text of one line");
+	idx = dcpi_loadmap_resolve(lm, 7, 0x7f0000000010, 0, &off);
+	T_STREQ(dcpi_loadmap_image(lm, idx) ? dcpi_loadmap_image(lm, idx)->path : NULL, "[vdso]",
+		"its mapping resolves");
+	T_EQ(dcpi_loadmap_scan_text(lm, 8, "", 0), 0, "empty text: no mappings");
+	T_EQ(dcpi_loadmap_scan_text(lm, 0, text, 4), -EINVAL, "pid 0 refused");
+	dcpi_loadmap_free(lm);
+}
+
 static void test_procroot(void)
 {
 	struct fixture fx;
@@ -760,6 +779,7 @@ int main(void)
 	test_build_ids(elf, noid);
 	test_notes_parse();
 	test_procroot();
+	test_scan_text();
 	test_kernel_fake();
 	test_kernel_real();
 	test_real_proc();
