@@ -1,8 +1,9 @@
 /* libFuzzer target for /proc/PID/maps text.  The input, split at newlines,
  * goes line by line to dcpi_maps_parse_line (an accepted line must give an
  * entry that keeps the documented invariants); the whole input is then
- * written as PROCROOT/1/maps of a fixture tree and read by
- * dcpi_loadmap_scan_pid, and the addresses of accepted lines resolved.
+ * scanned from memory as process 1's maps (dcpi_loadmap_scan_text, with
+ * an empty procroot: no file is written per input), and the addresses of
+ * accepted lines resolved.
  * The same bytes also go to the raw-notes parser (/sys/kernel/notes). */
 #include <errno.h>
 #include <stdint.h>
@@ -27,26 +28,15 @@ static size_t nprobes;
 
 static void cleanup(void)
 {
-	char p[128];
-
-	snprintf(p, sizeof(p), "%s/1/maps", root);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/1", root);
-	rmdir(p);
 	rmdir(root);
 }
 
 static void setup(void)
 {
-	char dir[128];
-
 	if (root[0])
 		return;
 	snprintf(root, sizeof(root), "/tmp/dcpi-fuzz-maps.XXXXXX");
 	if (!mkdtemp(root))
-		abort();
-	snprintf(dir, sizeof(dir), "%s/1", root);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		abort();
 	atexit(cleanup);
 }
@@ -88,22 +78,14 @@ static void parse_lines(const uint8_t *data, size_t size)
 static void scan_file(const uint8_t *data, size_t size)
 {
 	struct dcpi_loadmap *lm;
-	char path[128];
 	uint64_t off;
-	FILE *f;
 	size_t i;
 	int idx;
 
-	snprintf(path, sizeof(path), "%s/1/maps", root);
-	f = fopen(path, "w");
-	if (!f)
-		abort();
-	fwrite(data, 1, size, f);
-	fclose(f);
 	lm = dcpi_loadmap_new(root);
 	if (!lm)
 		abort();
-	dcpi_loadmap_scan_pid(lm, 1);
+	dcpi_loadmap_scan_text(lm, 1, (const char *)data, size);
 	/* Every image resolve() names must exist; no image leaves the address. */
 	for (i = 0; i < nprobes; i++) {
 		idx = dcpi_loadmap_resolve(lm, 1, probes[i], 0, &off);

@@ -22,6 +22,7 @@
 #include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/event.h"
+#include "dcpi/file.h"
 #include "dcpi/imagecache.h"
 #include "dcpi/run.h"
 
@@ -39,12 +40,14 @@ struct daemon {
 	int buildid_mmap, imagecache, randomized;
 	uint8_t *cached;        /* per image index: 1 once cached or given up */
 	size_t ncached;
+	uint64_t forgotten;     /* images the loadmap forgot when cached was last valid */
 	unsigned merge_secs, status_secs, ring_pages;
 	const char *logfile;
 	/* state */
 	char host[DCPI_HOST_MAX];
 	FILE *log;
 	int lockfd, ctlfd, sigfd;
+	struct dcpi_ctl_server ctl;
 	unsigned dirmode, filemode;
 	struct dcpi_run *run;
 	time_t next_merge, next_status;
@@ -251,6 +254,18 @@ static int drain(struct daemon *d, int all)
 	return err;
 }
 
+/* Images forgotten by the merge renumber the rest: the -imagecache marks,
+ * by index, start again (a cached image costs one access(2) to see). */
+static void forget_cached(struct daemon *d)
+{
+	struct dcpi_loadmap_stats ls;
+
+	dcpi_loadmap_stats(dcpi_collector_loadmap(dcpi_run_collector(d->run)), &ls);
+	if (ls.forgotten != d->forgotten && d->cached)
+		memset(d->cached, 0, d->ncached);
+	d->forgotten = ls.forgotten;
+}
+
 static int merge(struct daemon *d)
 {
 	uint64_t t0 = now_ns(), n;
@@ -259,6 +274,7 @@ static int merge(struct daemon *d)
 	drain(d, 1);
 	n = pending(d);
 	err = dcpi_run_merge(d->run);
+	forget_cached(d);
 	if (err)
 		logmsg(d, LOG_ERR, "merge into %s failed, samples kept in memory for the next "
 		       "try: %s", dcpi_run_platdir(d->run), dcpi_errmsg());
@@ -287,9 +303,11 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 					: 100.0);
 	dcpi_buf_printf(b, "samples: %" PRIu64 "\nlost: %" PRIu64 "\nthrottled: %" PRIu64
 			"\nunknown: %" PRIu64 "\nkernel: %" PRIu64 "\nimages: %" PRIu64
-			"\nprocesses: %" PRIu64 "\npending: %" PRIu64 "\nmerge interval: %u s\n",
+			"\nprocesses: %" PRIu64 "\npending: %" PRIu64 "\nmerge interval: %u s\n"
+			"images in memory: %" PRIu64 " (forgotten %" PRIu64 ")\n",
 			st->samples, st->lost, st->throttled, st->unknown, st->kernel,
-			st->images, ls.processes, dcpi_collector_pending(col), d->merge_secs);
+			st->images, ls.processes, dcpi_collector_pending(col), d->merge_secs,
+			ls.images, ls.forgotten);
 }
 
 /* ---- control requests --------------------------------------------------- */
@@ -333,19 +351,23 @@ static void handle_request(struct daemon *d, int conn, const char *req)
 	dcpi_buf_release(&out);
 }
 
+/* Every request that is complete; never waits for a client. */
 static void serve_control(struct daemon *d)
 {
 	char req[DCPI_CTL_LINE_MAX];
 	uid_t uid;
-	int conn, err = dcpi_ctl_accept(d->ctlfd, &conn, req, sizeof(req), &uid);
+	int conn, r;
 
-	if (err) {
-		if (err != -EAGAIN)
+	while ((r = dcpi_ctl_server_next(&d->ctl, &conn, req, sizeof(req), &uid)) != 0) {
+		if (r < 0) {
 			logmsg(d, LOG_ERR, "%s", dcpi_errmsg());
-		return;
+			if (r != -EACCES)
+				return;
+			continue;
+		}
+		handle_request(d, conn, req);
+		close(conn);
 	}
-	handle_request(d, conn, req);
-	close(conn);
 }
 
 /* ---- set-up ------------------------------------------------------------- */
@@ -396,6 +418,7 @@ static void on_merged(void *arg, int index, const struct dcpi_image *img)
 static void open_log(struct daemon *d)
 {
 	char path[4200];
+	int fd;
 
 	if (d->logfile && !strcmp(d->logfile, "-")) {
 		d->log = stderr;
@@ -405,10 +428,18 @@ static void open_log(struct daemon *d)
 		snprintf(path, sizeof(path), "%s", d->logfile);
 	else
 		snprintf(path, sizeof(path), "%s/dcpid-%s.log", d->db, d->host);
-	d->log = fopen(path, "a");
+	/* never through a symlink, never a FIFO, only a file of ours or root's */
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+		  d->filemode);
+	if (fd < 0)
+		cli_die("cannot open log %s: %s", path, strerror(errno));
+	if (dcpi_file_check_own(fd, path))
+		cli_die_lib("cannot use log");
+	d->log = fdopen(fd, "a");
 	if (!d->log)
 		cli_die("cannot open log %s: %s", path, strerror(errno));
-	fchmod(fileno(d->log), d->filemode);
+	if (fchmod(fd, d->filemode) && errno != EPERM)
+		cli_die("cannot open log %s: %s", path, strerror(errno));
 }
 
 static void setup_events(struct daemon *d)
@@ -524,6 +555,22 @@ static int setup_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* What a killed daemon left: temporary files, an epoch.stats behind its
+ * profiles. */
+static void recover(struct daemon *d)
+{
+	size_t removed;
+	uint64_t added;
+
+	if (dcpi_db_recover(d->db, d->host, d->filemode, &removed, &added))
+		logmsg(d, LOG_ERR, "recovering after a crash: %s", dcpi_errmsg());
+	if (removed)
+		logmsg(d, LOG_INFO, "removed %zu temporary files left by a crash", removed);
+	if (added)
+		logmsg(d, LOG_INFO, "epoch.stats recounted from the profiles: %" PRIu64
+		       " samples were missing", added);
+}
+
 static void setup(struct daemon *d)
 {
 	char name[DCPI_EPOCH_NAME_MAX];
@@ -533,9 +580,13 @@ static void setup(struct daemon *d)
 		cli_die("-nice %d: %s", d->nice_val, strerror(errno));
 	if (dcpi_db_host(d->host, sizeof(d->host)) || dcpi_db_init(d->db, d->dirmode))
 		cli_die_lib("cannot use database");
+	/* checked as resolved: from now on, no symlink of the path is followed */
+	if (!(d->db = realpath(d->db, NULL)))
+		cli_die("cannot use database: %s", strerror(errno));
 	if (dcpi_db_lock(d->db, d->host, &d->lockfd))
 		cli_die_lib("cannot start");
 	open_log(d);
+	recover(d);
 	setup_events(d);
 	open_sampling(d);
 	/* before enabling: entering an epoch copies the kernel's symbols */
@@ -548,6 +599,7 @@ static void setup(struct daemon *d)
 	start_sampling(d);
 	if (dcpi_ctl_listen(d->db, d->host, 0600, &d->ctlfd))
 		cli_die_lib("cannot create the control socket");
+	dcpi_ctl_server_init(&d->ctl, d->ctlfd);
 	d->sigfd = setup_signals();
 	if (d->sigfd < 0)
 		cli_die("signalfd: %s", strerror(errno));
@@ -599,27 +651,35 @@ static int poll_timeout(const struct daemon *d)
 static void run(struct daemon *d)
 {
 	enum { MAXFDS = 4096 };
-	static struct pollfd fds[MAXFDS + 2];
-	size_t nrings = dcpi_sampler_pollfds(dcpi_run_sampler(d->run), fds + 2, MAXFDS);
+	static struct pollfd fds[1 + MAXFDS + 1 + DCPI_CTL_CLIENTS];
+	size_t nrings = dcpi_sampler_pollfds(dcpi_run_sampler(d->run), fds + 1, MAXFDS);
 
-	fds[0] = (struct pollfd){ d->ctlfd, POLLIN, 0 };
-	fds[1] = (struct pollfd){ d->sigfd, POLLIN, 0 };
+	fds[0] = (struct pollfd){ d->sigfd, POLLIN, 0 };
 	d->next_merge = time(NULL) + d->merge_secs;
 	d->next_status = time(NULL) + d->status_secs;
 	for (unsigned e = 0; e < d->events.n; e++)
 		d->randomized |= d->events.ev[e].randomize;
 	while (!d->quit) {
-		int ring_ready = 0, r = poll(fds, nrings + 2, poll_timeout(d));
+		size_t nfds = 1 + nrings + dcpi_ctl_server_pollfds(&d->ctl, fds + 1 + nrings,
+								    1 + DCPI_CTL_CLIENTS);
+		int pending_clients = nfds > nrings + 2, timeout = poll_timeout(d);
+		int ring_ready = 0, ctl_ready = 0, r;
+
+		if (pending_clients && timeout > 500) /* to drop silent ones in time */
+			timeout = 500;
+		r = poll(fds, nfds, timeout);
 
 		if (r < 0 && errno != EINTR) {
 			logmsg(d, LOG_ERR, "poll: %s", strerror(errno));
 			break;
 		}
-		for (size_t i = 2; i < nrings + 2; i++)
+		for (size_t i = 1; i < nrings + 1; i++)
 			ring_ready |= fds[i].revents & POLLIN;
+		for (size_t i = nrings + 1; i < nfds; i++)
+			ctl_ready |= fds[i].revents;
 		if (ring_ready)
 			drain(d, 0);
-		if (fds[1].revents & POLLIN) {
+		if (fds[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
 			if (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
@@ -630,10 +690,11 @@ static void run(struct daemon *d)
 				d->quit = 1;
 			}
 		}
-		if (fds[0].revents & POLLIN)
+		if (ctl_ready || pending_clients)
 			serve_control(d);
 		tick(d);
 	}
+	dcpi_ctl_server_release(&d->ctl);
 }
 
 int cmd_dcpid(int argc, char **argv)

@@ -28,8 +28,17 @@ struct opts {
 };
 
 struct cand {
-	size_t img;
+	size_t img;             /* into imgs, or (raw) into raws */
+	int raw;
 	const struct dcpi_annot_sample *s;
+};
+
+/* An image whose file could not be read: its samples by file offset
+ * (vaddr holds the offset), still ranked and shown. */
+struct raw {
+	const struct dcpi_profile *prof;
+	struct dcpi_annot_sample *s;
+	size_t n;
 };
 
 /* One output row, resolved. */
@@ -46,6 +55,8 @@ struct tc {
 	struct dcpi_profset set;
 	struct dcpi_annot_image *imgs[MAX_OPEN];
 	size_t nimgs;
+	struct raw raws[MAX_OPEN];
+	size_t nraws;
 	struct cand *cands;
 	size_t ncands;
 	uint64_t total[DCPI_MAX_EVENTS];
@@ -108,22 +119,66 @@ static void parse_options(struct opts *o, int argc, char **argv)
 
 /* ---- images ---------------------------------------------------------------------- */
 
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct dcpi_annot_sample *x = a, *y = b;
+
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+/* The group's rows by offset, summed over its profiles. */
+static void open_raw(struct tc *t, const size_t *idx, size_t n)
+{
+	struct raw *r = &t->raws[t->nraws];
+	size_t total = 0, k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += t->set.v[idx[i]].prof.nrows;
+	if (!(r->s = calloc(total ? total : 1, sizeof(*r->s))))
+		cli_die("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const struct dcpi_profile *p = &t->set.v[idx[i]].prof;
+
+		for (size_t j = 0; j < p->nrows; j++, k++) {
+			r->s[k].vaddr = p->offsets[j];
+			for (unsigned e = 0; e < p->nevents; e++) {
+				int col = dcpi_profset_event(&t->set, p->events[e].name);
+
+				if (col >= 0)
+					r->s[k].counts[col] = p->counts[j * p->nevents + e];
+			}
+		}
+	}
+	qsort(r->s, total, sizeof(*r->s), cmp_sample);
+	for (size_t j = 0; j < total; j++) { /* coalesce equal offsets */
+		if (r->n && r->s[r->n - 1].vaddr == r->s[j].vaddr) {
+			for (unsigned e = 0; e < DCPI_MAX_EVENTS; e++)
+				r->s[r->n - 1].counts[e] += r->s[j].counts[e];
+			continue;
+		}
+		r->s[r->n++] = r->s[j];
+	}
+	r->prof = &t->set.v[idx[0]].prof;
+	t->nraws++;
+}
+
 static void open_group(struct tc *t, const size_t *idx, size_t n)
 {
 	const struct dcpi_profile *p = &t->set.v[idx[0]].prof;
 	struct dcpi_annot_opts ao = { NULL, NULL, NULL, 1, t->objs };
 	struct dcpi_annot_image *img;
 
-	if (t->nimgs == MAX_OPEN) {
+	if (t->nimgs + t->nraws >= MAX_OPEN) {
 		report_warn(&t->w, "more than %d images: %s and later ones are left out", MAX_OPEN,
 			    p->path);
 		return;
 	}
 	if (dcpi_annot_image_open(&t->set, idx, n, &ao, &img)) {
-		report_warn(&t->w, "%s%s%s; its samples are left out",
+		report_warn(&t->w, "%s%s%s; its samples are shown by file offset",
 			    strstr(dcpi_errmsg(), p->path) ? "" : p->path,
 			    strstr(dcpi_errmsg(), p->path) ? "" : ": ", dcpi_errmsg());
 		t->failed_named |= t->o.nimages > 0;
+		open_raw(t, idx, n);
 		return;
 	}
 	for (size_t i = 0; i < dcpi_annot_image_nnotes(img); i++)
@@ -165,9 +220,19 @@ static int cmp_cand(const void *a, const void *b)
 
 	if (x->s->counts[sortcol] != y->s->counts[sortcol])
 		return x->s->counts[sortcol] > y->s->counts[sortcol] ? -1 : 1;
+	if (x->raw != y->raw)
+		return x->raw < y->raw ? -1 : 1;
 	if (x->img != y->img)
 		return x->img < y->img ? -1 : 1;
 	return x->s->vaddr < y->s->vaddr ? -1 : x->s->vaddr > y->s->vaddr;
+}
+
+static void add_cand(struct tc *t, size_t *k, size_t img, int raw,
+		     const struct dcpi_annot_sample *s)
+{
+	for (unsigned e = 0; e < t->set.nevents; e++)
+		t->total[e] += s->counts[e];
+	t->cands[(*k)++] = (struct cand){ img, raw, s };
 }
 
 static void rank(struct tc *t)
@@ -180,6 +245,8 @@ static void rank(struct tc *t)
 		dcpi_annot_image_samples(t->imgs[i], &n);
 		total += n;
 	}
+	for (size_t i = 0; i < t->nraws; i++)
+		total += t->raws[i].n;
 	t->cands = calloc(total ? total : 1, sizeof(*t->cands));
 	if (!t->cands)
 		cli_die("out of memory");
@@ -187,12 +254,12 @@ static void rank(struct tc *t)
 		size_t n;
 		const struct dcpi_annot_sample *s = dcpi_annot_image_samples(t->imgs[i], &n);
 
-		for (size_t j = 0; j < n; j++) {
-			for (unsigned e = 0; e < t->set.nevents; e++)
-				t->total[e] += s[j].counts[e];
-			t->cands[k++] = (struct cand){ i, &s[j] };
-		}
+		for (size_t j = 0; j < n; j++)
+			add_cand(t, &k, i, 0, &s[j]);
 	}
+	for (size_t i = 0; i < t->nraws; i++)
+		for (size_t j = 0; j < t->raws[i].n; j++)
+			add_cand(t, &k, i, 1, &t->raws[i].s[j]);
 	t->ncands = k;
 	sortcol = t->sortcol;
 	if (k)
@@ -201,15 +268,25 @@ static void rank(struct tc *t)
 
 static void resolve(struct tc *t, const struct cand *c, struct top *r)
 {
-	struct dcpi_annot_image *img = t->imgs[c->img];
-	const struct dcpi_symtab *st = dcpi_annot_image_symtab(img);
-	const struct dcpi_sym *s = dcpi_symtab_lookup_vaddr(st, c->s->vaddr);
+	struct dcpi_annot_image *img;
+	const struct dcpi_symtab *st;
+	const struct dcpi_sym *s;
 	struct dcpi_insn in;
 	int err;
 	struct dcpi_srcloc loc;
 	uint64_t off;
 
 	r->c = c;
+	r->file = "??";
+	r->line = 0;
+	if (c->raw) { /* the address is a file offset: say so */
+		snprintf(r->proc, sizeof(r->proc), "%s", "(image unreadable: file offset)");
+		snprintf(r->insn, sizeof(r->insn), "%s", "(code not available)");
+		return;
+	}
+	img = t->imgs[c->img];
+	st = dcpi_annot_image_symtab(img);
+	s = dcpi_symtab_lookup_vaddr(st, c->s->vaddr);
 	if (s)
 		snprintf(r->proc, sizeof(r->proc), "%s", s->demangled);
 	else if (!dcpi_symtab_vaddr2off(st, c->s->vaddr, &off))
@@ -224,8 +301,6 @@ static void resolve(struct tc *t, const struct cand *c, struct top *r)
 		snprintf(r->insn, sizeof(r->insn), "(inside 0x%" PRIx64 ")", in.vaddr);
 	else
 		snprintf(r->insn, sizeof(r->insn), "%s", "(code not available)");
-	r->file = "??";
-	r->line = 0;
 	if (!dcpi_annot_image_srcloc(img, c->s->vaddr, &loc)) {
 		r->file = loc.file;
 		r->line = loc.line;
@@ -236,7 +311,8 @@ static void resolve(struct tc *t, const struct cand *c, struct top *r)
 
 static const char *image_path(const struct tc *t, const struct top *r)
 {
-	return dcpi_annot_image_profile(t->imgs[r->c->img])->path;
+	return r->c->raw ? t->raws[r->c->img].prof->path
+			 : dcpi_annot_image_profile(t->imgs[r->c->img])->path;
 }
 
 static void print_row(const struct tc *t, const struct top *r)
@@ -334,6 +410,8 @@ int cmd_dcpitopcounts(int argc, char **argv)
 	free(t.cands);
 	for (size_t i = 0; i < t.nimgs; i++)
 		dcpi_annot_image_close(t.imgs[i]);
+	for (size_t i = 0; i < t.nraws; i++)
+		free(t.raws[i].s);
 	dcpi_objcache_free(t.objs); /* after the images, which borrow from it */
 	dcpi_selection_free(&t.sel);
 	dcpi_profset_free(&t.set);

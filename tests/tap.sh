@@ -73,3 +73,13 @@ start_dcpid() {
 	done
 	return 1
 }
+
+# The daemon's name for this machine's platform directory (dcpi_db_host).
+dcpi_host() { local h; h=$(hostname); echo "${h//\//_}"; }
+
+# End the script with one skip unless root (the daemon samples system-wide).
+require_root() {
+	[ "$(id -u)" -eq 0 ] && return 0
+	skip "${1:-dcpid samples system-wide: needs root (CI runs as root)}"
+	done_testing
+}

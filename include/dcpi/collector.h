@@ -74,5 +74,10 @@ uint64_t dcpi_collector_pending(const struct dcpi_collector *c);
  * clear the aggregate.  A corrupt existing profile is kept aside as
  * NAME.prof.corrupt and a fresh one written: nothing is silently lost. */
 int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir);
+/* After a merge that emptied the aggregate (and a reap): forget the images
+ * no live process maps (dcpi_loadmap_forget), so memory follows what runs
+ * now.  Image indices given out before (on_merged's) mean nothing after
+ * it; dcpi_loadmap_stats' forgotten count says when that happened. */
+int dcpi_collector_forget(struct dcpi_collector *c);
 
 #endif

@@ -9,7 +9,9 @@
 #ifndef DCPI_CTL_H
 #define DCPI_CTL_H
 
+#include <poll.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "dcpi/buf.h"
@@ -23,13 +25,44 @@ int dcpi_ctl_listen(const char *root, const char *host, unsigned mode, int *fd);
 /* Remove the socket file. */
 void dcpi_ctl_unlink(const char *root, const char *host);
 
-/* Accept one connection and read its request line.  Returns 0 with
- * *conn >= 0 and req filled; -EACCES (conn closed) for a peer we do not
- * serve, with *peer_uid set so the daemon can log who it was. */
-int dcpi_ctl_accept(int lfd, int *conn, char *req, size_t len, uid_t *peer_uid);
+/* The daemon's side: up to DCPI_CTL_CLIENTS connections at once, all
+ * non-blocking, so no client can hold up another or the sampling loop.  A
+ * client has DCPI_CTL_CLIENT_MS from its connection to send its line; when
+ * the table is full, the oldest connection is dropped for a new one. */
+#define DCPI_CTL_CLIENTS 32
+#define DCPI_CTL_CLIENT_MS 2000
+
+struct dcpi_ctl_client {
+	int fd; /* -1: free */
+	uid_t uid;
+	pid_t pid;
+	size_t n;
+	uint64_t deadline_ms; /* CLOCK_MONOTONIC */
+	char req[DCPI_CTL_LINE_MAX];
+};
+
+struct dcpi_ctl_server {
+	int lfd; /* the listening socket; not owned */
+	struct dcpi_ctl_client c[DCPI_CTL_CLIENTS];
+};
+
+void dcpi_ctl_server_init(struct dcpi_ctl_server *s, int lfd);
+/* Close every pending client. */
+void dcpi_ctl_server_release(struct dcpi_ctl_server *s);
+/* The descriptors to poll for input (the listening socket first). */
+size_t dcpi_ctl_server_pollfds(const struct dcpi_ctl_server *s, struct pollfd *fds, size_t max);
+/* Never blocks: accepts what waits, reads what clients sent, drops clients
+ * past their time.  Returns 1 with a complete request in req and its
+ * connection in *conn (the caller answers and closes it), 0 when no request
+ * is complete, -EACCES for a peer whose uid is neither 0 nor ours (answered
+ * and closed; *peer_uid says who), other -errno if accepting failed.  Call
+ * again until it returns 0. */
+int dcpi_ctl_server_next(struct dcpi_ctl_server *s, int *conn, char *req, size_t len,
+			 uid_t *peer_uid);
 
 /* Send a request and read the whole reply; -ECONNREFUSED / -ENOENT with
- * "no dcpid is running on DB for host H" when nobody answers. */
+ * "no dcpid is running on DB for host H" when nobody answers.  timeout_ms
+ * bounds the whole exchange, connecting included: -ETIMEDOUT after it. */
 int dcpi_ctl_request(const char *root, const char *host, const char *req,
 		     struct dcpi_buf *reply, int timeout_ms);
 

@@ -27,8 +27,16 @@
 #define DCPI_EPOCH_NAME_MAX 32
 #define DCPI_HOST_MAX 256
 
-/* Create DB (and parents) if missing with dirmode; refuse a non-directory. */
+/* Create DB (and parents) if missing with dirmode, and check it with
+ * dcpi_db_check_dir: every writer (dcpid, often root) calls it on the
+ * database and on each directory it writes in. */
 int dcpi_db_init(const char *root, unsigned dirmode);
+/* -EPERM/-ENOTDIR unless path (resolved: realpath(3)) and every directory
+ * above it is a directory owned by us or root and writable by nobody else
+ * (an ancestor may be world-writable if sticky, as /tmp).  Then no other
+ * user can swap anything under the resolved path, and plain paths below it
+ * are safe: a writer uses the resolved path from then on. */
+int dcpi_db_check_dir(const char *path);
 
 /* This machine's platform name: the host name, with '/' and leading '.'
  * made safe for a directory name. */
@@ -64,6 +72,12 @@ int dcpi_db_path(char *out, size_t len, const char *root, const char *epoch,
 /* Take the writer lock of (root, host): -EBUSY with "another dcpid (pid N)
  * is running on DB for host H" when held.  *fd stays open while held. */
 int dcpi_db_lock(const char *root, const char *host, int *fd);
+/* After taking the lock, undo what a killed writer of host left: remove
+ * its temporary files in every epoch (*removed counts them), and make the
+ * latest epoch's epoch.stats count what its profiles hold
+ * (dcpi_stats_recount; *added samples). */
+int dcpi_db_recover(const char *root, const char *host, unsigned mode, size_t *removed,
+		    uint64_t *added);
 /* The pid recorded in the lock file if the lock is held, else 0. */
 int dcpi_db_lock_holder(const char *root, const char *host);
 

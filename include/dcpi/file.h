@@ -11,9 +11,16 @@
  * masked by the umask); on any failure it is removed and an existing file
  * at path is left as it was.  One writer per path per process. */
 int dcpi_file_write_atomic(const char *path, const void *data, size_t len, unsigned mode);
-/* Read a whole file (at most max bytes, else -EFBIG) into a malloc'd
- * buffer the caller frees. */
+/* Whether name (no directory) is a temporary name of
+ * dcpi_file_write_atomic ("*.tmp.PID"): what a crash leaves behind. */
+int dcpi_file_is_tmp_name(const char *name);
+/* Read a whole regular file (at most max bytes, else -EFBIG) into a
+ * malloc'd buffer the caller frees.  Anything else (FIFO, device, socket)
+ * is -EINVAL at once: it is opened non-blocking and never read. */
 int dcpi_file_read(const char *path, size_t max, uint8_t **data, size_t *len);
 
+/* 0 if fd is a regular file owned by us or root; else -EINVAL/-EPERM.  For
+ * files a daemon opens in place (lock, log) after O_NOFOLLOW. */
+int dcpi_file_check_own(int fd, const char *path);
 
 #endif

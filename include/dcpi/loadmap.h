@@ -69,6 +69,9 @@ int dcpi_loadmap_set_sysfs(struct dcpi_loadmap *lm, const char *sysfs);
 int dcpi_loadmap_scan(struct dcpi_loadmap *lm);
 /* (Re)read one process's maps from procroot; -ESRCH if it is gone. */
 int dcpi_loadmap_scan_pid(struct dcpi_loadmap *lm, int32_t pid);
+/* The same from maps text in memory (len bytes, need not end in a NUL), as
+ * if read from PROCROOT/PID/maps: for tests and fuzzing, no file needed. */
+int dcpi_loadmap_scan_text(struct dcpi_loadmap *lm, int32_t pid, const char *text, size_t len);
 
 /* Kernel and modules from kallsyms and modules files (normally
  * /proc/kallsyms and /proc/modules).  Returns 0 or -errno.  modules may be
@@ -96,6 +99,15 @@ int dcpi_loadmap_fork(struct dcpi_loadmap *lm, int32_t pid, int32_t ppid);
  * find them. */
 int dcpi_loadmap_exit(struct dcpi_loadmap *lm, int32_t pid);
 void dcpi_loadmap_reap(struct dcpi_loadmap *lm);
+/* Free the images that no tracked process, module or kernel maps, except
+ * the npinned indices in pinned[], and renumber the rest (keeping their
+ * order); pinned[] is updated, *forgotten says how many went.  Every image
+ * index and pointer held elsewhere is invalid afterwards: call it only when
+ * nothing else holds one (after a merge emptied the aggregate, and a reap).
+ * So the loadmap's memory is bounded by what is mapped now, not by every
+ * file ever mapped. */
+int dcpi_loadmap_forget(struct dcpi_loadmap *lm, int32_t *pinned, size_t npinned,
+			size_t *forgotten);
 /* Reap also forgets pids whose lazy lookup failed, so each unknown pid
  * costs one procroot lookup per reap interval, not one per sample. */
 
@@ -121,7 +133,8 @@ struct dcpi_loadmap_stats {
 	uint64_t scan_failed;   /* processes whose maps could not be read */
 	uint64_t id_failed;     /* images whose build-id/size could not be read */
 	uint64_t lazy_scans;    /* pids first met in a record or sample, looked up */
-	uint64_t images;        /* images interned */
+	uint64_t images;        /* images interned (and not forgotten) */
+	uint64_t forgotten;     /* images forgotten so far */
 };
 void dcpi_loadmap_stats(const struct dcpi_loadmap *lm, struct dcpi_loadmap_stats *st);
 

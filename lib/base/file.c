@@ -107,6 +107,23 @@ int dcpi_file_write_atomic(const char *path, const void *data, size_t len, unsig
 	return err ? dcpi_error_prefix(err, "%s: written, but not durable", path) : 0;
 }
 
+int dcpi_file_is_tmp_name(const char *name)
+{
+	const char *t = strstr(name, ".tmp.");
+
+	if (!t)
+		return 0;
+	while ((t = strstr(t + 1, ".tmp."))) /* the last one */
+		name = t;
+	t = strrchr(name, '.') + 1;
+	if (!*t)
+		return 0;
+	for (; *t; t++)
+		if (*t < '0' || *t > '9')
+			return 0;
+	return 1;
+}
+
 /* Read fd to its end, at most max bytes: one byte more is an error, so a
  * file growing while we read cannot make us allocate without bound. */
 static int read_fd(int fd, const char *path, size_t max, uint8_t **data, size_t *len)
@@ -149,6 +166,20 @@ fail:
 	return err;
 }
 
+int dcpi_file_check_own(int fd, const char *path)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return dcpi_error(EINVAL, "%s: not a regular file", path);
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return dcpi_error(EPERM, "%s: owned by uid %u, not by us or root", path,
+				  (unsigned)st.st_uid);
+	return 0;
+}
+
 int dcpi_file_read(const char *path, size_t max, uint8_t **data, size_t *len)
 {
 	struct stat st;
@@ -156,14 +187,17 @@ int dcpi_file_read(const char *path, size_t max, uint8_t **data, size_t *len)
 
 	*data = NULL;
 	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* non-blocking: opening a FIFO must not wait for a writer */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return dcpi_error(errno, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0)
 		err = dcpi_error(errno, "%s: %s", path, strerror(errno));
 	else if (S_ISDIR(st.st_mode))
 		err = dcpi_error(EISDIR, "%s: is a directory", path);
-	else if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max)
+	else if (!S_ISREG(st.st_mode)) /* FIFOs, /dev/zero: no end or no size */
+		err = dcpi_error(EINVAL, "%s: not a regular file", path);
+	else if ((uint64_t)st.st_size > max)
 		err = dcpi_error(EFBIG, "%s: %lld bytes, larger than %zu", path,
 				 (long long)st.st_size, max);
 	else

@@ -404,3 +404,21 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 	snprintf(spath, sizeof(spath), "%s/epoch.stats", platdir);
 	return dcpi_stats_write(spath, &c->stats, mode);
 }
+
+int dcpi_collector_forget(struct dcpi_collector *c)
+{
+	int32_t pin = c->unknown_image;
+	size_t n;
+	int err;
+
+	if (dcpi_agg_nbins(c->agg))
+		return 0; /* the aggregate still names images: not now */
+	err = dcpi_loadmap_forget(c->lm, &pin, 1, &n);
+	c->unknown_image = pin;
+	if (n) { /* indices moved: test again when met */
+		free(c->bypid_cache);
+		c->bypid_cache = NULL;
+		c->bypid_cache_len = 0;
+	}
+	return err;
+}

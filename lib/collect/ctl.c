@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dcpi/ctl.h"
@@ -67,7 +68,7 @@ int dcpi_ctl_listen(const char *root, const char *host, unsigned mode, int *out)
 	/* bind creates the file with the umask applied: chmod after, before
 	 * listen, so nobody can connect in between */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(sa.sun_path, mode) ||
-	    listen(fd, 16)) {
+	    listen(fd, 128)) {
 		err = dcpi_error(errno, "%s/.dcpid-%s.sock: %s", root, host, strerror(errno));
 		goto out;
 	}
@@ -81,53 +82,173 @@ out:
 	return err;
 }
 
-int dcpi_ctl_accept(int lfd, int *out, char *req, size_t len, uid_t *peer_uid)
+static uint64_t now_ms(void)
 {
-	struct timeval tv = { 1, 0 }; /* a client that sends nothing cannot stall us */
-	struct ucred cred;
-	socklen_t cl = sizeof(cred);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void dcpi_ctl_server_init(struct dcpi_ctl_server *s, int lfd)
+{
+	memset(s, 0, sizeof(*s));
+	s->lfd = lfd;
+	for (size_t i = 0; i < DCPI_CTL_CLIENTS; i++)
+		s->c[i].fd = -1;
+}
+
+static void drop(struct dcpi_ctl_client *c)
+{
+	close(c->fd);
+	c->fd = -1;
+}
+
+void dcpi_ctl_server_release(struct dcpi_ctl_server *s)
+{
+	for (size_t i = 0; i < DCPI_CTL_CLIENTS; i++)
+		if (s->c[i].fd >= 0)
+			drop(&s->c[i]);
+}
+
+size_t dcpi_ctl_server_pollfds(const struct dcpi_ctl_server *s, struct pollfd *fds, size_t max)
+{
 	size_t n = 0;
-	int fd;
 
-	*out = -1;
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return dcpi_error(errno, "accept: %s", strerror(errno));
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl)) {
-		close(fd);
-		return dcpi_error(errno, "SO_PEERCRED: %s", strerror(errno));
-	}
-	*peer_uid = cred.uid;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	/* read the request even from a peer we refuse: closing a socket with
-	 * unread data resets it, and the peer would not see our answer */
-	while (n < len - 1) {
-		ssize_t r = read(fd, req + n, len - 1 - n);
+	if (max)
+		fds[n++] = (struct pollfd){ s->lfd, POLLIN, 0 };
+	for (size_t i = 0; i < DCPI_CTL_CLIENTS && n < max; i++)
+		if (s->c[i].fd >= 0)
+			fds[n++] = (struct pollfd){ s->c[i].fd, POLLIN, 0 };
+	return n;
+}
 
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-		if (memchr(req, '\n', n))
-			break;
-	}
-	req[n] = 0;
-	req[strcspn(req, "\r\n")] = 0;
-	if (cred.uid != 0 && cred.uid != geteuid()) {
-		static const char no[] = "error: permission denied\n";
+/* A free slot, or the oldest client's: a flood of silent connections
+ * pushes out the flood, never blocks whoever sends a request at once. */
+static struct dcpi_ctl_client *slot(struct dcpi_ctl_server *s)
+{
+	struct dcpi_ctl_client *old = &s->c[0];
 
-		(void)!write(fd, no, sizeof(no) - 1);
-		close(fd);
-		return dcpi_error(EACCES, "refused control connection from uid %u (pid %d)",
-				  (unsigned)cred.uid, (int)cred.pid);
+	for (size_t i = 0; i < DCPI_CTL_CLIENTS; i++) {
+		if (s->c[i].fd < 0)
+			return &s->c[i];
+		if (s->c[i].deadline_ms < old->deadline_ms)
+			old = &s->c[i];
 	}
-	*out = fd;
+	drop(old);
+	return old;
+}
+
+/* Accept what is waiting (a bounded number per call). */
+static int accept_some(struct dcpi_ctl_server *s)
+{
+	for (int k = 0; k < DCPI_CTL_CLIENTS; k++) {
+		struct dcpi_ctl_client *c;
+		struct ucred cred;
+		socklen_t cl = sizeof(cred);
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0)
+			return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED
+				       ? 0 : dcpi_error(errno, "accept: %s", strerror(errno));
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl)) {
+			close(fd);
+			return dcpi_error(errno, "SO_PEERCRED: %s", strerror(errno));
+		}
+		c = slot(s);
+		c->fd = fd;
+		c->uid = cred.uid;
+		c->pid = cred.pid;
+		c->n = 0;
+		c->deadline_ms = now_ms() + DCPI_CTL_CLIENT_MS;
+	}
 	return 0;
+}
+
+/* 1 once c's request line is complete (or the peer stopped sending). */
+static int read_some(struct dcpi_ctl_client *c)
+{
+	for (;;) {
+		ssize_t r = read(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return errno == EAGAIN ? 0 : -1;
+		c->n += (size_t)r;
+		if (r == 0 || memchr(c->req, '\n', c->n) || c->n == sizeof(c->req) - 1)
+			break;
+	}
+	c->req[c->n] = 0;
+	c->req[strcspn(c->req, "\r\n")] = 0;
+	return 1;
+}
+
+int dcpi_ctl_server_next(struct dcpi_ctl_server *s, int *conn, char *req, size_t len,
+			 uid_t *peer_uid)
+{
+	uint64_t now = now_ms();
+	int err = accept_some(s);
+
+	*conn = -1;
+	if (err)
+		return err;
+	for (size_t i = 0; i < DCPI_CTL_CLIENTS; i++) {
+		struct dcpi_ctl_client *c = &s->c[i];
+		int r;
+
+		if (c->fd < 0)
+			continue;
+		r = read_some(c);
+		if (r == 0 && now >= c->deadline_ms)
+			r = -1; /* silent too long */
+		if (r < 0)
+			drop(c);
+		if (r <= 0)
+			continue;
+		*peer_uid = c->uid;
+		if (c->uid != 0 && c->uid != geteuid()) {
+			static const char no[] = "error: permission denied\n";
+
+			(void)!write(c->fd, no, sizeof(no) - 1);
+			drop(c);
+			return dcpi_error(EACCES, "refused control connection from uid %u (pid %d)",
+					  (unsigned)c->uid, (int)c->pid);
+		}
+		snprintf(req, len, "%s", c->req);
+		*conn = c->fd;
+		c->fd = -1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Connect within the deadline: a daemon whose backlog is full (or a
+ * socket nobody accepts on) makes a non-blocking connect fail with EAGAIN,
+ * so retry until the time is up. */
+static int connect_by(int fd, const struct sockaddr_un *sa, uint64_t deadline)
+{
+	while (connect(fd, (const struct sockaddr *)sa, sizeof(*sa))) {
+		if (errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if (now_ms() >= deadline)
+			return -ETIMEDOUT;
+		poll(NULL, 0, 10);
+	}
+	return 0;
+}
+
+static int ms_left(uint64_t deadline)
+{
+	uint64_t now = now_ms();
+
+	return now >= deadline ? 0 : (int)(deadline - now);
 }
 
 int dcpi_ctl_request(const char *root, const char *host, const char *req,
 		     struct dcpi_buf *reply, int timeout_ms)
 {
+	uint64_t deadline = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 	struct sockaddr_un sa;
 	int fd = -1, dfd, err;
 	char line[DCPI_CTL_LINE_MAX];
@@ -135,18 +256,22 @@ int dcpi_ctl_request(const char *root, const char *host, const char *req,
 	err = sock_addr(root, host, &sa, &dfd);
 	if (err)
 		goto out;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		err = dcpi_error(errno, "socket: %s", strerror(errno));
 		goto out;
 	}
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		if (errno == ENOENT || errno == ECONNREFUSED)
-			err = dcpi_error(errno, "no dcpid is running on %s for host %s", root, host);
+	if ((err = connect_by(fd, &sa, deadline))) {
+		if (err == -ENOENT || err == -ECONNREFUSED)
+			err = dcpi_error(-err, "no dcpid is running on %s for host %s", root, host);
+		else if (err == -ETIMEDOUT)
+			err = dcpi_error(ETIMEDOUT, "dcpid did not accept '%s' within %d s", req,
+					 timeout_ms / 1000);
 		else
-			err = dcpi_error(errno, "%s: %s", sa.sun_path, strerror(errno));
+			err = dcpi_error(-err, "%s: %s", sa.sun_path, strerror(-err));
 		goto out;
 	}
+	/* one short line: it fits in an empty socket buffer */
 	snprintf(line, sizeof(line), "%s\n", req);
 	if (write(fd, line, strlen(line)) < 0) {
 		err = dcpi_error(errno, "sending to dcpid: %s", strerror(errno));
@@ -155,7 +280,7 @@ int dcpi_ctl_request(const char *root, const char *host, const char *req,
 	for (;;) {
 		struct pollfd p = { fd, POLLIN, 0 };
 		ssize_t r;
-		int pr = poll(&p, 1, timeout_ms);
+		int pr = poll(&p, 1, ms_left(deadline));
 
 		if (pr == 0) {
 			err = dcpi_error(ETIMEDOUT, "dcpid did not answer '%s' within %d s", req,
@@ -165,7 +290,7 @@ int dcpi_ctl_request(const char *root, const char *host, const char *req,
 		if ((err = dcpi_buf_grow(reply, 4096)))
 			goto out;
 		r = read(fd, reply->data + reply->len, reply->cap - reply->len - 1);
-		if (r < 0 && errno == EINTR)
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (r < 0) {
 			err = dcpi_error(errno, "reading from dcpid: %s", strerror(errno));

@@ -360,6 +360,78 @@ void dcpi_loadmap_reap(struct dcpi_loadmap *lm)
 	lm->last = NULL;
 }
 
+/* ---- forgetting images ---------------------------------------------------- */
+
+static void maps_mark(const struct lm_proc *p, int32_t *map)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].image >= 0)
+			map[p->maps[i].image] = 0;
+}
+
+static void maps_remap(struct lm_proc *p, const int32_t *map)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].image >= 0)
+			p->maps[i].image = map[p->maps[i].image];
+}
+
+static int32_t remap_one(int32_t idx, const int32_t *map)
+{
+	return idx >= 0 ? map[idx] : idx;
+}
+
+int dcpi_loadmap_forget(struct dcpi_loadmap *lm, int32_t *pinned, size_t npinned,
+			size_t *forgotten)
+{
+	int32_t *map = malloc((lm->nimages ? lm->nimages : 1) * sizeof(*map));
+	size_t k = 0, n = lm->nimages;
+	int err;
+
+	*forgotten = 0;
+	if (!map)
+		return dcpi_error(ENOMEM, "out of memory forgetting images");
+	/* mark: -1 unused, 0 used; then the new indices, in the old order */
+	for (size_t i = 0; i < n; i++)
+		map[i] = -1;
+	for (size_t b = 0; b < lm->nbuckets; b++)
+		for (const struct lm_proc *p = lm->buckets[b]; p; p = p->next)
+			maps_mark(p, map);
+	maps_mark(&lm->kmods, map);
+	if (lm->kernel_image >= 0)
+		map[lm->kernel_image] = 0;
+	for (size_t i = 0; i < npinned; i++)
+		if (pinned[i] >= 0)
+			map[pinned[i]] = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (map[i] < 0) {
+			free(lm->images[i]->path);
+			free(lm->images[i]);
+			continue;
+		}
+		map[i] = (int32_t)k;
+		lm->images[k++] = lm->images[i];
+	}
+	lm->nimages = k;
+	*forgotten = n - k;
+	lm->forgotten += n - k;
+	for (size_t b = 0; b < lm->nbuckets; b++)
+		for (struct lm_proc *p = lm->buckets[b]; p; p = p->next)
+			maps_remap(p, map);
+	maps_remap(&lm->kmods, map);
+	lm->kernel_image = remap_one(lm->kernel_image, map);
+	for (size_t i = 0; i < npinned; i++)
+		pinned[i] = remap_one(pinned[i], map);
+	lm->last = NULL;
+	err = dcpi_lm_idents_remap(lm, map);
+	dcpi_lm_set_free(&lm->image_set);
+	for (size_t i = 0; i < k && !err; i++)
+		if (dcpi_lm_set_add(&lm->image_set, image_hash(lm->images[i]), i) < 0)
+			err = dcpi_error(ENOMEM, "out of memory for the image set");
+	free(map);
+	return err;
+}
+
 /* ---- mappings ------------------------------------------------------------- */
 
 /* The first mapping whose end is above addr (ends are sorted too, since
@@ -618,4 +690,5 @@ void dcpi_loadmap_stats(const struct dcpi_loadmap *lm, struct dcpi_loadmap_stats
 	st->id_failed = lm->id_failed;
 	st->lazy_scans = lm->lazy_scans;
 	st->images = lm->nimages;
+	st->forgotten = lm->forgotten;
 }

@@ -138,6 +138,32 @@ static int ident_add(struct dcpi_loadmap *lm, const struct lm_ident *id, const c
 	return 0;
 }
 
+int dcpi_lm_idents_remap(struct dcpi_loadmap *lm, const int32_t *map)
+{
+	size_t k = 0;
+	int err = 0;
+
+	dcpi_lm_set_free(&lm->ident_set);
+	for (size_t i = 0; i < lm->nidents; i++) {
+		struct lm_ident id = lm->idents[i];
+
+		if (map[id.image] < 0)
+			continue;
+		id.image = map[id.image];
+		/* on failure the entry is only not found: it is read again */
+		if (!err && dcpi_lm_set_add(&lm->ident_set,
+					    ident_hash(&id, lm->images[id.image]->path), k) < 0)
+			err = dcpi_error(ENOMEM, "out of memory for the identity cache");
+		lm->idents[k++] = id;
+	}
+	lm->nidents = k;
+	if (err) { /* an entry missing from the set must not be left found by index */
+		dcpi_lm_set_free(&lm->ident_set);
+		lm->nidents = 0;
+	}
+	return err;
+}
+
 void dcpi_lm_idents_free(struct dcpi_loadmap *lm)
 {
 	free(lm->idents);

@@ -5,7 +5,8 @@
  *    executable mappings that belong to an image are kept (anonymous
  *    executable memory is a hole: resolve() says DCPI_NO_IMAGE there);
  *  - images[] entries are individually allocated, so pointers handed out by
- *    dcpi_loadmap_image() stay valid for the loadmap's lifetime;
+ *    dcpi_loadmap_image() stay valid until dcpi_loadmap_forget(), which
+ *    frees the images nothing maps and renumbers the rest;
  *  - kernel modules are kept as the mappings of a pseudo-process (pid -1),
  *    with pgoff 0 so that offset = ip - module base.
  */
@@ -81,7 +82,7 @@ struct dcpi_loadmap {
 	int32_t kernel_image;   /* DCPI_NO_IMAGE until load_kernel */
 	struct lm_proc kmods;   /* modules; never in the pid table */
 
-	uint64_t scan_failed, id_failed, lazy_scans;
+	uint64_t scan_failed, id_failed, lazy_scans, forgotten;
 };
 
 /* Where a file mapping came from, for identifying its file. */
@@ -111,6 +112,9 @@ int dcpi_lm_image_find(const struct dcpi_loadmap *lm, const struct dcpi_image *t
  * through procroot); an index, or -errno only on allocation failure. */
 int dcpi_lm_file_image(struct dcpi_loadmap *lm, const struct lm_src *src);
 void dcpi_lm_idents_free(struct dcpi_loadmap *lm);
+/* After images moved: entry of image i now names map[i], or is dropped
+ * when map[i] < 0.  lm->images must already be the new array. */
+int dcpi_lm_idents_remap(struct dcpi_loadmap *lm, const int32_t *map);
 
 struct lm_proc *dcpi_lm_proc_find(struct dcpi_loadmap *lm, int32_t pid);
 /* A new empty process; the caller knows pid is not in the table.  NULL

@@ -58,9 +58,26 @@ out:
 	return rc;
 }
 
-int dcpi_lm_scan_into(struct dcpi_loadmap *lm, struct lm_proc *p)
+/* Replace p's mappings with those of the maps text in f (named path). */
+static int scan_stream(struct dcpi_loadmap *lm, struct lm_proc *p, FILE *f, const char *path)
 {
 	struct lm_proc tmp = { .pid = p->pid };
+	int rc = scan_lines(lm, f, path, &tmp);
+
+	if (rc < 0) {
+		free(tmp.maps);
+		lm->scan_failed++;
+		return rc;
+	}
+	free(p->maps);
+	p->maps = tmp.maps;
+	p->nmaps = tmp.nmaps;
+	p->cap = tmp.cap;
+	return 0;
+}
+
+int dcpi_lm_scan_into(struct dcpi_loadmap *lm, struct lm_proc *p)
+{
 	char path[4096];
 	FILE *f;
 	int rc;
@@ -69,40 +86,27 @@ int dcpi_lm_scan_into(struct dcpi_loadmap *lm, struct lm_proc *p)
 	f = fopen(path, "re");
 	if (!f) {
 		rc = errno == ENOENT ? ESRCH : errno;
-		rc = dcpi_error(rc, "%s: %s", path, strerror(errno));
-		goto fail;
+		lm->scan_failed++;
+		return dcpi_error(rc, "%s: %s", path, strerror(errno));
 	}
-	rc = scan_lines(lm, f, path, &tmp);
+	rc = scan_stream(lm, p, f, path);
 	fclose(f);
-	if (rc < 0)
-		goto fail;
-	free(p->maps);
-	p->maps = tmp.maps;
-	p->nmaps = tmp.nmaps;
-	p->cap = tmp.cap;
-	return 0;
-fail:
-	free(tmp.maps);
-	lm->scan_failed++;
 	return rc;
 }
 
-int dcpi_loadmap_scan_pid(struct dcpi_loadmap *lm, int32_t pid)
+/* Find or add pid; *created says whether it is new. */
+static struct lm_proc *proc_for_scan(struct dcpi_loadmap *lm, int32_t pid, int *created)
 {
 	struct lm_proc *p = dcpi_lm_proc_find(lm, pid);
-	int created = 0, rc;
 
-	if (pid <= 0)
-		return dcpi_error(EINVAL, "no process %d", (int)pid);
-	if (!p) {
-		p = dcpi_lm_proc_add(lm, pid);
-		if (!p)
-			return -ENOMEM;
-		created = 1;
-	}
-	rc = dcpi_lm_scan_into(lm, p);
+	*created = !p;
+	return p ? p : dcpi_lm_proc_add(lm, pid);
+}
+
+/* After a scan of p: remember a failure so samples of this pid don't retry. */
+static int scan_done(struct lm_proc *p, int created, int rc)
+{
 	if (rc < 0) {
-		/* Remember the failure so samples of this pid don't retry. */
 		if (created)
 			p->dead = p->unknown = 1;
 		return rc;
@@ -111,7 +115,42 @@ int dcpi_loadmap_scan_pid(struct dcpi_loadmap *lm, int32_t pid)
 	return 0;
 }
 
-/* A /proc entry name that is a pid: digits only, in int32 range. */
+int dcpi_loadmap_scan_text(struct dcpi_loadmap *lm, int32_t pid, const char *text, size_t len)
+{
+	struct lm_proc *p;
+	int created, rc;
+	FILE *f;
+
+	if (pid <= 0)
+		return dcpi_error(EINVAL, "no process %d", (int)pid);
+	if (!(p = proc_for_scan(lm, pid, &created)))
+		return -ENOMEM;
+	if (!len) { /* fmemopen refuses an empty buffer: no lines, no mappings */
+		free(p->maps);
+		p->maps = NULL;
+		p->nmaps = p->cap = 0;
+		return scan_done(p, created, 0);
+	}
+	f = fmemopen((void *)text, len, "r");
+	if (!f)
+		return scan_done(p, created, dcpi_error(errno, "fmemopen: %s", strerror(errno)));
+	rc = scan_stream(lm, p, f, "maps text");
+	fclose(f);
+	return scan_done(p, created, rc);
+}
+
+int dcpi_loadmap_scan_pid(struct dcpi_loadmap *lm, int32_t pid)
+{
+	struct lm_proc *p;
+	int created;
+
+	if (pid <= 0)
+		return dcpi_error(EINVAL, "no process %d", (int)pid);
+	if (!(p = proc_for_scan(lm, pid, &created)))
+		return -ENOMEM;
+	return scan_done(p, created, dcpi_lm_scan_into(lm, p));
+}
+
 static int32_t entry_pid(const char *name)
 {
 	int64_t v = 0;

@@ -323,6 +323,8 @@ int dcpi_run_merge(struct dcpi_run *r)
 	dcpi_run_update_times(r);
 	err = dcpi_collector_merge(r->col, r->platdir);
 	dcpi_loadmap_reap(dcpi_collector_loadmap(r->col));
+	if (!err)
+		err = dcpi_collector_forget(r->col);
 	return err;
 }
 

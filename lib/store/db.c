@@ -12,6 +12,8 @@
 
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/file.h"
+#include "dcpi/stats.h"
 #include "internal.h"
 
 static int mkdir_p(const char *path, unsigned mode)
@@ -35,18 +37,57 @@ static int mkdir_p(const char *path, unsigned mode)
 	return 0;
 }
 
-int dcpi_db_init(const char *root, unsigned dirmode)
+/* One directory a root daemon may write in: a real directory (not a
+ * symlink), owned by us or root, and writable by nobody else -- except a
+ * sticky ancestor such as /tmp, where others cannot rename what we own. */
+static int trusted_dir(const char *path, int last)
 {
 	struct stat st;
+
+	if (lstat(path, &st))
+		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		return dcpi_error(ELOOP, "%s: refusing a symbolic link in the database path", path);
+	if (!S_ISDIR(st.st_mode))
+		return dcpi_error(ENOTDIR, "%s: not a directory", path);
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return dcpi_error(EPERM, "%s: owned by uid %u, not by us (uid %u) or root: "
+				  "refusing to write there", path, (unsigned)st.st_uid,
+				  (unsigned)geteuid());
+	if ((st.st_mode & 022) && (last || !(st.st_mode & S_ISVTX)))
+		return dcpi_error(EPERM, "%s: writable by group or others (mode %o): refusing "
+				  "to write there", path, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
+int dcpi_db_check_dir(const char *path)
+{
+	char *abs = realpath(path, NULL);
+	int err = 0;
+
+	if (!abs)
+		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	/* every component from the top: each one we pass could be swapped */
+	for (char *p = abs + 1; !err; p++) {
+		if (*p && *p != '/')
+			continue;
+		if (!*p) {
+			err = trusted_dir(abs, 1);
+			break;
+		}
+		*p = 0;
+		err = trusted_dir(abs, 0);
+		*p = '/';
+	}
+	free(abs);
+	return err;
+}
+
+int dcpi_db_init(const char *root, unsigned dirmode)
+{
 	int err = mkdir_p(root, dirmode);
 
-	if (err)
-		return err;
-	if (stat(root, &st))
-		return dcpi_error(errno, "%s: %s", root, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return dcpi_error(ENOTDIR, "%s: not a directory", root);
-	return 0;
+	return err ? err : dcpi_db_check_dir(root);
 }
 
 int dcpi_db_host(char *out, size_t len)
@@ -263,7 +304,7 @@ int dcpi_db_lock_holder(const char *root, const char *host)
 
 	if (lock_path(p, sizeof(p), root, host))
 		return 0;
-	fd = open(p, O_RDONLY | O_CLOEXEC);
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
 	if (flock(fd, LOCK_SH | LOCK_NB) == 0) { /* nobody holds it */
@@ -287,9 +328,13 @@ int dcpi_db_lock(const char *root, const char *host, int *out)
 	err = lock_path(p, sizeof(p), root, host);
 	if (err)
 		return err;
-	fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return dcpi_error(errno, "%s: %s", p, strerror(errno));
+	if ((err = dcpi_file_check_own(fd, p))) {
+		close(fd);
+		return err;
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		err = errno;
 		close(fd);
@@ -307,4 +352,50 @@ int dcpi_db_lock(const char *root, const char *host, int *out)
 	}
 	*out = fd;
 	return 0;
+}
+
+/* Remove the temporary files a killed writer left in dir. */
+static int clean_tmp(const char *dir, size_t *removed)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : dcpi_error(errno, "%s: %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (!dcpi_file_is_tmp_name(de->d_name) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+			(*removed)++;
+		else if (!err)
+			err = dcpi_error(errno, "%s/%s: %s", dir, de->d_name, strerror(errno));
+	}
+	closedir(d);
+	return err;
+}
+
+int dcpi_db_recover(const char *root, const char *host, unsigned mode, size_t *removed,
+		    uint64_t *added)
+{
+	char **epochs, p[4096];
+	size_t n;
+	int err = dcpi_db_epochs(root, &epochs, &n), e2 = 0;
+
+	*removed = 0;
+	*added = 0;
+	if (err)
+		return err;
+	for (size_t i = 0; i < n && !err; i++)
+		if (!(err = dcpi_db_path(p, sizeof(p), root, epochs[i], host, NULL)))
+			err = clean_tmp(p, removed);
+	/* a writer is killed in the epoch it writes, the latest */
+	if (n && !(e2 = dcpi_db_path(p, sizeof(p), root, epochs[n - 1], host, NULL)) &&
+	    access(p, F_OK) == 0)
+		e2 = dcpi_stats_recount(p, mode, added);
+	dcpi_db_names_free(epochs, n);
+	return err ? err : e2;
 }

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dcpi/db.h"
 #include "dcpi/error.h"
@@ -84,6 +85,15 @@ static int same_identity(const struct dcpi_profile *a, const struct dcpi_profile
 	       (a->build_id_len || (a->size == b->size && a->mtime == b->mtime));
 }
 
+/* Something other than a regular file (a FIFO, a symlink, a device) sits
+ * at path: never open it, set it aside.  */
+static int not_a_file(const char *path)
+{
+	struct stat st;
+
+	return !lstat(path, &st) && !S_ISREG(st.st_mode);
+}
+
 /* Write p into dir/name, adding to what is there.  A file of another
  * identity under the same name (a hash collision) moves p to name~N. */
 int dcpi_db_merge_profile(const char *dir, struct dcpi_profile *p, unsigned mode)
@@ -101,10 +111,10 @@ int dcpi_db_merge_profile(const char *dir, struct dcpi_profile *p, unsigned mode
 			snprintf(path, sizeof(path), "%s/%.*s~%d.prof", dir,
 				 (int)(strlen(name) - 5), name, attempt);
 		dcpi_profile_init(&old);
-		err = dcpi_profile_read(path, &old);
+		err = not_a_file(path) ? -EBADMSG : dcpi_profile_read(path, &old);
 		if (err == -ENOENT)
 			return dcpi_profile_write(path, p, mode);
-		if (err == -EBADMSG) { /* corrupt: keep it for a human, start afresh */
+		if (err == -EBADMSG) { /* corrupt or no file: keep it for a human, start afresh */
 			snprintf(aside, sizeof(aside), "%s.corrupt", path);
 			rename(path, aside);
 			return dcpi_profile_write(path, p, mode);

@@ -199,3 +199,50 @@ int dcpi_stats_read(const char *path, struct dcpi_epoch_stats *st)
 		return dcpi_error_prefix(err, "%s", path);
 	return 0;
 }
+
+/* Add p's event totals into sum (by event name). */
+static void add_totals(const struct dcpi_profile *p, const struct dcpi_epoch_stats *st,
+		       uint64_t *sum)
+{
+	for (unsigned i = 0; i < p->nevents; i++)
+		for (unsigned e = 0; e < st->nevents; e++)
+			if (!strcmp(p->events[i].name, st->ev[e].name))
+				sum[e] += p->events[i].total;
+}
+
+int dcpi_stats_recount(const char *platdir, unsigned mode, uint64_t *added)
+{
+	struct dcpi_epoch_stats st;
+	uint64_t sum[DCPI_MAX_EVENTS] = { 0 }, more = 0;
+	char spath[4200], **files;
+	size_t n;
+	int err;
+
+	*added = 0;
+	snprintf(spath, sizeof(spath), "%s/epoch.stats", platdir);
+	if ((err = dcpi_stats_read(spath, &st)))
+		return err == -ENOENT ? 0 : err;
+	if ((err = dcpi_db_profiles(platdir, &files, &n)))
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		struct dcpi_profile p;
+
+		dcpi_profile_init(&p);
+		if (!dcpi_profile_read(files[i], &p)) /* an unreadable one counts nothing */
+			add_totals(&p, &st, sum);
+		dcpi_profile_free(&p);
+	}
+	for (unsigned e = 0; e < st.nevents; e++) {
+		if (sum[e] <= st.ev[e].samples)
+			continue;
+		more += sum[e] - st.ev[e].samples;
+		st.ev[e].samples = sum[e];
+	}
+	st.images = n;
+	dcpi_db_names_free(files, n);
+	if (!more)
+		return 0;
+	st.samples += more;
+	*added = more;
+	return dcpi_stats_write(spath, &st, mode);
+}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "dcpi/buildid.h"
@@ -46,7 +47,8 @@ static int copy_into(int fd, uint64_t size, const char *tmp, const char *file, u
 	if (size > DCPI_CACHE_MAX_BYTES)
 		return dcpi_error(EFBIG, "%s: image of %llu bytes not cached (over %llu)", file,
 				  (unsigned long long)size, (unsigned long long)DCPI_CACHE_MAX_BYTES);
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	/* mode is the database's file mode: never a set-id bit */
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode & 0777);
 	if (out < 0)
 		return dcpi_error(errno, "%s: %s", tmp, strerror(errno));
 	while ((r = read(fd, buf, sizeof(buf))) > 0)
@@ -65,6 +67,15 @@ static int copy_into(int fd, uint64_t size, const char *tmp, const char *file, u
 	if (err)
 		unlink(tmp);
 	return err;
+}
+
+/* A hard link shares the inode: its set-id bits and file capabilities,
+ * in a tree other users may enter (-shared), and it keeps a program a
+ * security update replaced runnable.  Such images are copied (plain). */
+static int privileged(int fd, const struct stat *st)
+{
+	return (st->st_mode & (S_ISUID | S_ISGID)) ||
+	       fgetxattr(fd, "security.capability", NULL, 0) >= 0;
 }
 
 int dcpi_imagecache_add(const char *root, const char *path, const uint8_t *id, size_t idlen,
@@ -96,7 +107,9 @@ int dcpi_imagecache_add(const char *root, const char *path, const uint8_t *id, s
 		err = dcpi_error(errno, "%s: %s", cdir, strerror(errno));
 	if (!err && (mkdir(dir, dirmode) && errno != EEXIST))
 		err = dcpi_error(errno, "%s: %s", dir, strerror(errno));
-	if (!err && link(path, file) != 0 && errno != EEXIST) {
+	if (!err)
+		err = dcpi_db_check_dir(dir);
+	if (!err && (privileged(fd, &st) || (link(path, file) != 0 && errno != EEXIST))) {
 		snprintf(tmp, sizeof(tmp), "%s.tmp.%d", file, (int)getpid());
 		lseek(fd, 0, SEEK_SET);
 		err = copy_into(fd, (uint64_t)st.st_size, tmp, file, filemode);

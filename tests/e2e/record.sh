@@ -181,7 +181,7 @@ paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo unknown)
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
 	skip "non-root run: needs root and setpriv to switch users"
 else
-	U=$(mktemp -d); chmod 777 "$U"; at_exit "rm -rf '$U'"
+	U=$(mktemp -d); chown 65534:65534 "$U"; at_exit "rm -rf '$U'"
 	asuser() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 	out=$(asuser "$REC" -db "$U/db" -- "$T/spin" 200 2>&1); rc=$?
 	echo "# perf_event_paranoid $paranoid"

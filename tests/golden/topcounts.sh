@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # dcpitopcounts against expected output: the hottest instructions of all
 # images and of named ones, -sort, -n, -json; images without code (the
-# unknown samples, an image that is gone) are warned about and left out.
+# unknown samples) are warned about and left out; an image whose file is
+# gone is warned about and its samples shown by file offset.
 . "$DCPI_ROOT/tests/tap.sh"
 . "$DCPI_ROOT/tests/golden/fixture.bash"
 golden_setup || done_testing
@@ -26,6 +27,11 @@ else
 	skip "prog.c compiles to other code here than in expected/prog.code: listings not compared"
 	diff -u "$EXP/prog.code" "$T/code" | sed 's/^/# /'
 fi
+# an unreadable image's samples are still there, by file offset
+rows=$($TC -n 100 2>/dev/null | grep -F '(image unreadable: file offset)')
+[ "$(grep -c . <<<"$rows")" -ge 1 ] && grep -qF 'lib\x01x.so' <<<"$rows" &&
+	pass "a gone image's samples are shown by file offset" ||
+	fail "a gone image's samples are shown by file offset" "$($TC -n 100 2>&1 | tail -5)"
 # shellcheck disable=SC2086
 {
 golden top-kernel.txt $TC kernel

@@ -457,6 +457,55 @@ static void test_lifecycle(struct fixture *fx, struct dcpi_loadmap *lm, int img1
 	T_EQ(dcpi_loadmap_scan_pid(lm, 101), -ESRCH, "scan_pid of a vanished process: -ESRCH");
 }
 
+/* After a forget, only what is mapped or pinned is left, renumbered; the
+ * mappings and the pinned index follow, and the identity cache too. */
+static void test_forget(struct dcpi_loadmap *lm, int img1)
+{
+	struct dcpi_image gone = { .path = "/nowhere/gone", .kind = DCPI_IMAGE_FILE, .size = 1 };
+	struct dcpi_image pin = { .path = "[pinned]", .kind = DCPI_IMAGE_UNKNOWN };
+	char *path1 = strdup(dcpi_loadmap_image(lm, img1)->path);
+	struct dcpi_loadmap_stats st0, st;
+	int32_t pinned;
+	size_t n;
+	uint64_t off;
+	int idx;
+
+	pinned = dcpi_loadmap_intern(lm, &pin);
+	T_OK(dcpi_loadmap_intern(lm, &gone) >= 0, "an image nothing maps");
+	dcpi_loadmap_stats(lm, &st0);
+	T_EQ(dcpi_loadmap_forget(lm, &pinned, 1, &n), 0, "forget");
+	dcpi_loadmap_stats(lm, &st);
+	T_OK(n >= 1 && st.images == st0.images - n && st.forgotten == st0.forgotten + n,
+	     "forgotten images are counted and gone from memory");
+	T_STREQ(dcpi_loadmap_image(lm, pinned) ? dcpi_loadmap_image(lm, pinned)->path : NULL,
+		"[pinned]", "the pinned index follows its image");
+	idx = dcpi_loadmap_resolve(lm, 100, P1_START + 8, 0, &off);
+	T_STREQ(dcpi_loadmap_image(lm, idx) ? dcpi_loadmap_image(lm, idx)->path : NULL, path1,
+		"a live process's mapping follows its image");
+	T_EQ(dcpi_loadmap_intern(lm, &pin), pinned, "the image set is rebuilt");
+	T_EQ(dcpi_loadmap_intern(lm, &gone), (int)st.images, "a forgotten image comes back new");
+	free(path1);
+}
+
+/* Maps text from memory reads as from a file; bytes past len are not read. */
+static void test_scan_text(void)
+{
+	static const char text[] = "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]\n"
+				   "garbage past the length";
+	struct dcpi_loadmap *lm = dcpi_loadmap_new("/nonexistent");
+	uint64_t off;
+	int idx;
+
+	T_EQ(dcpi_loadmap_scan_text(lm, 7, text, strchr(text, '\n') + 1 - text), 0,
+	     "scan_text of one line");
+	idx = dcpi_loadmap_resolve(lm, 7, 0x7f0000000010, 0, &off);
+	T_STREQ(dcpi_loadmap_image(lm, idx) ? dcpi_loadmap_image(lm, idx)->path : NULL, "[vdso]",
+		"its mapping resolves");
+	T_EQ(dcpi_loadmap_scan_text(lm, 8, "", 0), 0, "empty text: no mappings");
+	T_EQ(dcpi_loadmap_scan_text(lm, 0, text, 4), -EINVAL, "pid 0 refused");
+	dcpi_loadmap_free(lm);
+}
+
 static void test_procroot(void)
 {
 	struct fixture fx;
@@ -480,6 +529,7 @@ static void test_procroot(void)
 	test_lifecycle(&fx, lm, img1);
 	test_lazy(&fx, lm, img1);
 	test_rebuild(&fx, lm, img1);
+	test_forget(lm, img1);
 	dcpi_loadmap_free(lm);
 }
 
@@ -729,6 +779,7 @@ int main(void)
 	test_build_ids(elf, noid);
 	test_notes_parse();
 	test_procroot();
+	test_scan_text();
 	test_kernel_fake();
 	test_kernel_real();
 	test_real_proc();
