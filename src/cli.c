@@ -1,5 +1,6 @@
 /* Messages and small option helpers for the commands: see cli.h. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,4 +132,87 @@ unsigned long long cli_parse_count(const char *opt, const char *arg)
 	if (errno || end == arg || *end || (mul > 1 && v > ~0ULL / mul))
 		cli_usage_error("-%s wants a non-negative number, not '%s'", opt, arg);
 	return v * mul;
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+static const struct option *exact_long(const struct option *lo, const char *name, size_t n)
+{
+	for (; lo->name; lo++)
+		if (strlen(lo->name) == n && !strncmp(lo->name, name, n))
+			return lo;
+	return NULL;
+}
+
+/* "-i", "-n20", "-n 20": single-dash letters getopt knows as short
+ * options; *takes_arg when the last one's value is the next argument. */
+static int short_ok(const char *shortopts, const char *name, int *takes_arg)
+{
+	const char *s = strchr(shortopts, name[0]);
+
+	if (!name[0] || name[0] == ':' || name[0] == '+' || !s)
+		return 0;
+	if (s[1] == ':') { /* takes a value: the rest of the word, or the next one */
+		*takes_arg = !name[1];
+		return 1;
+	}
+	*takes_arg = 0;
+	return !name[1] || short_ok(shortopts, name + 1, takes_arg);
+}
+
+static _Noreturn void unknown_option(const char *arg, const char *name, size_t n,
+				     const struct option *lo)
+{
+	char hint[256] = "";
+	size_t k = 0;
+
+	for (; lo->name && k < sizeof(hint) - 64; lo++)
+		if (n && !strncmp(lo->name, name, n))
+			k += (size_t)snprintf(hint + k, sizeof(hint) - k, "%s-%s", k ? ", " : "",
+					      lo->name);
+	if (k)
+		cli_usage_error("unknown option '%s' (options are not abbreviated: %s?)",
+				cli_safe(arg), hint);
+	cli_usage_error("unknown option '%s'", cli_safe(arg));
+}
+
+static void check_options(int argc, char **argv, const char *shortopts,
+			  const struct option *lo)
+{
+	int plus = shortopts[0] == '+';
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *name;
+		const struct option *o;
+		int takes_arg = 0;
+		size_t n;
+
+		if (!strcmp(a, "--"))
+			return;
+		if (a[0] != '-' || !a[1]) {
+			if (plus)
+				return;
+			continue;
+		}
+		name = a + 1 + (a[1] == '-');
+		n = strcspn(name, "=");
+		if ((o = exact_long(lo, name, n)))
+			takes_arg = o->has_arg == required_argument && !name[n];
+		else if (a[1] == '-' || !short_ok(shortopts, name, &takes_arg))
+			unknown_option(a, name, n, lo);
+		if (takes_arg && ++i >= argc)
+			cli_usage_error("option '%s' needs a value", cli_safe(a));
+	}
+}
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *lo)
+{
+	static char **checked;
+
+	if (checked != argv) {
+		checked = argv;
+		opterr = 0; /* every message is ours, and said once */
+		check_options(argc, argv, shortopts, lo);
+	}
+	return getopt_long_only(argc, argv, shortopts, lo, NULL);
 }

@@ -37,6 +37,16 @@ unsigned long long cli_parse_count(const char *opt, const char *arg);
 #define CLI_LOCAL_DB "./dcpidb"
 const char *cli_db_read(const char *db_opt);
 
+/* getopt_long_only without its guesses: every option must be spelled out
+ * (getopt would take -i for -imagecache, -m for -merge: DCPI's one-letter
+ * options meant other things), an unknown or incomplete option is one
+ * usage error naming it (and the long options it could have meant), never
+ * two messages.  Options are checked up to "--" (and, with a '+'
+ * optstring, up to the first operand); then getopt_long_only runs as
+ * usual.  Needs <getopt.h>. */
+struct option;
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *lo);
+
 /* The commands of the multi-call binary. */
 int cmd_dcpid(int argc, char **argv);
 int cmd_dcpictl(int argc, char **argv);

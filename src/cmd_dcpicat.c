@@ -196,7 +196,7 @@ static void parse_options(int argc, char **argv, struct cat_opts *o)
 	int c;
 
 	opterr = 0; /* our own messages, in our format */
-	while ((c = getopt_long_only(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", longopts)) != -1) {
 		switch (c) {
 		case 's': parse_sort(o, optarg); break;
 		case 'k': o->keep = cli_parse_count("keep", optarg); o->keep_set = 1; break;

@@ -57,7 +57,7 @@ int cmd_dcpictl(int argc, char **argv)
 	unsigned long long timeout = 120;
 	int c, ok;
 
-	while ((c = getopt_long_only(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'H': host = optarg; break;

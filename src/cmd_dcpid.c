@@ -150,7 +150,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 
 	d->merge_secs = 60;
 	d->loglevel = LOG_INFO;
-	while ((c = getopt_long_only(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case O_DB: db = optarg; break;
 		case O_EVENT:

@@ -98,7 +98,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 	int c;
 
 	o->keep = ULLONG_MAX;
-	while ((c = getopt_long_only(argc, argv, "ih", lo, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "ih", lo)) != -1) {
 		switch (c) {
 		case O_DB: o->db = optarg; break;
 		case O_HOST: o->host = optarg; break;

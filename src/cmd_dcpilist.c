@@ -90,7 +90,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long_only(argc, argv, "f:I:h", lo, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "f:I:h", lo)) != -1) {
 		switch (c) {
 		case O_DB: o->db = optarg; break;
 		case O_EPOCH: o->epoch = optarg; break;

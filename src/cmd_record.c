@@ -101,7 +101,7 @@ static void parse_options(struct record *r, int argc, char **argv)
 	int c;
 
 	/* "+": the first non-option is COMMAND; its options are its own */
-	while ((c = getopt_long_only(argc, argv, "+ih", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+ih", opts)) != -1) {
 		switch (c) {
 		case O_DB: r->db = optarg; break;
 		case O_EVENT:

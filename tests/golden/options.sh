@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Options are never guessed: DCPI's one-letter forms and abbreviations
+# that getopt_long_only would have completed into other options (dcpid -i
+# into -imagecache, -m into -merge, -d into -db) are refused with one
+# usage error (exit 2, one message line plus the --help hint), nothing on
+# standard output, nothing created.  Spelled-out options still work.
+. "$DCPI_ROOT/tests/tap.sh"
+cd "$T" || exit 1
+
+refused() { # CMD ARGS...: refused as a usage error, said once
+	local out rc
+	out=$("$DCPI_BIN/$@" 2>"$T/err"); rc=$?
+	if [ $rc -eq 2 ] && [ -z "$out" ] && [ "$(wc -l <"$T/err")" -eq 2 ] &&
+		grep -qE "^$1: (unknown option|option .* needs a value)" "$T/err" &&
+		[ -z "$(ls "$T" | grep -v '^err$')" ]; then
+		pass "$*: refused once ($(head -1 "$T/err"))"
+	else
+		fail "$*: refused once" "rc=$rc out=$out err=$(cat "$T/err") files=$(ls "$T")"
+	fi
+	rm -rf "${T:?}"/* 2>/dev/null
+}
+
+while read -r line; do
+	[ -n "$line" ] || continue
+	# shellcheck disable=SC2086
+	refused $line
+done <<'EOF2'
+dcpid -i python3 db
+dcpid -hash 3 db
+dcpid -d db
+dcpid -m 5 db
+dcpid -imagecach db
+dcpid -eve cycles db
+dcpid --merg 5 db
+dcpid -db
+dcpictl -d db status
+dcpictl -time 3 status
+dcpiprof -e latest
+dcpiprof -sor cycles
+dcpiprof -k 3
+dcpilist -so main prog
+dcpitopcounts -epo all
+dcpicat -j x.prof
+dcpi-record -d db -- true
+dcpi-record -imagecach -- true
+dcpidiff -ev cycles A B
+dcpistats -jso A -- B
+EOF2
+
+# spelled out, the same options still parse (here: up to a missing database)
+out=$(env -u DCPIDB "$DCPI_BIN/dcpiprof" -sort cycles -keep 3 -epoch latest 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "no database" <<<"$out" && pass "spelled-out options still parse" ||
+	fail "spelled-out options still parse" "rc=$rc $out"
+out=$("$DCPI_BIN/dcpitopcounts" -n3 -help 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q "^usage:" <<<"$out" && pass "short options with attached values" ||
+	fail "short options with attached values" "rc=$rc $out"
+out=$("$DCPI_BIN/dcpi-record" -help -- sh -c 'exit 0' 2>&1); rc=$?
+[ $rc -eq 0 ] && pass "-help before --" || fail "-help before --" "rc=$rc $out"
+done_testing
