@@ -21,8 +21,9 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
            -Wmissing-prototypes -Wvla -Wno-sign-compare
 CFLAGS  ?= -O2 -g
+VERSION := $(shell cat VERSION 2>/dev/null || echo unknown)
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude -Ilib $(PKG_CFLAGS) \
-              -D_GNU_SOURCE -MMD -MP
+              -D_GNU_SOURCE -DDCPI_VERSION='"$(VERSION)"' -MMD -MP
 LDLIBS  := $(PKG_LIBS) -ldebuginfod -liberty -lm $(EXTRA_LDFLAGS)
 
 LIB_SRC   := $(sort $(wildcard lib/*/*.c))
@@ -42,6 +43,8 @@ all: $(BIN) $(UNIT_BIN)
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(O)/lib/base/version.o: VERSION
 
 $(O)/libdcpi.a: $(LIB_OBJ)
 	@rm -f $@

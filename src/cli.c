@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "dcpi/error.h"
+#include "dcpi/version.h"
 
 const char *cli_prog = "dcpi";
 
@@ -189,6 +190,10 @@ static void check_options(int argc, char **argv, const char *shortopts,
 
 		if (!strcmp(a, "--"))
 			return;
+		if (!strcmp(a, "-version") || !strcmp(a, "--version")) {
+			printf("%s (dcpi) %s\n", cli_prog, dcpi_version());
+			exit(0);
+		}
 		if (a[0] != '-' || !a[1]) {
 			if (plus)
 				return;

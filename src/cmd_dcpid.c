@@ -25,6 +25,7 @@
 #include "dcpi/file.h"
 #include "dcpi/imagecache.h"
 #include "dcpi/run.h"
+#include "dcpi/version.h"
 
 #define MAX_BYPID 64
 
@@ -603,6 +604,7 @@ static void setup(struct daemon *d)
 	d->sigfd = setup_signals();
 	if (d->sigfd < 0)
 		cli_die("signalfd: %s", strerror(errno));
+	logmsg(d, LOG_INFO, "dcpid %s, pid %d", dcpi_version(), (int)getpid());
 	logmsg(d, LOG_INFO, "sampling %u CPUs into %s",
 	       dcpi_sampler_ncpus(dcpi_run_sampler(d->run)), dcpi_run_platdir(d->run));
 	for (unsigned e = 0; e < d->events.n; e++)

@@ -12,6 +12,7 @@
 #include "dcpi/error.h"
 #include "dcpi/file.h"
 #include "dcpi/stats.h"
+#include "dcpi/version.h"
 
 #define STATS_MAX (1 << 20) /* a stats file is a few hundred bytes */
 
@@ -49,10 +50,11 @@ int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsign
 		return dcpi_error_prefix(err, "%s", path);
 	err = dcpi_buf_printf(&b,
 		"# dcpi epoch statistics\n"
+		"writer dcpi %s\n"
 		"epoch %s\nplatform %s\nstart %" PRId64 "\nupdated %" PRId64 "\n"
 		"cpus %u\nsamples %" PRIu64 "\nlost %" PRIu64 "\nthrottled %" PRIu64 "\n"
 		"unknown %" PRIu64 "\nkernel %" PRIu64 "\nimages %" PRIu64 "\n",
-		st->epoch, st->platform, st->start, st->updated, st->ncpus, st->samples,
+		dcpi_version(), st->epoch, st->platform, st->start, st->updated, st->ncpus, st->samples,
 		st->lost, st->throttled, st->unknown, st->kernel, st->images);
 	for (uint32_t i = 0; !err && i < st->nevents; i++) {
 		const struct dcpi_stats_event *e = &st->ev[i];

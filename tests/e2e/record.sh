@@ -141,6 +141,9 @@ mkdir "$T/cwd"
 (cd "$T/cwd" && env -u DCPIDB "$REC" -quiet -- true >/dev/null 2>&1); rc=$?
 [ $rc -eq 0 ] && [ "$(epochs "$T/cwd/dcpidb")" -eq 1 ] && pass "default database ./dcpidb" ||
 	fail "default database ./dcpidb" "rc=$rc $(ls "$T/cwd")"
+grep -qx "writer dcpi $(cat "$DCPI_ROOT/VERSION")" "$T"/cwd/dcpidb/*/*/epoch.stats &&
+	pass "epoch.stats names the version that wrote it" ||
+	fail "epoch.stats names the version that wrote it" "$(head -3 "$T"/cwd/dcpidb/*/*/epoch.stats)"
 out=$(cd "$T/cwd" && env -u DCPIDB "$DCPI_BIN/dcpiprof" 2>&1); rc=$?
 [ $rc -eq 0 ] && grep -q "^Database: ./dcpidb" <<<"$out" &&
 	pass "dcpiprof in the same directory reads ./dcpidb" ||

@@ -47,6 +47,15 @@ dcpidiff -ev cycles A B
 dcpistats -jso A -- B
 EOF2
 
+# -version and --version, on every command, wherever they stand before --
+want=$(cat "$DCPI_ROOT/VERSION")
+for c in dcpid dcpictl dcpicat dcpiprof dcpilist dcpitopcounts dcpidiff dcpistats dcpi-record; do
+	out=$("$DCPI_BIN/$c" -version 2>&1); rc=$?
+	out2=$("$DCPI_BIN/$c" --version 2>&1)
+	[ $rc -eq 0 ] && [ "$out" = "$c (dcpi) $want" ] && [ "$out2" = "$out" ] &&
+		pass "$c -version: $out" || fail "$c -version" "rc=$rc '$out' '$out2'"
+done
+
 # spelled out, the same options still parse (here: up to a missing database)
 out=$(env -u DCPIDB "$DCPI_BIN/dcpiprof" -sort cycles -keep 3 -epoch latest 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "no database" <<<"$out" && pass "spelled-out options still parse" ||
