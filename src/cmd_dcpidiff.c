@@ -409,25 +409,13 @@ static void json_side(struct dcpi_json *j, const struct cmp *c, int k)
 	dcpi_json_break(j);
 	dcpi_json_key(j, k ? "b" : "a");
 	dcpi_json_obj_begin(j);
-	dcpi_json_key(j, "epochs");
-	dcpi_json_arr_begin(j);
-	for (size_t i = 0; i < s->set.nepochs; i++)
-		dcpi_json_str(j, s->set.epochs[i]);
-	dcpi_json_arr_end(j);
-	dcpi_json_key(j, "hosts");
-	dcpi_json_arr_begin(j);
-	for (size_t i = 0; i < s->set.nhosts; i++)
-		dcpi_json_str(j, s->set.hosts[i]);
-	dcpi_json_arr_end(j);
+	dcpi_json_key_strs(j, "epochs", (const char *const *)s->set.epochs, s->set.nepochs);
+	dcpi_json_key_strs(j, "hosts", (const char *const *)s->set.hosts, s->set.nhosts);
 	dcpi_json_key_u64(j, "total", k ? c->d.total_b : c->d.total_a);
 	dcpi_json_key_u64(j, "period", s->set.periods[s->col]);
 	if (s->proc)
 		dcpi_json_key_str(j, "procedure", s->proc);
-	dcpi_json_key(j, "warnings");
-	dcpi_json_arr_begin(j);
-	for (size_t i = 0; i < s->w.n; i++)
-		dcpi_json_str(j, s->w.v[i]);
-	dcpi_json_arr_end(j);
+	dcpi_json_key_strs(j, "warnings", (const char *const *)s->w.v, s->w.n);
 	dcpi_json_obj_end(j);
 }
 
@@ -515,13 +503,10 @@ static void print_csv(const struct cmp *c, size_t n)
 int cmd_dcpidiff(int argc, char **argv)
 {
 	static struct cmp c;
-	struct dcpi_obj_opts oo;
 	size_t n;
 
 	parse_options(&c.o, argc, argv);
-	oo = (struct dcpi_obj_opts){ report_symtab_opts(c.o.db), NULL };
-	if (!(c.objs = dcpi_objcache_new(&oo)))
-		cli_die("out of memory");
+	c.objs = report_objcache(c.o.db);
 	dcpi_diff_init(&c.d);
 	load_side(&c, 0);
 	load_side(&c, 1);

@@ -241,32 +241,19 @@ static void json_row(struct dcpi_json *j, const struct st *t, const struct dcpi_
 	dcpi_json_obj_end(j);
 }
 
-static void json_epochs(struct dcpi_json *j, const char *name, const char *const *v, size_t n)
-{
-	dcpi_json_key(j, name);
-	dcpi_json_arr_begin(j);
-	for (size_t e = 0; e < n; e++)
-		dcpi_json_str(j, v[e]);
-	dcpi_json_arr_end(j);
-}
-
 static void print_json(const struct st *t, size_t n)
 {
 	struct dcpi_json *j = report_json_begin(t->o.db);
 
 	dcpi_json_key_str(j, "mode", t->o.procs ? "procedures" : "images");
 	dcpi_json_key_str(j, "event", t->event);
-	json_epochs(j, "a", t->o.epochs[0], t->o.n[0]);
+	dcpi_json_key_strs(j, "a", t->o.epochs[0], t->o.n[0]);
 	if (t->o.n[1])
-		json_epochs(j, "b", t->o.epochs[1], t->o.n[1]);
+		dcpi_json_key_strs(j, "b", t->o.epochs[1], t->o.n[1]);
 	dcpi_json_key_str(j, "test", t->o.n[1] ? t->o.n[0] > 1 && t->o.n[1] > 1
 		? "welch-t-95" : "binomial-sampling-error-95" : NULL);
 	dcpi_json_break(j);
-	dcpi_json_key(j, "warnings");
-	dcpi_json_arr_begin(j);
-	for (size_t i = 0; i < t->w.n; i++)
-		dcpi_json_str(j, t->w.v[i]);
-	dcpi_json_arr_end(j);
+	dcpi_json_key_strs(j, "warnings", (const char *const *)t->w.v, t->w.n);
 	dcpi_json_break(j);
 	dcpi_json_key(j, "rows");
 	dcpi_json_arr_begin(j);
@@ -281,13 +268,10 @@ static void print_json(const struct st *t, size_t n)
 int cmd_dcpistats(int argc, char **argv)
 {
 	static struct st t;
-	struct dcpi_obj_opts oo;
 	size_t n;
 
 	parse_options(&t.o, argc, argv);
-	oo = (struct dcpi_obj_opts){ report_symtab_opts(t.o.db), NULL };
-	if (!(t.objs = dcpi_objcache_new(&oo)))
-		cli_die("out of memory");
+	t.objs = report_objcache(t.o.db);
 	if (dcpi_shares_init(&t.s, t.o.n[0], t.o.n[1]))
 		cli_die("%s", dcpi_errmsg());
 	for (int g = 0; g < 2; g++)

@@ -189,13 +189,11 @@ static void open_group(struct tc *t, const size_t *idx, size_t n)
 /* Open each image identity the arguments name. */
 static void open_images(struct tc *t)
 {
-	struct dcpi_obj_opts oo = { report_symtab_opts(t->o.db), NULL };
 	uint64_t nocode = 0;
 
 	if (dcpi_select(&t->set, t->o.images, t->o.nimages, &t->sel))
 		cli_die("%s", dcpi_errmsg());
-	if (!(t->objs = dcpi_objcache_new(&oo)))
-		cli_die("out of memory");
+	t->objs = report_objcache(t->o.db);
 	for (size_t k = 0; k < t->sel.ngroups; k++) {
 		const struct dcpi_image_group *g = &t->sel.groups[k];
 		const struct dcpi_profile *p = &t->set.v[g->idx[0]].prof;

@@ -9,6 +9,7 @@
 #include "dcpi/db.h"
 #include "dcpi/imagecache.h"
 #include "dcpi/json.h"
+#include "dcpi/obj.h"
 #include "dcpi/stats.h"
 #include "dcpi/symtab.h"
 #include "report.h"
@@ -139,22 +140,13 @@ void report_print_header(FILE *f, const char *db, const struct dcpi_profset *set
 		fprintf(f, "warning: %s\n", cli_safe(w->v[i]));
 }
 
-static void json_strings(struct dcpi_json *j, const char *name, char *const *v, size_t n)
-{
-	dcpi_json_key(j, name);
-	dcpi_json_arr_begin(j);
-	for (size_t i = 0; i < n; i++)
-		dcpi_json_str(j, v[i]);
-	dcpi_json_arr_end(j);
-}
-
 void report_json_header(struct dcpi_json *j, const struct dcpi_profset *set,
 			const uint64_t *total, const struct report_warnings *w)
 {
 	const struct dcpi_epoch_stats *st = &set->stats;
 
-	json_strings(j, "epochs", set->epochs, set->nepochs);
-	json_strings(j, "hosts", set->hosts, set->nhosts);
+	dcpi_json_key_strs(j, "epochs", (const char *const *)set->epochs, set->nepochs);
+	dcpi_json_key_strs(j, "hosts", (const char *const *)set->hosts, set->nhosts);
 	dcpi_json_break(j);
 	dcpi_json_key_u64(j, "samples", st->samples);
 	dcpi_json_key_u64(j, "lost", st->lost);
@@ -172,7 +164,7 @@ void report_json_header(struct dcpi_json *j, const struct dcpi_profset *set,
 	}
 	dcpi_json_arr_end(j);
 	dcpi_json_break(j);
-	json_strings(j, "warnings", w->v, w->n);
+	dcpi_json_key_strs(j, "warnings", (const char *const *)w->v, w->n);
 }
 
 void report_json_counts(struct dcpi_json *j, unsigned nevents, const uint64_t *c,
@@ -188,6 +180,16 @@ void report_json_counts(struct dcpi_json *j, unsigned nevents, const uint64_t *c
 	for (unsigned e = 0; e < nevents; e++)
 		dcpi_json_fixed(j, report_pct(c[e], total[e]), 4);
 	dcpi_json_arr_end(j);
+}
+
+struct dcpi_objcache *report_objcache(const char *db)
+{
+	struct dcpi_obj_opts oo = { report_symtab_opts(db), NULL };
+	struct dcpi_objcache *c = dcpi_objcache_new(&oo);
+
+	if (!c)
+		cli_die("out of memory");
+	return c;
 }
 
 struct dcpi_json *report_json_begin(const char *db)

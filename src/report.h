@@ -12,6 +12,7 @@
 #include "dcpi/profset.h"
 
 struct dcpi_json;
+struct dcpi_objcache;
 struct dcpi_symtab_opts;
 
 #define REPORT_MAX_WARNINGS 64
@@ -52,6 +53,9 @@ const struct dcpi_symtab_opts *report_symtab_opts(const char *db);
  * stdout; the caller adds its members, then dcpi_json_obj_end() and
  * dcpi_json_free(). */
 struct dcpi_json *report_json_begin(const char *db);
+/* One obj per image for a report on database db (its image cache
+ * searched, report_symtab_opts); dies on ENOMEM. */
+struct dcpi_objcache *report_objcache(const char *db);
 /* "epochs": [...], "hosts": [...], "samples"... "events": [...],
  * "warnings": [...] members, as dcpiprof(1) documents them. */
 void report_json_header(struct dcpi_json *j, const struct dcpi_profset *set,

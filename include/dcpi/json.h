@@ -24,6 +24,7 @@
 #ifndef DCPI_JSON_H
 #define DCPI_JSON_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -60,5 +61,7 @@ void dcpi_json_null(struct dcpi_json *j);
 void dcpi_json_key_str(struct dcpi_json *j, const char *name, const char *s);
 void dcpi_json_key_u64(struct dcpi_json *j, const char *name, uint64_t v);
 void dcpi_json_key_bool(struct dcpi_json *j, const char *name, int v);
+/* "name": [the n strings of v] */
+void dcpi_json_key_strs(struct dcpi_json *j, const char *name, const char *const *v, size_t n);
 
 #endif

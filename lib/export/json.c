@@ -207,3 +207,12 @@ void dcpi_json_key_bool(struct dcpi_json *j, const char *name, int v)
 	dcpi_json_key(j, name);
 	dcpi_json_bool(j, v);
 }
+
+void dcpi_json_key_strs(struct dcpi_json *j, const char *name, const char *const *v, size_t n)
+{
+	dcpi_json_key(j, name);
+	dcpi_json_arr_begin(j);
+	for (size_t i = 0; i < n; i++)
+		dcpi_json_str(j, v[i]);
+	dcpi_json_arr_end(j);
+}
