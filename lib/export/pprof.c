@@ -255,7 +255,7 @@ static int add_addr(void *arg, const struct dcpi_addr *a)
 	struct pp *p = arg;
 	const char *host = a->e->prof.platform ? a->e->prof.platform : "";
 	struct ent *e;
-	uint64_t loc;
+	uint64_t loc, hid;
 	int fresh, err = location_of(p, a, &loc);
 
 	p->key.len = 0;
@@ -263,13 +263,9 @@ static int add_addr(void *arg, const struct dcpi_addr *a)
 					  a->e->prof.pid)) ||
 	    (err = table_get(&p->samples, (char *)p->key.data, 0, &e, &fresh)))
 		return err;
-	if (fresh) {
+	if (fresh) { /* id: its location; msg: the host's string id and pid + 1, the labels */
 		e->id = loc;
-		e->values[0] = 0;
-		if ((err = str_id(p, host, &loc)))
-			return err;
-		e->msg.len = 0; /* the host's string id and pid, for the labels */
-		if ((err = dcpi_buf_put_varint(&e->msg, loc)) ||
+		if ((err = str_id(p, host, &hid)) || (err = dcpi_buf_put_varint(&e->msg, hid)) ||
 		    (err = dcpi_buf_put_varint(&e->msg, (uint64_t)(a->e->prof.pid + 1))))
 			return err;
 	}
