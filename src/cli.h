@@ -29,8 +29,9 @@ const char *cli_safe(const char *s);
  * a usage error naming both. */
 const char *cli_db(const char *db_opt);
 
-/* Parse a non-negative integer option with optional K/M suffix; usage
- * error naming the option on anything else. */
+/* Parse a non-negative integer option with optional K (1024) or M
+ * (1024*1024) suffix, as event periods take them; usage error naming the
+ * option on anything else. */
 unsigned long long cli_parse_count(const char *opt, const char *arg);
 /* For the tools that only read: the same, but with neither given, the
  * ./dcpidb that dcpi record writes by default, when it exists. */

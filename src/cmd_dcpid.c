@@ -38,12 +38,13 @@ struct daemon {
 	const char *bypid[MAX_BYPID];
 	size_t nbypid;
 	int unknown_per_pid, reuse_epoch, nodaemon, loglevel, logmaps, nice_val, shared;
-	int buildid_mmap, imagecache, randomized;
+	int buildid_mmap, imagecache, mux;
 	uint8_t *cached;        /* per image index: 1 once cached or given up */
 	size_t ncached;
 	uint64_t forgotten;     /* images the loadmap forgot when cached was last valid */
 	unsigned merge_secs, status_secs, ring_pages;
 	const char *logfile;
+	char logpath[4200];     /* where the log goes ("" for stderr) */
 	/* state */
 	char host[DCPI_HOST_MAX];
 	FILE *log;
@@ -96,8 +97,11 @@ static void usage(FILE *f)
 "or $DCPIDB).  Runs as a daemon; control it with dcpictl.\n\n"
 "  -db DIR            the database (created 0700 if missing)\n"
 "  -event SPEC        what to sample, repeatable: TYPE[:[F|R]PERIOD[K|M]], and\n"
-"                     a+b+c for one multiplexed set (see dcpi-events(7)).\n"
+"                     a+b+c for one set counted at the same time (a perf group;\n"
+"                     see dcpi-events(7)).\n"
 "                     Default: cycles and instructions, or cpu-clock without a PMU\n"
+"  -mux               every event its own group, which the kernel time-multiplexes\n"
+"                     when the PMU has too few counters (DCPI's -mux)\n"
 "  -bypid IMAGE       per-process profiles for IMAGE (path or file name), repeatable\n"
 "  -unknown           per-process profiles of unattributable samples, by 1 MB region\n"
 "  -merge SECONDS     merge into the database this often (default 60)\n"
@@ -122,12 +126,13 @@ static void usage(FILE *f)
 
 static void parse_options(struct daemon *d, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EVENT, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
+	enum { O_DB = 256, O_EVENT, O_MUX, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
 	       O_QUIET, O_VERBOSE, O_LOGMAPS, O_STATUS, O_NICE, O_BUFPAGES, O_SHARED,
 	       O_BUILDID_MMAP, O_IMAGECACHE };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
+		{ "mux", no_argument, NULL, O_MUX },
 		{ "bypid", required_argument, NULL, O_BYPID },
 		{ "unknown", no_argument, NULL, O_UNKNOWN },
 		{ "merge", required_argument, NULL, O_MERGE },
@@ -158,6 +163,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 			if (dcpi_event_parse(&d->events, optarg))
 				cli_usage_error("%s", dcpi_errmsg());
 			break;
+		case O_MUX: d->mux = 1; break;
 		case O_BYPID:
 			if (d->nbypid == MAX_BYPID)
 				cli_usage_error("at most %d -bypid images", MAX_BYPID);
@@ -429,6 +435,7 @@ static void open_log(struct daemon *d)
 		snprintf(path, sizeof(path), "%s", d->logfile);
 	else
 		snprintf(path, sizeof(path), "%s/dcpid-%s.log", d->db, d->host);
+	snprintf(d->logpath, sizeof(d->logpath), "%s", path);
 	/* never through a symlink, never a FIFO, only a file of ours or root's */
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
 		  d->filemode);
@@ -447,12 +454,14 @@ static void setup_events(struct daemon *d)
 {
 	char why[512] = "";
 
-	if (d->events.n)
-		return;
-	if (dcpi_event_defaults(&d->events, why, sizeof(why)))
-		cli_die_lib("choosing default events");
-	if (why[0])
-		logmsg(d, LOG_INFO, "%s", why);
+	if (!d->events.n) {
+		if (dcpi_event_defaults(&d->events, why, sizeof(why)))
+			cli_die_lib("choosing default events");
+		if (why[0])
+			logmsg(d, LOG_INFO, "%s", why);
+	}
+	if (d->mux)
+		dcpi_event_mux(&d->events);
 }
 
 /* Open the counters (disabled) and the collector, and read the kernel's
@@ -572,6 +581,30 @@ static void recover(struct daemon *d)
 		       " samples were missing", added);
 }
 
+/* On the terminal that started us (stderr until daemonize_finish), as
+ * DCPI's dcpid said it: what is sampled, and where the log is.  Sets are
+ * separated by commas, the events of a set joined by '+'. */
+static void announce(struct daemon *d)
+{
+	char what[1024];
+	size_t len = 0;
+
+	if (d->loglevel == LOG_ERR)
+		return;
+	what[0] = 0;
+	for (unsigned e = 0; e < d->events.n && len < sizeof(what); e++) {
+		const struct dcpi_event_spec *ev = &d->events.ev[e];
+
+		len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%s:%s%" PRIu64,
+					e == 0 ? "" : ev->set == ev[-1].set ? "+" : ", ", ev->name,
+					ev->randomize ? "R" : "F", ev->period);
+	}
+	fprintf(stderr, "%s: monitoring %s on %u CPUs\n", cli_prog, what,
+		dcpi_sampler_ncpus(dcpi_run_sampler(d->run)));
+	fprintf(stderr, "%s: logging to %s\n", cli_prog,
+		d->logpath[0] ? d->logpath : "standard error");
+}
+
 static void setup(struct daemon *d)
 {
 	char name[DCPI_EPOCH_NAME_MAX];
@@ -604,6 +637,7 @@ static void setup(struct daemon *d)
 	d->sigfd = setup_signals();
 	if (d->sigfd < 0)
 		cli_die("signalfd: %s", strerror(errno));
+	announce(d);
 	logmsg(d, LOG_INFO, "dcpid %s, pid %d", dcpi_version(), (int)getpid());
 	logmsg(d, LOG_INFO, "sampling %u CPUs into %s",
 	       dcpi_sampler_ncpus(dcpi_run_sampler(d->run)), dcpi_run_platdir(d->run));
@@ -620,8 +654,7 @@ static void tick(struct daemon *d)
 {
 	time_t now = time(NULL);
 
-	if (d->randomized)
-		dcpi_sampler_rerandomize(dcpi_run_sampler(d->run));
+	dcpi_run_rerandomize(d->run);
 	if (now >= d->next_merge)
 		merge(d);
 	if (d->status_secs && now >= d->next_status) {
@@ -645,7 +678,7 @@ static int poll_timeout(const struct daemon *d)
 
 	if (d->status_secs && d->next_status < next)
 		next = d->next_status;
-	if (d->randomized && next > now + 1)
+	if (dcpi_run_randomized(d->run) && next > now + 1)
 		next = now + 1;
 	return next <= now ? 0 : (int)((next - now) * 1000);
 }
@@ -659,8 +692,6 @@ static void run(struct daemon *d)
 	fds[0] = (struct pollfd){ d->sigfd, POLLIN, 0 };
 	d->next_merge = time(NULL) + d->merge_secs;
 	d->next_status = time(NULL) + d->status_secs;
-	for (unsigned e = 0; e < d->events.n; e++)
-		d->randomized |= d->events.ev[e].randomize;
 	while (!d->quit) {
 		size_t nfds = 1 + nrings + dcpi_ctl_server_pollfds(&d->ctl, fds + 1 + nrings,
 								    1 + DCPI_CTL_CLIENTS);

@@ -41,7 +41,7 @@
 struct record {
 	/* options */
 	const char *db, *out, *keep, *sort;
-	int syswide, quiet, procs, imagecache;
+	int syswide, quiet, procs, imagecache, mux;
 	struct dcpi_eventlist events;
 	char **cmd;                  /* argv of the command, NULL-terminated */
 	/* state */
@@ -65,8 +65,11 @@ static void usage(FILE *f)
 "a new epoch of the database, and print where the time went (dcpiprof).\n\n"
 "  -db DIR            the database (default $DCPIDB, else ./dcpidb; created 0700)\n"
 "  -event SPEC        what to sample, repeatable: TYPE[:[F|R]PERIOD[K|M]], and\n"
-"                     a+b+c for one multiplexed set (see dcpi-events(7)).\n"
+"                     a+b+c for one set counted at the same time (a perf group;\n"
+"                     see dcpi-events(7)).\n"
 "                     Default: cycles and instructions, or cpu-clock without a PMU\n"
+"  -mux               every event its own group, which the kernel time-multiplexes\n"
+"                     when the PMU has too few counters (DCPI's -mux)\n"
 "  -a                 sample every process while COMMAND runs (needs root)\n"
 "  -o FILE            write the report to FILE instead of standard output\n"
 "  -quiet             no report, only the summary line on standard error\n"
@@ -83,10 +86,11 @@ static void usage(FILE *f)
 
 static void parse_options(struct record *r, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EVENT, O_ALL, O_OUT, O_QUIET, O_KEEP, O_SORT, O_IMAGECACHE };
+	enum { O_DB = 256, O_EVENT, O_MUX, O_ALL, O_OUT, O_QUIET, O_KEEP, O_SORT, O_IMAGECACHE };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
+		{ "mux", no_argument, NULL, O_MUX },
 		{ "a", no_argument, NULL, O_ALL },
 		{ "o", required_argument, NULL, O_OUT },
 		{ "quiet", no_argument, NULL, O_QUIET },
@@ -108,6 +112,7 @@ static void parse_options(struct record *r, int argc, char **argv)
 			if (dcpi_event_parse(&r->events, optarg))
 				cli_usage_error("%s", dcpi_errmsg());
 			break;
+		case O_MUX: r->mux = 1; break;
 		case O_ALL: r->syswide = 1; break;
 		case O_OUT: r->out = optarg; break;
 		case O_QUIET: r->quiet = 1; break;
@@ -230,13 +235,15 @@ static void setup_events(struct record *r)
 {
 	char why[512] = "";
 
-	if (r->events.n)
-		return;
-	if (dcpi_event_defaults(&r->events, why, sizeof(why)))
-		cli_die_lib("choosing default events");
-	/* only a fallback is news; the usual choice is in dcpi-events(7) */
-	if (strcmp(r->events.ev[0].name, "cycles") && why[0])
-		fprintf(stderr, "%s: note: %s\n", cli_prog, why);
+	if (!r->events.n) {
+		if (dcpi_event_defaults(&r->events, why, sizeof(why)))
+			cli_die_lib("choosing default events");
+		/* only a fallback is news; the usual choice is in dcpi-events(7) */
+		if (strcmp(r->events.ev[0].name, "cycles") && why[0])
+			fprintf(stderr, "%s: note: %s\n", cli_prog, why);
+	}
+	if (r->mux)
+		dcpi_event_mux(&r->events);
 }
 
 /* The report can only sort by an event we sample: say so before the run. */

@@ -1,7 +1,7 @@
 /* Event specifications: what dcpid samples, in DCPI's spelling.
  *
  *   -event TYPE[:[F|R]PERIOD[K|M]]      one event, its own set
- *   -event a:F64K+b+c                   one multiplex set of three events
+ *   -event a:F64K+b+c                   one set (a perf group) of three events
  *
  * TYPE is a DCPI name (cycles, imiss, dmiss, branchmp, issues, retires,
  * itbmiss, dtbmiss), a perf generic or cache event name (instructions,
@@ -10,8 +10,13 @@
  * /sys/bus/event_source/devices/PMU/events/NAME.  PERIOD is events per
  * sample (nanoseconds for cpu-clock and task-clock); F fixes it, R asks
  * that it be randomised around PERIOD (as DCPI did, to avoid lock-step
- * with periodic code).  Events of one set are one perf group (counted
- * together); separate sets are multiplexed by the kernel.
+ * with periodic code).  Events of one set are one perf group: counted at
+ * the same time, all on the PMU or none.  Separate sets are separate
+ * groups, which the kernel time-multiplexes when the PMU has too few
+ * counters for all of them (DCPI's -mux time-multiplexed the events of a
+ * set on one counter instead; dcpi_event_mux gives that effect).  An
+ * event may be given once: repeating one in a set (DCPI's imiss+imiss,
+ * a weight) is refused with a message saying why.
  *
  * K is 1024 and M is 1024*1024, as in DCPI.  PERIOD is at least 1 and at
  * most INT64_MAX (the kernel refuses periods with bit 63 set); cpu-clock
@@ -47,7 +52,7 @@ struct dcpi_event_spec {
 					     uses them set these; else 0 */
 	uint64_t period;                /* sample period */
 	int randomize;                  /* 1: R was given */
-	unsigned set;                   /* index of its multiplex set */
+	unsigned set;                   /* index of its set (perf group) */
 };
 
 /* Invariants: n <= DCPI_MAX_EVENTS; ev[0..n) is ordered by set, sets are
@@ -65,6 +70,12 @@ struct dcpi_eventlist {
  * events, -EEXIST an event given twice) carry a message quoting the
  * offending part; on error l is left unchanged. */
 int dcpi_event_parse(struct dcpi_eventlist *l, const char *arg);
+
+/* Make every event its own set (dcpid -mux): each is then a group of its
+ * own, and the kernel rotates them over the counters when there are more
+ * events than counters, recording for each the fraction of time it was
+ * counted (profiles keep it; analysis scales by it). */
+void dcpi_event_mux(struct dcpi_eventlist *l);
 
 /* The defaults: cycles + instructions (two sets) where the CPU has a PMU
  * that can sample them, else cpu-clock.  why receives a sentence for the

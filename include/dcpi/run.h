@@ -76,6 +76,12 @@ int dcpi_run_kernel(const struct dcpi_run *r);
 int dcpi_run_scan(struct dcpi_run *r);
 
 int dcpi_run_start(struct dcpi_run *r);
+/* Whether some event has a randomised (R) period. */
+int dcpi_run_randomized(const struct dcpi_run *r);
+/* Draw fresh R periods (dcpi_sampler_rerandomize), unless that was done
+ * less than 10 ms ago; dcpi_run_drain calls it after each drain.  A loop
+ * that may not drain for long should call it about once a second. */
+void dcpi_run_rerandomize(struct dcpi_run *r);
 /* Disable sampling and drain everything: what the collector holds is then
  * complete.  The first error; the drain happens anyway. */
 int dcpi_run_stop(struct dcpi_run *r);

@@ -183,8 +183,16 @@ static int add_entry(struct build *b, const struct dcpi_profset_entry *e)
 	int64_t pid = b->o->bypid ? p->pid : -1;
 	const struct dcpi_symtab *st = NULL;
 	struct dcpi_proc_row *w = NULL;
-	char proc[4200];
+	char proc[4200], region[64];
 	int err = 0;
+
+	/* dcpid -unknown: one profile per process and address region; kept
+	   apart, a row says which region (offsets count from its start) */
+	if (p->kind == DCPI_IMAGE_UNKNOWN && pid >= 0 && p->text_size) {
+		snprintf(region, sizeof(region), "[unknown 0x%" PRIx64 "-0x%" PRIx64 "]",
+			 p->text_start, p->text_start + p->text_size - 1);
+		img = region;
+	}
 
 	if (b->o->procs && p->kind != DCPI_IMAGE_UNKNOWN && p->kind != DCPI_IMAGE_ANON)
 		st = symbols(b, e);

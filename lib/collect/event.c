@@ -639,11 +639,20 @@ static int same_encoding(const struct dcpi_event_spec *a, const struct dcpi_even
 }
 
 static int check_duplicate(const struct dcpi_eventlist *l, const struct dcpi_event_spec *ev,
-			   const char *given, const char *arg)
+			   const char *given, const char *arg, unsigned set)
 {
 	unsigned i;
 
 	for (i = 0; i < l->n; i++) {
+		/* DCPI's imiss+imiss+dmiss gave imiss two thirds of one counter's
+		   time; a perf group counts its events at once, so repeating one
+		   cannot weight it */
+		if (l->ev[i].set == set && (!strcmp(l->ev[i].name, ev->name) ||
+					    same_encoding(&l->ev[i], ev)))
+			return dcpi_error(EEXIST, "event '%s' twice in -event '%s': the events "
+					  "of a set are counted at the same time, so repeating "
+					  "one does not weight it as in DCPI; give it a shorter "
+					  "period to sample it more often", given, arg);
 		if (!strcmp(l->ev[i].name, ev->name) && !strcmp(given, ev->name))
 			return dcpi_error(EEXIST, "duplicate event '%s' in -event '%s'", given, arg);
 		if (!strcmp(l->ev[i].name, ev->name) || same_encoding(&l->ev[i], ev))
@@ -673,7 +682,7 @@ static int parse_one(struct dcpi_eventlist *l, char *part, const char *arg, unsi
 	}
 	if (period && (err = parse_period(period, &ev)) < 0)
 		return err;
-	err = check_duplicate(l, &ev, part, arg);
+	err = check_duplicate(l, &ev, part, arg, set);
 	if (err < 0)
 		return err;
 	if (l->n >= DCPI_MAX_EVENTS)
@@ -708,6 +717,13 @@ int dcpi_event_parse(struct dcpi_eventlist *l, const char *arg)
 	tmp.nsets++;
 	*l = tmp;
 	return 0;
+}
+
+void dcpi_event_mux(struct dcpi_eventlist *l)
+{
+	for (unsigned i = 0; i < l->n; i++)
+		l->ev[i].set = i;
+	l->nsets = l->n;
 }
 
 /* ---- the kernel ------------------------------------------------------------------ */
@@ -763,7 +779,7 @@ int dcpi_event_defaults(struct dcpi_eventlist *l, char *why, size_t whylen)
 		append_default(l, "instructions");
 		if (whylen)
 			snprintf(why, whylen, "hardware PMU present: sampling cycles and "
-				 "instructions (two multiplexed sets)");
+				 "instructions (two groups)");
 		return 0;
 	}
 	append_default(l, "cpu-clock");

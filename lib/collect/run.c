@@ -24,6 +24,8 @@ struct dcpi_run {
 	int kernel;                  /* kernel-mode samples are taken */
 	unsigned nepochs;            /* entered so far */
 	uint64_t cpu_ns;             /* dcpi_run_set_cpu_time; 0: not known */
+	int randomized;              /* some event has an R period */
+	uint64_t rerandomized_ns;    /* CLOCK_MONOTONIC of the last fresh periods */
 	/* the counters' times when the epoch began */
 	uint64_t base_enabled[DCPI_MAX_EVENTS], base_running[DCPI_MAX_EVENTS];
 };
@@ -66,6 +68,8 @@ static int copy_opts(struct dcpi_run *r, const struct dcpi_run_opts *o)
 	r->o.dirmode = o->dirmode ? o->dirmode : 0700;
 	r->o.filemode = o->filemode ? o->filemode : 0600;
 	r->events = *o->events;
+	for (unsigned e = 0; e < r->events.n; e++)
+		r->randomized |= r->events.ev[e].randomize;
 	snprintf(r->host, sizeof(r->host), "%s", o->host);
 	r->db = strdup(o->db);
 	r->procroot = strdup(o->procroot ? o->procroot : "/proc");
@@ -178,11 +182,40 @@ int dcpi_run_start(struct dcpi_run *r)
 	return err ? err : dcpi_sampler_enable(r->sampler);
 }
 
+/* The kernel keeps a counter's period until told another, so an R period
+ * is redrawn here, as often as the daemon reads the rings but at most
+ * every RERANDOMIZE_NS (one ioctl per CPU and event each time). */
+#define RERANDOMIZE_NS 10000000ull
+
+void dcpi_run_rerandomize(struct dcpi_run *r)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (!r->sampler || !r->randomized)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (r->rerandomized_ns && now - r->rerandomized_ns < RERANDOMIZE_NS)
+		return;
+	r->rerandomized_ns = now;
+	dcpi_sampler_rerandomize(r->sampler);
+}
+
+int dcpi_run_randomized(const struct dcpi_run *r)
+{
+	return r->randomized;
+}
+
 int dcpi_run_drain(struct dcpi_run *r, int all)
 {
 	int err = need_sampler(r);
 
-	return err ? err : dcpi_collector_drain(r->col, r->sampler, all);
+	if (err)
+		return err;
+	err = dcpi_collector_drain(r->col, r->sampler, all);
+	dcpi_run_rerandomize(r);
+	return err;
 }
 
 int dcpi_run_stop(struct dcpi_run *r)

@@ -28,6 +28,28 @@ out=$("$DCPI_BIN/dcpictl" -db "$DB" status 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "no dcpid is running" <<<"$out" && pass "dcpictl with no daemon: clear error" ||
 	fail "dcpictl with no daemon: clear error" "rc=$rc $out"
 
+# --- what it says on start -------------------------------------------------
+# As DCPI's dcpid: what it monitors (sets by commas, a set's events by '+',
+# R or F periods; -mux splits the set) and where it logs; -quiet: nothing.
+A=$T/db-announce
+"$DCPI_BIN/dcpid" -db "$A" -event cpu-clock:R600000+page-faults -event task-clock \
+	2>"$T/announce"; rc=$?
+"$DCPI_BIN/dcpictl" -db "$A" quit >/dev/null 2>&1
+host=$(hostname)
+want="dcpid: monitoring cpu-clock:R600000+page-faults:F101, task-clock:F500000 on $(nproc) CPUs
+dcpid: logging to $(realpath "$A")/dcpid-$host.log"
+[ $rc -eq 0 ] && [ "$(cat "$T/announce")" = "$want" ] && pass "start: says what it monitors and where it logs" ||
+	fail "start: says what it monitors and where it logs" "rc=$rc $(cat "$T/announce")"
+"$DCPI_BIN/dcpid" -db "$A" -mux -event cpu-clock:R600000+page-faults 2>"$T/announce"; rc=$?
+"$DCPI_BIN/dcpictl" -db "$A" quit >/dev/null 2>&1
+[ $rc -eq 0 ] && grep -q "^dcpid: monitoring cpu-clock:R600000, page-faults:F101 on" "$T/announce" &&
+	grep -q "page-faults (set 1) period 101" "$A/dcpid-$host.log" &&
+	pass "-mux: each event its own set" || fail "-mux: each event its own set" "$(cat "$T/announce")"
+"$DCPI_BIN/dcpid" -db "$A" -quiet 2>"$T/announce"; rc=$?
+"$DCPI_BIN/dcpictl" -db "$A" quit >/dev/null 2>&1
+[ $rc -eq 0 ] && [ ! -s "$T/announce" ] && pass "start: -quiet says nothing" ||
+	fail "start: -quiet says nothing" "rc=$rc $(cat "$T/announce")"
+
 # --- start ----------------------------------------------------------------
 # -unknown: samples of no image get per-process profiles, so the unknown
 # samples of this test's own processes can be told from the machine's

@@ -72,7 +72,8 @@ write_kallsyms() {
 #   kernel      do_syscall_64 200/50, clear_page_erms 60/20,
 #               schedule 0/30, no symbol 10/0           = 270/100
 #   [ext4]      ext4_map_blocks 25/5
-#   unknown     40/20
+#   unknown     40/20 (10/5 of them pid 4343's, dcpid -unknown, in the 1 MB
+#               region at 0x7f00dea00000)
 #   WEIRD       35/70 (a path with " \ , and byte 0x01; no such file)
 #   total                                               = 1325/1865
 #   stats: samples 3190 (= 1325 + 1865), lost 120, throttled 3,
@@ -164,7 +165,15 @@ profile unknown
 path [unknown]
 event cycles 100000 1000000
 event instructions 200000 500000
-row 0x7f00dead1000 40 20
+row 0x7f00dead1000 30 15
+end
+profile unknown
+path [unknown 0x7f00dea00000]
+pid 4343
+text 0x7f00dea00000 0x100000
+event cycles 100000 1000000
+event instructions 200000 500000
+row 0xd1000 10 5
 end
 profile file
 path $WEIRD

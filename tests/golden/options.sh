@@ -47,6 +47,31 @@ dcpidiff -ev cycles A B
 dcpistats -jso A -- B
 EOF2
 
+# Every one-letter option of every command, DCPI's included: a letter its
+# -help lists does what it says there; every other letter is refused as
+# above, never taken for the start of a longer option.
+for c in dcpid dcpictl dcpicat dcpiprof dcpilist dcpitopcounts dcpidiff dcpistats dcpi-record; do
+	help=$("$DCPI_BIN/$c" -help 2>&1)
+	documented="" nrefused=0 bad=""
+	for l in {a..z} {A..Z}; do
+		if grep -qE "^  (-[a-zA-Z-]+[^,]*, )*-$l( |,|\$)" <<<"$help"; then
+			documented+=$l
+			continue
+		fi
+		out=$(env -u DCPIDB "$DCPI_BIN/$c" "-$l" x y -- true 2>"$T/err"); rc=$?
+		if [ $rc -eq 2 ] && [ -z "$out" ] && [ "$(wc -l <"$T/err")" -eq 2 ] &&
+			grep -q "^$c: unknown option '-$l'" "$T/err"; then
+			nrefused=$((nrefused + 1))
+		else
+			bad+=" -$l(rc=$rc: $(head -1 "$T/err"))"
+		fi
+		rm -rf "${T:?}"/* 2>/dev/null
+	done
+	[ -z "$bad" ] && [ $nrefused -eq $((52 - ${#documented})) ] &&
+		pass "$c: $nrefused one-letter options refused, documented: ${documented:-none}" ||
+		fail "$c: undocumented one-letter options refused" "$bad"
+done
+
 # -version and --version, on every command, wherever they stand before --
 want=$(cat "$DCPI_ROOT/VERSION")
 for c in dcpid dcpictl dcpicat dcpiprof dcpilist dcpitopcounts dcpidiff dcpistats dcpi-record; do

@@ -322,10 +322,12 @@ static void test_errors(void)
 	expect_parse_fails(&l, "+cycles", -EINVAL, "empty event name");
 	expect_parse_fails(&l, "cycles++instructions", -EINVAL, "empty event name");
 	expect_parse_fails(&l, ":F64K", -EINVAL, "empty event name");
-	expect_parse_fails(&l, "cycles+cycles", -EEXIST, "duplicate event 'cycles'");
-	expect_parse_fails(&l, "issues+retires", -EEXIST,
-			   "duplicate event 'retires' (same as 'instructions')");
-	expect_parse_fails(&l, "r1c2+r01c2", -EEXIST, "duplicate event 'r01c2' (same as 'r1c2')");
+	/* a repeat inside one set is DCPI's weighting, which a group cannot do */
+	expect_parse_fails(&l, "cycles+cycles", -EEXIST, "event 'cycles' twice in -event "
+			   "'cycles+cycles': the events of a set are counted at the same time");
+	expect_parse_fails(&l, "imiss+imiss+dmiss", -EEXIST, "does not weight it as in DCPI");
+	expect_parse_fails(&l, "issues+retires", -EEXIST, "event 'retires' twice");
+	expect_parse_fails(&l, "r1c2+r01c2", -EEXIST, "event 'r01c2' twice");
 	expect_parse_fails(&l, "cycles+instructions+nosuch", -ENOENT, "unknown event 'nosuch'");
 	T_EQ(l.n, 0, "failed -events added nothing");
 
@@ -333,6 +335,19 @@ static void test_errors(void)
 	expect_parse_fails(&l, "cpu-cycles", -EEXIST, "duplicate event 'cpu-cycles' (same as "
 			   "'cycles')");
 	expect_parse_fails(&l, "cycles:F1M", -EEXIST, "duplicate event 'cycles'");
+
+	/* -mux: every event its own set, in order */
+	memset(&l, 0, sizeof(l));
+	T_EQ(dcpi_event_parse(&l, "cycles+imiss+dmiss"), 0, "cycles+imiss+dmiss");
+	T_EQ(dcpi_event_parse(&l, "branchmp"), 0, "branchmp");
+	T_OK(l.nsets == 2 && l.ev[2].set == 0 && l.ev[3].set == 1, "two sets before -mux");
+	dcpi_event_mux(&l);
+	T_OK(l.n == 4 && l.nsets == 4 && l.ev[0].set == 0 && l.ev[1].set == 1 &&
+	     l.ev[2].set == 2 && l.ev[3].set == 3 && !strcmp(l.ev[1].name,
+							     "L1-icache-load-misses"),
+	     "-mux: four sets of one, in the order given");
+	memset(&l, 0, sizeof(l));
+	T_EQ(dcpi_event_parse(&l, "cycles"), 0, "cycles alone");
 
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = 0;

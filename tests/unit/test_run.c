@@ -230,6 +230,54 @@ static void test_kernel(void)
 	dcpi_run_free(r);
 }
 
+/* R periods are redrawn after drains, at most every 10 ms, in any run (dcpid
+ * and dcpi record alike); F periods never. */
+static int redrawn;
+
+static void count_redraw(struct dcpi_sampler *s)
+{
+	(void)s;
+	redrawn++;
+}
+
+static void test_rerandomize(void)
+{
+	struct dcpi_sampler_ops ops = replay_ops;
+	struct dcpi_eventlist evr = { 0 };
+	struct dcpi_run_opts o = opts(fx_path("db-r"), -1, 0);
+	struct dcpi_run *r;
+	struct timespec pause = { 0, 15000000 };
+
+	ops.rerandomize = count_redraw;
+	o.sampler = &ops;
+	o.events = &ev;
+	redrawn = 0;
+	r = open_run(&o);
+	for (int i = 0; r && i < 3; i++)
+		dcpi_run_drain(r, 0);
+	T_EQ(redrawn, 0, "F periods: never redrawn");
+	T_EQ(r ? dcpi_run_randomized(r) : -1, 0, "F periods: not randomised");
+	dcpi_run_free(r);
+
+	if (dcpi_event_parse(&evr, "cpu-clock:R500000"))
+		printf("# %s\n", dcpi_errmsg());
+	o.events = &evr;
+	r = open_run(&o);
+	T_EQ(r ? dcpi_run_randomized(r) : -1, 1, "R period: randomised");
+	for (int i = 0; r && i < 3; i++)
+		dcpi_run_drain(r, 0);
+	T_EQ(redrawn, 1, "R period: redrawn once for three drains within 10 ms");
+	nanosleep(&pause, NULL);
+	if (r)
+		dcpi_run_drain(r, 0);
+	T_EQ(redrawn, 2, "R period: redrawn again at the next drain 15 ms later");
+	nanosleep(&pause, NULL);
+	if (r)
+		dcpi_run_rerandomize(r);
+	T_EQ(redrawn, 3, "R period: redrawn by the loop's own call without a drain");
+	dcpi_run_free(r);
+}
+
 int main(void)
 {
 	if (fx_setup("run") || dcpi_event_parse(&ev, "cpu-clock:F500000"))
@@ -240,6 +288,7 @@ int main(void)
 	test_continue_epoch();
 	test_process_times();
 	test_kernel();
+	test_rerandomize();
 	fx_cleanup();
 	return t_done();
 }
