@@ -70,7 +70,7 @@ if command -v protoc >/dev/null; then
 		grep -q "num: 4242" "$T/p.txt" && pass "-pprof: the per-process profile carries pid 4242" ||
 			fail "-pprof: pid label"
 		nloc=$(grep -c '^location {' "$T/p.txt")
-		# 16: pid 4343's unknown region is a mapping of its own
+		# 16: pid 4343's unknown sample (dcpid -unknown) is a location of its own
 		[ "$nloc" -eq 16 ] && pass "-pprof: one location per distinct sampled address of the latest epoch (16)" ||
 			fail "-pprof: 16 locations" "got $nloc"
 	else
