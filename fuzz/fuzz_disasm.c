@@ -1,9 +1,13 @@
 /* libFuzzer target for the disassembler's ELF handling.  The input is
  * written to a memfd and opened by path (/proc/self/fd/N); ranges at the
  * ELF entry point (read from the input's header) and at fixed addresses
- * are disassembled in both syntaxes.  Every instruction must keep the
+ * are disassembled in both syntaxes.  The same bytes are then opened as
+ * kernel memory (dcpi_disasm_open_kcore, from a regular temporary file:
+ * it refuses symlinks) and walked at the entry point and at the first
+ * program header's address.  Every instruction must keep the
  * header's invariants: contiguous, 1..16 bytes, inside the range, a
  * direct target only on a jump or call. */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +49,39 @@ static void walk(struct dcpi_disasm *d, uint64_t lo, uint64_t len)
 		abort();
 }
 
+static char path[64];
+
+static void remove_path(void)
+{
+	unlink(path);
+}
+
+static void kcore(const uint8_t *data, size_t size, uint64_t entry)
+{
+	struct dcpi_disasm *d;
+	uint64_t phoff = 0, vaddr = 0;
+	int fd;
+
+	if (!path[0]) {
+		snprintf(path, sizeof(path), "/tmp/fuzz_kcore.XXXXXX");
+		fd = mkstemp(path);
+		atexit(remove_path);
+	} else {
+		fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	}
+	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size) || close(fd))
+		abort();
+	if (size >= 40)
+		memcpy(&phoff, data + 32, sizeof(phoff));    /* e_phoff */
+	if (phoff < size && size - phoff >= 24)
+		memcpy(&vaddr, data + phoff + 16, sizeof(vaddr)); /* p_vaddr */
+	if (dcpi_disasm_open_kcore(path, &d) == 0) {
+		walk(d, entry, 256);
+		walk(d, vaddr, 512);
+		dcpi_disasm_close(d);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dcpi_disasm *d;
@@ -68,5 +105,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dcpi_disasm_close(d);
 	}
 	close(fd);
+	kcore(data, size, entry);
 	return 0;
 }

@@ -138,7 +138,7 @@ static int build(struct report *r)
 {
 	struct dcpi_procs_opts po = { r->o.procs, r->o.bypid, NULL };
 	int exporting = r->o.out == OUT_FOLDED || r->o.out == OUT_PPROF;
-	struct dcpi_obj_opts oo = { report_symtab_opts(r->o.db), NULL };
+	struct dcpi_obj_opts oo = { report_symtab_opts(r->o.db), NULL, NULL };
 
 	if (dcpi_select(&r->set, r->o.images, r->o.nimages, &r->sel))
 		return cli_error("%s", dcpi_errmsg());

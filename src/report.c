@@ -184,7 +184,7 @@ void report_json_counts(struct dcpi_json *j, unsigned nevents, const uint64_t *c
 
 struct dcpi_objcache *report_objcache(const char *db)
 {
-	struct dcpi_obj_opts oo = { report_symtab_opts(db), NULL };
+	struct dcpi_obj_opts oo = { report_symtab_opts(db), NULL, NULL };
 	struct dcpi_objcache *c = dcpi_objcache_new(&oo);
 
 	if (!c)

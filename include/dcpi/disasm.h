@@ -71,6 +71,15 @@ struct dcpi_disasm;
  * file. */
 int dcpi_disasm_open(const char *elf_path, struct dcpi_disasm **out);
 
+/* Open a running kernel's memory for disassembly: /proc/kcore, an ELF
+ * core file whose PT_LOAD segments are the kernel's virtual addresses.
+ * Its headers are read and checked by hand (its size is the address
+ * space's), and each range is read with pread when asked for, so the
+ * code is what runs now, patched as it is (alternatives, static keys,
+ * ftrace).  Needs CAP_SYS_RAWIO (root).  Errors as dcpi_disasm_open, and
+ * -ERANGE from the walks for addresses no segment holds. */
+int dcpi_disasm_open_kcore(const char *path, struct dcpi_disasm **out);
+
 /* Free everything; NULL is fine. */
 void dcpi_disasm_close(struct dcpi_disasm *d);
 

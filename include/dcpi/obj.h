@@ -8,7 +8,9 @@
  *  - symbols at once: the ELF image with its build-id checked and its
  *    debug file searched (dcpi_symtab_open), or the kallsyms snapshot;
  *  - code (a Capstone disassembler) and DWARF lines on first use: for the
- *    kernel only from a vmlinux whose build-id is the profiled kernel's.
+ *    kernel only from a vmlinux whose build-id is the profiled kernel's,
+ *    else (code only) from the running kernel's memory if it is that
+ *    kernel (/proc/kcore, as root).
  * What cannot be had is remembered with the sentence that says why
  * (dcpi_obj_code_note, dcpi_obj_lines_note), and asking again neither
  * retries nor says it twice.
@@ -42,6 +44,11 @@ struct dcpi_obj_opts {
 	const char *vmlinux;   /* kernel image to disassemble; NULL: $DCPI_VMLINUX,
 				  then /usr/lib/debug/boot/vmlinux-RELEASE and
 				  /boot/vmlinux-RELEASE (build-id must match) */
+	const char *kroot;     /* the running kernel, when no vmlinux is found: its
+				  code from KROOT/proc/kcore, if KROOT/sys/kernel/notes
+				  has the profiled build-id, moved by the difference of
+				  the _text in KROOT/proc/kallsyms and in the snapshot
+				  (KASLR); NULL: "" (the live system) */
 };
 
 struct dcpi_obj;

@@ -108,7 +108,7 @@ static const struct dcpi_profset_entry *choose(const struct dcpi_profset *set,
 static int get_obj(const struct dcpi_annot_image *img, const struct dcpi_profset_entry *e,
 		   struct dcpi_obj **out, int *owned)
 {
-	struct dcpi_obj_opts oo = { img->o.sym, img->o.vmlinux };
+	struct dcpi_obj_opts oo = { img->o.sym, img->o.vmlinux, NULL };
 
 	*owned = !img->o.objs;
 	if (img->o.objs)

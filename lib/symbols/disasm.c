@@ -28,6 +28,14 @@ struct dcpi_disasm {
 	cs_arch arch;
 	const char *arch_name;
 	unsigned min_step;       /* bytes skipped over an undecodable instruction */
+	/* a live kernel's memory (dcpi_disasm_open_kcore): read, not mapped */
+	struct kseg *ksegs;      /* its PT_LOAD segments; NULL for ELF files */
+	size_t nksegs;
+	uint8_t *kbuf;           /* the bytes of the last range read */
+};
+
+struct kseg {
+	uint64_t vaddr, size, offset;
 };
 
 /* The bytes of one range: where they are in the file. */
@@ -80,20 +88,29 @@ static int open_capstone(struct dcpi_disasm *d, cs_mode mode)
 	return 0;
 }
 
-static int open_elf(struct dcpi_disasm *d)
+/* d->path as d->fd, a regular file, never blocking on a FIFO. */
+static int open_regular(struct dcpi_disasm *d, int flags)
 {
 	struct stat st;
-	GElf_Ehdr eh;
-	cs_mode mode = CS_MODE_LITTLE_ENDIAN;
-	int err;
 
-	d->fd = open(d->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	d->fd = open(d->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
 	if (d->fd < 0)
 		return dcpi_error(errno, "%s: %s", d->path, strerror(errno));
 	if (fstat(d->fd, &st) < 0)
 		return dcpi_error(errno, "%s: %s", d->path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return dcpi_error(ENOEXEC, "%s: not a regular file", d->path);
+	return 0;
+}
+
+static int open_elf(struct dcpi_disasm *d)
+{
+	GElf_Ehdr eh;
+	cs_mode mode = CS_MODE_LITTLE_ENDIAN;
+	int err;
+
+	if ((err = open_regular(d, 0)))
+		return err;
 	elf_version(EV_CURRENT);
 	d->elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
 	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF)
@@ -109,7 +126,11 @@ static int open_elf(struct dcpi_disasm *d)
 	return open_capstone(d, mode);
 }
 
-int dcpi_disasm_open(const char *elf_path, struct dcpi_disasm **out)
+static int open_kcore(struct dcpi_disasm *d);
+
+/* A handle for path, filled by opener; freed again if that fails. */
+static int open_with(const char *path, int (*opener)(struct dcpi_disasm *),
+		     struct dcpi_disasm **out)
 {
 	struct dcpi_disasm *d;
 	int err;
@@ -117,21 +138,26 @@ int dcpi_disasm_open(const char *elf_path, struct dcpi_disasm **out)
 	*out = NULL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
-		return dcpi_error(ENOMEM, "%s: out of memory", elf_path);
+		return dcpi_error(ENOMEM, "%s: out of memory", path);
 	d->fd = -1;
-	d->path = strdup(elf_path);
-	if (!d->path) {
-		err = dcpi_error(ENOMEM, "%s: out of memory", elf_path);
-		goto fail;
+	d->path = strdup(path);
+	err = d->path ? opener(d) : dcpi_error(ENOMEM, "%s: out of memory", path);
+	if (err) {
+		dcpi_disasm_close(d);
+		return err;
 	}
-	err = open_elf(d);
-	if (err)
-		goto fail;
 	*out = d;
 	return 0;
-fail:
-	dcpi_disasm_close(d);
-	return err;
+}
+
+int dcpi_disasm_open(const char *elf_path, struct dcpi_disasm **out)
+{
+	return open_with(elf_path, open_elf, out);
+}
+
+int dcpi_disasm_open_kcore(const char *path, struct dcpi_disasm **out)
+{
+	return open_with(path, open_kcore, out);
 }
 
 void dcpi_disasm_close(struct dcpi_disasm *d)
@@ -146,9 +172,68 @@ void dcpi_disasm_close(struct dcpi_disasm *d)
 		elf_end(d->elf);
 	if (d->fd >= 0)
 		close(d->fd);
+	free(d->ksegs);
+	free(d->kbuf);
 	free(d->path);
 	free(d);
 }
+
+/* ---- kernel memory ------------------------------------------------------- */
+
+static int kcore_read(struct dcpi_disasm *d, void *buf, size_t len, uint64_t off,
+		      const char *what)
+{
+	ssize_t got = pread(d->fd, buf, len, (off_t)off);
+
+	if (got == (ssize_t)len)
+		return 0;
+	return dcpi_error(got < 0 ? errno : EBADMSG, "%s: cannot read the %s: %s", d->path,
+			  what, got < 0 ? strerror(errno) : "file too short");
+}
+
+/* The ELF core header and PT_LOAD segments of /proc/kcore, by hand: libelf
+ * would read or map the whole "file", which is the kernel's address space. */
+static int open_kcore(struct dcpi_disasm *d)
+{
+	Elf64_Ehdr eh;
+	GElf_Ehdr geh;
+	cs_mode mode = CS_MODE_LITTLE_ENDIAN;
+	int err;
+
+	if ((err = open_regular(d, O_NOFOLLOW)))
+		return err;
+	if ((err = kcore_read(d, &eh, sizeof(eh), 0, "ELF header")))
+		return err;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_type != ET_CORE)
+		return dcpi_error(ENOEXEC, "%s: not a 64-bit little-endian ELF core file", d->path);
+	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0)
+		return dcpi_error(EBADMSG, "%s: bad program headers (%u of %u bytes)", d->path,
+				  eh.e_phnum, eh.e_phentsize);
+	memset(&geh, 0, sizeof(geh));
+	memcpy(geh.e_ident, eh.e_ident, EI_NIDENT);
+	geh.e_machine = eh.e_machine;
+	if ((err = map_machine(d, &geh, &mode)))
+		return err;
+	d->ksegs = calloc(eh.e_phnum, sizeof(*d->ksegs));
+	if (!d->ksegs)
+		return dcpi_error(ENOMEM, "%s: out of memory", d->path);
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		if ((err = kcore_read(d, &ph, sizeof(ph), eh.e_phoff + (uint64_t)i * sizeof(ph),
+				      "program headers")))
+			return err;
+		if (ph.p_type != PT_LOAD || ph.p_filesz == 0 || ph.p_vaddr + ph.p_filesz < ph.p_vaddr ||
+		    ph.p_offset + ph.p_filesz < ph.p_offset || ph.p_offset > (uint64_t)INT64_MAX)
+			continue;
+		d->ksegs[d->nksegs++] = (struct kseg){ ph.p_vaddr, ph.p_filesz, ph.p_offset };
+	}
+	if (!d->nksegs)
+		return dcpi_error(EBADMSG, "%s: no loadable segment", d->path);
+	return open_capstone(d, mode);
+}
+
 
 int dcpi_disasm_set_syntax(struct dcpi_disasm *d, enum dcpi_disasm_syntax syntax)
 {
@@ -244,6 +329,34 @@ static int from_segments(struct dcpi_disasm *d, struct span *sp)
 	return 0;
 }
 
+/* The range from kernel memory: the segment holding it, read with pread
+ * (a kcore file claims the whole address space as its size). */
+static int from_kcore(struct dcpi_disasm *d, struct span *sp)
+{
+	size_t len = (size_t)(sp->hi - sp->lo);
+	ssize_t got;
+	uint8_t *buf;
+
+	for (size_t i = 0; i < d->nksegs; i++) {
+		const struct kseg *k = &d->ksegs[i];
+
+		if (sp->lo < k->vaddr || sp->hi - k->vaddr > k->size)
+			continue;
+		buf = realloc(d->kbuf, len ? len : 1);
+		if (!buf)
+			return dcpi_error(ENOMEM, "%s: out of memory", d->path);
+		d->kbuf = buf;
+		got = pread(d->fd, buf, len, (off_t)(k->offset + (sp->lo - k->vaddr)));
+		if (got != (ssize_t)len)
+			return dcpi_error(got < 0 ? errno : EIO, "%s: reading 0x%" PRIx64 "-0x%"
+					  PRIx64 ": %s", d->path, sp->lo, sp->hi,
+					  got < 0 ? strerror(errno) : "short read");
+		sp->p = buf;
+		return 1;
+	}
+	return 0;
+}
+
 static int find_span(struct dcpi_disasm *d, uint64_t lo, uint64_t hi, struct span *sp)
 {
 	int r;
@@ -256,6 +369,9 @@ static int find_span(struct dcpi_disasm *d, uint64_t lo, uint64_t hi, struct spa
 				  DCPI_DISASM_MAX_RANGE >> 20);
 	sp->lo = lo;
 	sp->hi = hi;
+	if (d->ksegs)
+		return from_kcore(d, sp) == 1 ? 0 : dcpi_error(ERANGE, "%s: 0x%" PRIx64 "-0x%"
+			PRIx64 " is in no segment of kernel memory", d->path, lo, hi);
 	r = from_sections(d, sp);
 	if (r == 0)
 		r = from_segments(d, sp);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "dcpi/buildid.h"
 #include "dcpi/error.h"
 #include "dcpi/hex.h"
 #include "dcpi/obj.h"
@@ -187,9 +188,67 @@ static int try_vmlinux(struct dcpi_obj *obj, const char *path)
 	return 0;
 }
 
+/* The running kernel's _text from KROOT/proc/kallsyms: 0 and *text, or
+ * an error saying why not (addresses hidden from non-root read as 0). */
+static int running_text(const char *path, uint64_t *text)
+{
+	char line[512];
+	FILE *f = fopen(path, "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	while (err == -ENOENT && fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char type, name[64];
+
+		if (sscanf(line, "%llx %c %63s", &a, &type, name) == 3 && !strcmp(name, "_text"))
+			err = a ? (*text = a, 0)
+				: dcpi_error(EPERM, "%s hides kernel addresses (kptr_restrict)", path);
+	}
+	fclose(f);
+	return err == -ENOENT ? dcpi_error(ENOENT, "%s: no _text symbol", path) : err;
+}
+
+/* The code of the running kernel (KROOT/proc/kcore), when it is the
+ * profiled one: same build-id; the KASLR slide from the two _text
+ * addresses (the snapshot's and the running kernel's), since a reboot
+ * since the profile may have moved it.  0, or an error saying why not. */
+static int try_kcore(struct dcpi_obj *obj)
+{
+	const char *root = obj->o.kroot ? obj->o.kroot : "";
+	char path[4200], have[2 * DCPI_BUILD_ID_MAX + 1];
+	uint8_t id[DCPI_BUILD_ID_MAX];
+	const struct dcpi_sym *k[1];
+	uint64_t text = 0;
+	int n, err;
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/notes", root);
+	n = dcpi_buildid_notes_file(path, id, sizeof(id));
+	if (n < 0)
+		return n;
+	if ((uint32_t)n != obj->build_id_len || memcmp(id, obj->build_id, (size_t)n)) {
+		dcpi_hex(id, (size_t)n, have);
+		return dcpi_error(ESTALE, "the running kernel is another build (build-id %s)",
+				  n ? have : "none");
+	}
+	if (dcpi_symtab_find(obj->st, "_text", k, 1) != 1)
+		return dcpi_error(ENOENT, "the kallsyms snapshot has no _text symbol");
+	snprintf(path, sizeof(path), "%s/proc/kallsyms", root);
+	if ((err = running_text(path, &text)))
+		return err;
+	snprintf(path, sizeof(path), "%s/proc/kcore", root);
+	if ((err = dcpi_disasm_open_kcore(path, &obj->dis))) {
+		obj->dis = NULL;
+		return err;
+	}
+	obj->code_delta = k[0]->vaddr - text;
+	return 0;
+}
+
 static void open_vmlinux(struct dcpi_obj *obj)
 {
-	char cands[3][512], hex[2 * DCPI_BUILD_ID_MAX + 1] = "";
+	char cands[3][512], hex[2 * DCPI_BUILD_ID_MAX + 1] = "", why[1024];
 	size_t nc = vmlinux_candidates(obj, cands);
 
 	for (size_t i = 0; i < nc && !obj->vmlinux; i++)
@@ -197,10 +256,17 @@ static void open_vmlinux(struct dcpi_obj *obj)
 	if (obj->vmlinux)
 		return;
 	dcpi_hex(obj->build_id, obj->build_id_len, hex);
+	if (!obj->build_id_len)
+		snprintf(why, sizeof(why), "no build-id was recorded");
+	else if (try_kcore(obj) == 0)
+		return;
+	else
+		snprintf(why, sizeof(why), "%s", dcpi_errmsg());
 	set_note(&obj->code_note, "kernel instructions are not shown: no readable kernel image "
-		 "with build-id %s (looked for %s%s%s; set DCPI_VMLINUX); addresses and samples "
-		 "are from the kallsyms snapshot", *hex ? hex : "(none recorded)", cands[0],
-		 nc > 1 ? " and " : "", nc > 1 ? cands[nc - 1] : "");
+		 "with build-id %s (looked for %s%s%s; set DCPI_VMLINUX), and not the running "
+		 "kernel's memory: %s; addresses and samples are from the kallsyms snapshot",
+		 *hex ? hex : "(none recorded)", cands[0], nc > 1 ? " and " : "",
+		 nc > 1 ? cands[nc - 1] : "", why);
 }
 
 static void open_code(struct dcpi_obj *obj)
