@@ -101,8 +101,11 @@ int dcpi_annot_image_srcloc(struct dcpi_annot_image *img, uint64_t vaddr,
 			    struct dcpi_srcloc *loc);
 
 /* A procedure named on the command line: a symbol name (raw, demangled,
- * or demangled without parameters), "0xADDR" (the symbol holding it) or
- * "0xLO-0xHI" (that range).  0 and *lo, *hi, *name (a symbol's name, or
+ * or demangled without parameters; IMAGE@0xVADDR for functions found in
+ * .eh_frame), "0xADDR" (the symbol holding it), "0xLO-0xHI" (that range),
+ * or a label dcpiprof prints for code no symbol covers,
+ * "[IMAGE@0xLO-0xHI SECTION]" (that range, HI included) or
+ * "[IMAGE@0xADDR SECTION]" (the symbol holding it).  0 and *lo, *hi, *name (a symbol's name, or
  * NULL for a bare range), or: -ENOENT (no such procedure), -EEXIST
  * (ambiguous), -EINVAL (a malformed or empty range).  On -ENOENT and
  * -EEXIST, cands gets up to max candidates (same-named symbols, else

@@ -8,7 +8,8 @@
  *
  * Code no symbol covers is never dropped, and keeps its place: named by
  * its section when it is not the main text ("[libc.so.6 .plt]"), else by
- * the 64 KiB region it fell in ("[liblzma.so.5+0x10000-0x1ffff .text]"),
+ * the 64 KiB of virtual addresses it fell in, cut to its section
+ * ("[prog@0x401040-0x40ffff .text]", a range dcpilist takes as printed),
  * so a stripped library still shows where its time went; anonymous
  * memory is "[NAME]", samples of no image "[unknown]".  An image whose
  * symbols cannot be read is one row "[NAME]" and a note that says why.

@@ -39,8 +39,15 @@ struct dcpi_selection {
 	size_t ngroups;
 };
 
-/* Whether the argument want names profile p (see the top of this file). */
+/* Whether the argument want names profile p (see the top of this file);
+ * a per-process profile of unattributable samples (dcpid -unknown) is
+ * also named by its region label (dcpi_select_region). */
 int dcpi_select_matches(const struct dcpi_profile *p, const char *want);
+
+/* The label of a per-process profile of unattributable samples, the 1 MiB
+ * region of the address space it covers: "[unknown 0xLO-0xHI]" (HI the
+ * last byte).  0, or -ENOENT for any other profile (buf then ""). */
+int dcpi_select_region(const struct dcpi_profile *p, char *buf, size_t len);
 
 /* Select from set what args[0..nargs-1] name and group it.  0, or -ENOMEM;
  * out is zeroed first and may be freed after a failure. */

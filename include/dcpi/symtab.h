@@ -148,18 +148,24 @@ const struct dcpi_sym *dcpi_symtab_sym(const struct dcpi_symtab *st, size_t i);
 int dcpi_symtab_off2vaddr(const struct dcpi_symtab *st, uint64_t off, uint64_t *vaddr);
 int dcpi_symtab_vaddr2off(const struct dcpi_symtab *st, uint64_t vaddr, uint64_t *off);
 
-/* A name for an offset no symbol covers, so callers never drop it:
- *   "[IMAGE+0xOFF SECTION]"  when a section holds it, e.g.
- *                            "[libfoo.so+0x1030 .plt]"
- *   "[IMAGE+0xOFF]"          otherwise;
+/* A name for an offset no symbol covers, so callers never drop it, in
+ * the address space dcpilist takes (the virtual address, '@'):
+ *   "[IMAGE@0xVADDR SECTION]"  when a section holds it, e.g.
+ *                              "[libfoo.so@0x1030 .plt]"
+ *   "[IMAGE@0xVADDR]"          otherwise;
+ *   "[IMAGE+0xOFF]"            an offset no segment maps (the profile's);
  * IMAGE is the basename of the profiled path, "kernel" for vmlinux, the
- * module name for a module; OFF is the profile offset.  Always
- * NUL-terminates buf (len > 0), truncating; returns the untruncated length. */
+ * module name for a module.  Always NUL-terminates buf (len > 0),
+ * truncating; returns the untruncated length. */
 size_t dcpi_symtab_describe(const struct dcpi_symtab *st, uint64_t offset, char *buf,
 			    size_t len);
 /* The name of the allocated ELF section holding offset (".plt", ".text"),
  * or NULL (also for kernel symtabs): lets callers group unnamed samples. */
 const char *dcpi_symtab_section(const struct dcpi_symtab *st, uint64_t offset);
+/* The same by virtual address, with the section's bounds [*lo, *hi) when
+ * lo and hi are not NULL. */
+const char *dcpi_symtab_section_at(const struct dcpi_symtab *st, uint64_t vaddr, uint64_t *lo,
+				   uint64_t *hi);
 
 /* The path the caller asked for (never NULL). */
 const char *dcpi_symtab_path(const struct dcpi_symtab *st);

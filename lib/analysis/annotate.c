@@ -481,6 +481,40 @@ static int resolve_name(const struct dcpi_symtab *st, const char *spec, uint64_t
 	return 0;
 }
 
+/* dcpiprof's and dcpitopcounts' labels for code no symbol covers,
+ * "[IMAGE@0xLO-0xHI SECTION]" (HI the last byte) or "[IMAGE@0xADDR
+ * SECTION]": the range, or the symbol holding the address. */
+static int resolve_label(const struct dcpi_symtab *st, const char *spec, uint64_t *lo,
+			 uint64_t *hi, const char **name)
+{
+	const char *at = strrchr(spec, '@'), *end;
+	const struct dcpi_sym *s;
+	uint64_t a, b;
+
+	if (!at || spec[strlen(spec) - 1] != ']' || parse_hex(at + 1, &a, &end))
+		return dcpi_error(EINVAL, "'%s' is not a label dcpiprof prints "
+				  "([IMAGE@0xLO-0xHI SECTION])", spec);
+	if (*end == '-') {
+		if (parse_hex(end + 1, &b, &end) || (*end != ' ' && *end != ']') || b < a ||
+		    b == UINT64_MAX)
+			return dcpi_error(EINVAL, "'%s': a label's range is 0xLO-0xHI with LO <= HI",
+					  spec);
+		*lo = a;
+		*hi = b + 1;
+		return 0;
+	}
+	if (*end != ' ' && *end != ']')
+		return dcpi_error(EINVAL, "'%s' is not a label dcpiprof prints", spec);
+	s = dcpi_symtab_lookup_vaddr(st, a);
+	if (!s || !s->size)
+		return dcpi_error(ENOENT, "no procedure holds 0x%" PRIx64 " in %s (give a range, "
+				  "0xLO-0xHI)", a, dcpi_symtab_path(st));
+	*lo = s->vaddr;
+	*hi = s->vaddr + s->size;
+	*name = s->demangled;
+	return 0;
+}
+
 int dcpi_annot_resolve(const struct dcpi_symtab *st, const char *spec, uint64_t *lo,
 		       uint64_t *hi, const char **name, const struct dcpi_sym **cands,
 		       size_t max, size_t *ncands)
@@ -491,6 +525,12 @@ int dcpi_annot_resolve(const struct dcpi_symtab *st, const char *spec, uint64_t 
 
 	*ncands = 0;
 	*name = NULL;
+	if (!strcmp(spec, "[unknown]") || (spec[0] == '[' && !strchr(spec, '@')))
+		return dcpi_error(ENOENT, "'%s' is a label for code that cannot be listed by "
+				  "address (anonymous memory, samples of no image, or a "
+				  "section's stubs)", spec);
+	if (spec[0] == '[')
+		return resolve_label(st, spec, lo, hi, name);
 	if (parse_hex(spec, &a, &end))
 		return resolve_name(st, spec, lo, hi, name, cands, max, ncands);
 	if (*end == '-') {

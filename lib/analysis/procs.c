@@ -10,6 +10,7 @@
 
 #include "dcpi/error.h"
 #include "dcpi/procs.h"
+#include "dcpi/select.h"
 #include "internal.h"
 
 /* What the build needs besides the table. */
@@ -156,10 +157,22 @@ void dcpi_procs_name(const struct dcpi_profile *p, const struct dcpi_symtab *st,
 		     char *buf, size_t len)
 {
 	const struct dcpi_sym *s = st ? dcpi_symtab_lookup(st, off) : NULL;
-	const char *sec = st ? dcpi_symtab_section(st, off) : NULL;
-	uint64_t lo = off / DCPI_PROCS_REGION * DCPI_PROCS_REGION;
+	uint64_t v = off, lo, hi, slo = 0, shi = UINT64_MAX;
+	const char *sec = NULL, *at = "+"; /* '+': an offset no segment maps */
 	char name[256];
 
+	if (st && !s && dcpi_symtab_off2vaddr(st, off, &v) == 0) {
+		sec = dcpi_symtab_section_at(st, v, &slo, &shi);
+		at = "@";
+	}
+	/* 64 KiB of the virtual address space, inside the section: a range
+	   dcpilist takes as it is printed */
+	lo = v / DCPI_PROCS_REGION * DCPI_PROCS_REGION;
+	hi = lo + (DCPI_PROCS_REGION - 1);
+	if (lo < slo)
+		lo = slo;
+	if (hi > shi - 1)
+		hi = shi - 1;
 	dcpi_profile_short_name(p, name, sizeof(name));
 	if (s)
 		snprintf(buf, len, "%s", s->demangled);
@@ -170,8 +183,8 @@ void dcpi_procs_name(const struct dcpi_profile *p, const struct dcpi_symtab *st,
 	else if (sec && strcmp(sec, ".text"))
 		snprintf(buf, len, "[%s %s]", name, sec);
 	else
-		snprintf(buf, len, "[%s+0x%" PRIx64 "-0x%" PRIx64 "%s%s]", name, lo,
-			 lo + DCPI_PROCS_REGION - 1, sec ? " " : "", sec ? sec : "");
+		snprintf(buf, len, "[%s%s0x%" PRIx64 "-0x%" PRIx64 "%s%s]", name, at, lo, hi,
+			 sec ? " " : "", sec ? sec : "");
 }
 
 /* ---- building ----------------------------------------------------------------- */
@@ -188,11 +201,8 @@ static int add_entry(struct build *b, const struct dcpi_profset_entry *e)
 
 	/* dcpid -unknown: one profile per process and address region; kept
 	   apart, a row says which region (offsets count from its start) */
-	if (p->kind == DCPI_IMAGE_UNKNOWN && pid >= 0 && p->text_size) {
-		snprintf(region, sizeof(region), "[unknown 0x%" PRIx64 "-0x%" PRIx64 "]",
-			 p->text_start, p->text_start + p->text_size - 1);
+	if (pid >= 0 && dcpi_select_region(p, region, sizeof(region)) == 0)
 		img = region;
-	}
 
 	if (b->o->procs && p->kind != DCPI_IMAGE_UNKNOWN && p->kind != DCPI_IMAGE_ANON)
 		st = symbols(b, e);

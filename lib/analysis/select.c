@@ -1,6 +1,8 @@
 /* The images IMAGE arguments name: see dcpi/select.h. */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,9 +10,21 @@
 #include "dcpi/select.h"
 #include "internal.h"
 
+int dcpi_select_region(const struct dcpi_profile *p, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = 0;
+	if (p->kind != DCPI_IMAGE_UNKNOWN || p->pid < 0 || !p->text_size ||
+	    p->text_start + (p->text_size - 1) < p->text_start)
+		return -ENOENT;
+	snprintf(buf, len, "[unknown 0x%" PRIx64 "-0x%" PRIx64 "]", p->text_start,
+		 p->text_start + (p->text_size - 1));
+	return 0;
+}
+
 int dcpi_select_matches(const struct dcpi_profile *p, const char *want)
 {
-	char real[PATH_MAX];
+	char real[PATH_MAX], region[64];
 	const char *base;
 
 	if (!strcmp(p->path, want))
@@ -18,7 +32,8 @@ int dcpi_select_matches(const struct dcpi_profile *p, const char *want)
 	if (p->kind == DCPI_IMAGE_KERNEL)
 		return !strcmp(want, "kernel") || !strcmp(want, "vmlinux");
 	if (p->kind == DCPI_IMAGE_UNKNOWN)
-		return !strcmp(want, "unknown");
+		return !strcmp(want, "unknown") ||
+		       (!dcpi_select_region(p, region, sizeof(region)) && !strcmp(want, region));
 	if (!strchr(want, '/')) {
 		size_t n = strlen(want);
 

@@ -1,6 +1,7 @@
 /* The symbol table proper: building, lookups, accessors.  See
  * dcpi/symtab.h; the loaders are symtab_elf.c and symtab_kallsyms.c. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -462,26 +463,39 @@ const struct dcpi_sym *dcpi_symtab_sym(const struct dcpi_symtab *st, size_t i)
 
 /* ---- unnamed addresses -------------------------------------------------- */
 
-const char *dcpi_symtab_section(const struct dcpi_symtab *st, uint64_t offset)
+const char *dcpi_symtab_section_at(const struct dcpi_symtab *st, uint64_t vaddr, uint64_t *lo,
+				   uint64_t *hi)
 {
-	uint64_t vaddr;
-	size_t lo = 0, hi = st->nsecs;
+	size_t l = 0, h = st->nsecs;
 
-	if (st->kind != DCPI_IMAGE_FILE || dcpi_symtab_off2vaddr(st, offset, &vaddr))
+	if (st->kind != DCPI_IMAGE_FILE)
 		return NULL;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	while (l < h) {
+		size_t mid = l + (h - l) / 2;
 
 		if (st->secs[mid].addr <= vaddr)
-			lo = mid + 1;
+			l = mid + 1;
 		else
-			hi = mid;
+			h = mid;
 	}
 	/* Sections do not overlap in a linked image, so the nearest one
 	 * below is the only candidate. */
-	if (lo && vaddr - st->secs[lo - 1].addr < st->secs[lo - 1].size)
-		return st->secs[lo - 1].name;
-	return NULL;
+	if (!l || vaddr - st->secs[l - 1].addr >= st->secs[l - 1].size)
+		return NULL;
+	if (lo)
+		*lo = st->secs[l - 1].addr;
+	if (hi)
+		*hi = st->secs[l - 1].addr + st->secs[l - 1].size;
+	return st->secs[l - 1].name;
+}
+
+const char *dcpi_symtab_section(const struct dcpi_symtab *st, uint64_t offset)
+{
+	uint64_t vaddr;
+
+	if (dcpi_symtab_off2vaddr(st, offset, &vaddr))
+		return NULL;
+	return dcpi_symtab_section_at(st, vaddr, NULL, NULL);
 }
 
 const char *dcpi_symtab_label(const struct dcpi_symtab *st)
@@ -497,14 +511,16 @@ const char *dcpi_symtab_label(const struct dcpi_symtab *st)
 size_t dcpi_symtab_describe(const struct dcpi_symtab *st, uint64_t offset, char *buf,
 			    size_t len)
 {
-	const char *sec = dcpi_symtab_section(st, offset);
+	uint64_t vaddr;
+	const char *sec;
 	int n;
 
-	if (sec)
-		n = snprintf(buf, len, "[%s+0x%llx %s]", dcpi_symtab_label(st),
-			     (unsigned long long)offset, sec);
+	if (dcpi_symtab_off2vaddr(st, offset, &vaddr))
+		n = snprintf(buf, len, "[%s+0x%" PRIx64 "]", dcpi_symtab_label(st), offset);
+	else if ((sec = dcpi_symtab_section_at(st, vaddr, NULL, NULL)))
+		n = snprintf(buf, len, "[%s@0x%" PRIx64 " %s]", dcpi_symtab_label(st), vaddr, sec);
 	else
-		n = snprintf(buf, len, "[%s+0x%llx]", dcpi_symtab_label(st), (unsigned long long)offset);
+		n = snprintf(buf, len, "[%s@0x%" PRIx64 "]", dcpi_symtab_label(st), vaddr);
 	return n < 0 ? 0 : (size_t)n;
 }
 

@@ -5,8 +5,11 @@
  * .eh_frame, because exceptions and stack unwinding need it, and with it
  * .eh_frame_hdr: a table, sorted by address, of the first instruction of
  * every FDE, which the unwinder binary-searches.  One FDE covers one
- * function, so the table's entries are the functions' starts; a function
- * runs to the next start (or its section's end), padding included.
+ * function, so the table's entries are the functions' starts; its end is
+ * where the FDE's rows end, read with libdw's CFI reader
+ * (dwarf_cfi_addrframe), never past the next start or its section's end.  Code between FDEs (functions built without unwind
+ * tables) is left to the caller's last resort, never given to the FDE
+ * before it.  An FDE libdw cannot read gives no function.
  *
  * The table is read here, bounds-checked against the section: the format
  * (LSB "Linux Standard Base Core", .eh_frame_hdr) is a 4-byte header of
@@ -19,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <elfutils/libdw.h>
 
 #include "dcpi/error.h"
 #include "symtab_int.h"
@@ -131,18 +136,44 @@ static size_t read_table(const uint8_t *d, size_t len, uint64_t hdr_vaddr, uint6
 	return n;
 }
 
-static int add_from_table(struct scan *sc, const uint64_t *v, size_t n)
+/* Where the FDE starting at start ends, at most limit: libdw gives one
+ * row of the CFA table at a time (an address range with one rule), so the
+ * rows are walked from start until one is missing (the end of the FDE,
+ * code no FDE covers after it) or limit is reached.  0 when none starts
+ * there. */
+static uint64_t fde_end(Dwarf_CFI *cfi, uint64_t start, uint64_t limit)
+{
+	uint64_t a = start;
+
+	while (cfi && a < limit) {
+		Dwarf_Frame *frame = NULL;
+		Dwarf_Addr lo = 0, hi = 0;
+		int ok = dwarf_cfi_addrframe(cfi, a, &frame) == 0 &&
+			 dwarf_frame_info(frame, &lo, &hi, NULL) >= 0 && lo <= a && hi > a;
+
+		free(frame);
+		if (!ok)
+			break;
+		a = hi;
+	}
+	return a > limit ? limit : a == start ? 0 : a;
+}
+
+static int add_from_table(struct scan *sc, Dwarf_CFI *cfi, const uint64_t *v, size_t n)
 {
 	int err = 0;
 
 	for (size_t i = 0; i < n && !err; i++) {
-		uint64_t end = section_end(sc, v[i]);
+		uint64_t end = section_end(sc, v[i]), fend;
 
 		if (!end)
 			continue; /* not in code we know of */
 		if (i + 1 < n && v[i + 1] < end)
 			end = v[i + 1];
-		err = add_function(sc, v[i], end);
+		fend = fde_end(cfi, v[i], end);
+		if (!fend)
+			continue;
+		err = add_function(sc, v[i], fend);
 	}
 	return err;
 }
@@ -194,8 +225,12 @@ int dcpi_symelf_load_cfi(struct dcpi_symtab *st, const struct symelf *f)
 	if (!err && hdr && gelf_getshdr(hdr, &sh) && (data = elf_getdata(hdr, NULL)) &&
 	    data->d_buf && data->d_size <= sh.sh_size)
 		n = read_table(data->d_buf, data->d_size, sh.sh_addr, &v);
-	if (!err && n)
-		err = add_from_table(&sc, v, n);
+	if (!err && n) {
+		Dwarf_CFI *cfi = dwarf_getcfi_elf(f->elf);
+
+		err = add_from_table(&sc, cfi, v, n);
+		dwarf_cfi_end(cfi);
+	}
 	free(v);
 	free(sc.secs);
 	free(sc.starts);

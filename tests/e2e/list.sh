@@ -33,8 +33,12 @@ mv "$T/stripped.debug" "$T/debug/.build-id/${bid:0:2}/${bid:2}.debug"
 sed "s/divide_chain/divide_corrupt/" "$T/src/listloop.c" >"$T/src/corrupt.c"
 (cd "$T/src" && cc -g -O2 -o "$T/corrupt" corrupt.c) || fail "build corrupt"
 
+# non-PIE, no unwind tables, stripped: code no symbol and no FDE covers
+(cd "$T/src" && cc -O2 -no-pie -fno-asynchronous-unwind-tables -fno-unwind-tables \
+	-o "$T/nofde" listloop.c && strip --strip-all "$T/nofde") || fail "build nofde"
+
 start_dcpid "$DB" -merge 3600 || { fail "dcpid starts"; done_testing; }
-for w in listloop moved gone stripped corrupt; do "$T/$w" 20 >/dev/null; done
+for w in listloop moved gone stripped corrupt nofde; do "$T/$w" 20 >/dev/null; done
 "$DCPI_BIN/dcpictl" -db "$DB" quit >/dev/null || fail "quit"
 export DCPIDB=$DB
 
@@ -197,4 +201,19 @@ out=$("$L" divide_corrupt "$T/corrupt" 2>&1); rc=$?
 echo "# corrupt DWARF: $(grep -iE 'note|error' <<<"$out" | head -3)"
 [ $rc -le 1 ] && grep -qiE "note: no source lines|source lines|error:|dwarf" <<<"$out" &&
 	pass "corrupt DWARF: a clear message, no crash (rc $rc)" || fail "corrupt DWARF" "rc=$rc $out"
+# The label dcpiprof gives code no symbol or FDE covers is in the address
+# space dcpilist takes (virtual addresses of a non-PIE program, not file
+# offsets): listed as printed, the same range, the same samples.
+row=$("$DCPI_BIN/dcpiprof" -i -csv "$T/nofde" 2>/dev/null | grep "^$T/nofde,\[nofde@0x" | sort -t, -k4 -nr | head -1)
+label=$(cut -d, -f2 <<<"$row") n=$(cut -d, -f4 <<<"$row")
+lo=$(sed -n 's/^\[nofde@\(0x[0-9a-f]*\)-\(0x[0-9a-f]*\) .*/\1/p' <<<"$label")
+hi=$(sed -n 's/^\[nofde@\(0x[0-9a-f]*\)-\(0x[0-9a-f]*\) .*/\2/p' <<<"$label")
+out=$($L "$label" "$T/nofde" 2>&1); rc=$?
+total=$(awk '/^ *[0-9]+ +[0-9.]+% +0x[0-9a-f]+ /{s += $1} END {print s + 0}' <<<"$out")
+if [ -n "$lo" ] && [ $((lo)) -ge $((0x400000)) ] && [ $rc -eq 0 ] &&
+	grep -q "^Range: $lo-$(printf '0x%x' $((hi + 1))) " <<<"$out" && [ "$total" = "$n" ]; then
+	pass "non-PIE code no symbol covers: dcpilist takes '$label' ($n samples)"
+else
+	fail "non-PIE code no symbol covers: dcpilist takes the label" "row '$row' rc $rc total $total: $(head -20 <<<"$out")"
+fi
 done_testing

@@ -56,6 +56,7 @@ write_kallsyms() {
 		printf '%x T do_syscall_64\n' $((0xffffffff81001000 + shift))
 		printf '%x t clear_page_erms\n' $((0xffffffff81001200 + shift))
 		printf '%x T schedule\n' $((0xffffffff81001300 + shift))
+		printf '%x T _etext\n' $((0xffffffff81001400 + shift))
 		printf '%x D jiffies\n' $((0xffffffff82000000 + shift))
 		printf 'ffffffffc0100000 t ext4_file_read_iter\t[ext4]\n'
 		printf 'ffffffffc0100100 t ext4_map_blocks\t[ext4]\n'

@@ -28,4 +28,31 @@ golden list-kernel-epoch-all.txt $L -epoch all do_syscall_64 kernel
 golden list-module.txt $L ext4_map_blocks '[ext4]'
 golden list-no-proc.txt $L nosuch prog
 }
+
+# Every procedure dcpiprof prints is one dcpilist takes, as printed (the
+# 64 KiB label of kernel code no symbol covers included); the rows of
+# images no tool can read are refused with a message, never a crash.
+n=0 bad=""
+while IFS=, read -r image proc pid rest; do
+	case "$image" in image|\"*|"") continue ;; esac
+	out=$($L "$proc" "$image" 2>&1); rc=$?
+	case "$image" in
+	unknown|"[unknown "*)
+		[ $rc -eq 1 ] && grep -q "^dcpilist: " <<<"$out" || bad+=" [$proc $image: rc $rc]" ;;
+	*)
+		[ $rc -eq 0 ] && grep -q "^Range: " <<<"$out" || bad+=" [$proc $image: rc $rc $(tail -1 <<<"$out")]" ;;
+	esac
+	n=$((n + 1))
+done < <("$DCPI_BIN/dcpiprof" -db "$DB" -i -pid -csv 2>/dev/null)
+[ $n -ge 10 ] && [ -z "$bad" ] && pass "dcpilist takes each of the $n procedures dcpiprof prints" ||
+	fail "dcpilist takes each procedure dcpiprof prints ($n)" "$bad"
+# ... and dcpitopcounts each image it prints, per-process regions included
+n=0 bad=""
+while IFS=, read -r image pid rest; do
+	case "$image" in image|\"*|"") continue ;; esac
+	"$DCPI_BIN/dcpitopcounts" -db "$DB" -n 1 "$image" >/dev/null 2>&1 || bad+=" [$image]"
+	n=$((n + 1))
+done < <("$DCPI_BIN/dcpiprof" -db "$DB" -pid -csv 2>/dev/null)
+[ $n -ge 6 ] && [ -z "$bad" ] && pass "dcpitopcounts takes each of the $n images dcpiprof -pid prints" ||
+	fail "dcpitopcounts takes each image dcpiprof -pid prints ($n)" "$bad"
 done_testing

@@ -216,6 +216,7 @@ static void test_procs(const struct dcpi_profset *set)
 	T_EQ(dcpi_procs_build(&t, set, NULL, 1, &o), 0, "build the procedure table");
 	g = row(&t, "global_fn");
 	s = row(&t, "static_fn");
+	/* an offset no segment maps: its label is the offset's ('+') */
 	snprintf(farname, sizeof(farname), "[fix+0x%" PRIx64 "-0x%" PRIx64 "]",
 		 off_far / DCPI_PROCS_REGION * DCPI_PROCS_REGION,
 		 off_far / DCPI_PROCS_REGION * DCPI_PROCS_REGION + DCPI_PROCS_REGION - 1);

@@ -68,6 +68,44 @@ static void test_corrupt(const char *stripped)
 	dcpi_symtab_close(st);
 }
 
+/* Code built without unwind tables after a tiny FDE (the C runtime's
+ * one-byte _dl_relocate_static_pie): an FDE ends where its rows end, so
+ * the code after it is not taken for part of it. */
+static void test_no_fde(void)
+{
+	const char *dir = fx_path("nofde");
+	struct dcpi_symtab *st = NULL;
+	uint64_t addr, size;
+	const struct dcpi_sym *s;
+	char path[600];
+
+	if (fx_sh("mkdir -p '%s' && cd '%s' && "
+		  "printf 'void tiny(void) {}\n' >a.c && "
+		  "printf 'volatile long sink;\nvoid tiny(void);\n"
+		  "__attribute__((noinline)) void loop(long n) { for (long i = 0; i < n; i++) "
+		  "sink += i; }\nint main(void) { tiny(); loop(3); return 0; }\n' >b.c && "
+		  "cc -O2 -c a.c && cc -O2 -fno-asynchronous-unwind-tables -fno-unwind-tables "
+		  "-c b.c && cc -o full a.o b.o && strip -o stripped full", dir, dir)) {
+		T_OK(0, "build the no-FDE fixture");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/full", dir);
+	if (fx_nm("nm", path, "loop", &addr, &size)) {
+		T_OK(0, "nm finds loop");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/stripped", dir);
+	if (dcpi_symtab_open(path, NULL, 0, NULL, &st)) {
+		T_OK(0, "the no-FDE fixture opens: %s", dcpi_errmsg());
+		return;
+	}
+	s = dcpi_symtab_lookup_vaddr(st, addr);
+	T_OK(!s, "code no FDE covers (loop, 0x%" PRIx64 ") is no FDE's function (got %s at 0x%"
+	     PRIx64 ", %" PRIu64 " bytes)", addr, s ? s->name : "nothing", s ? s->vaddr : 0,
+	     s ? s->size : 0);
+	dcpi_symtab_close(st);
+}
+
 int main(void)
 {
 	const char *src, *full, *stripped;
@@ -87,6 +125,7 @@ int main(void)
 	}
 	test_stripped(full, stripped);
 	test_corrupt(stripped);
+	test_no_fde();
 	fx_cleanup();
 	return t_done();
 }
