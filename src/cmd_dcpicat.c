@@ -73,6 +73,8 @@ static void print_header(const struct dcpi_profile *p)
 	printf("kind: %s\n", kind_name(p->kind));
 	if (p->pid >= 0)
 		printf("pid: %" PRId64 "\n", p->pid);
+	if (p->label)
+		printf("label: %s\n", cli_safe(p->label));
 	printf("text start: %#" PRIx64 "\ntext size: %#" PRIx64 "\n", p->text_start, p->text_size);
 	for (uint32_t e = 0; e < p->nevents; e++) {
 		const struct dcpi_profile_event *ev = &p->events[e];

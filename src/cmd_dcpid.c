@@ -24,6 +24,7 @@
 #include "dcpi/event.h"
 #include "dcpi/file.h"
 #include "dcpi/imagecache.h"
+#include "dcpi/label.h"
 #include "dcpi/run.h"
 #include "dcpi/version.h"
 
@@ -39,6 +40,7 @@ struct daemon {
 	size_t nbypid;
 	int unknown_per_pid, reuse_epoch, nodaemon, loglevel, logmaps, nice_val, shared;
 	int buildid_mmap, imagecache, mux;
+	unsigned label_keys;    /* -label */
 	uint8_t *cached;        /* per image index: 1 once cached or given up */
 	size_t ncached;
 	uint64_t forgotten;     /* images the loadmap forgot when cached was last valid */
@@ -102,6 +104,8 @@ static void usage(FILE *f)
 "                     Default: cycles and instructions, or cpu-clock without a PMU\n"
 "  -mux               every event its own group, which the kernel time-multiplexes\n"
 "                     when the PMU has too few counters (DCPI's -mux)\n"
+"  -label KEYS        keep profiles apart by comm, uid and/or cgroup (comma-separated;\n"
+"                     at most 1024 labels, the rest counted as 'other')\n"
 "  -bypid IMAGE       per-process profiles for IMAGE (path or file name), repeatable\n"
 "  -unknown           per-process profiles of unattributable samples, by 1 MB region\n"
 "  -merge SECONDS     merge into the database this often (default 60)\n"
@@ -126,13 +130,14 @@ static void usage(FILE *f)
 
 static void parse_options(struct daemon *d, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EVENT, O_MUX, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
+	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
 	       O_QUIET, O_VERBOSE, O_LOGMAPS, O_STATUS, O_NICE, O_BUFPAGES, O_SHARED,
 	       O_BUILDID_MMAP, O_IMAGECACHE };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
 		{ "mux", no_argument, NULL, O_MUX },
+		{ "label", required_argument, NULL, O_LABEL },
 		{ "bypid", required_argument, NULL, O_BYPID },
 		{ "unknown", no_argument, NULL, O_UNKNOWN },
 		{ "merge", required_argument, NULL, O_MERGE },
@@ -164,6 +169,10 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 				cli_usage_error("%s", dcpi_errmsg());
 			break;
 		case O_MUX: d->mux = 1; break;
+		case O_LABEL:
+			if (dcpi_label_parse(optarg, &d->label_keys))
+				cli_usage_error("%s", dcpi_errmsg());
+			break;
 		case O_BYPID:
 			if (d->nbypid == MAX_BYPID)
 				cli_usage_error("at most %d -bypid images", MAX_BYPID);
@@ -476,7 +485,7 @@ static void open_sampling(struct daemon *d)
 		.sampling = { .pid = -1, .ring_pages = d->ring_pages, .sideband = 1,
 			      .mmap_build_id = d->buildid_mmap },
 		.bypid = d->bypid, .nbypid = d->nbypid, .unknown_per_pid = d->unknown_per_pid,
-		.dirmode = d->dirmode, .filemode = d->filemode, .on_warning = on_warning,
+		.label_keys = d->label_keys, .dirmode = d->dirmode, .filemode = d->filemode, .on_warning = on_warning,
 		.on_unknown = d->logmaps ? on_unknown : NULL,
 		.on_merged = d->imagecache ? on_merged : NULL, .arg = d,
 	};

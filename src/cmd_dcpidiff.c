@@ -25,7 +25,7 @@ enum { BY_IMAGE, BY_PROC, BY_SOURCE, BY_ASM, BY_BLOCK };
 #define MAX_IMAGES 256
 
 struct opts {
-	const char *db, *host, *event;
+	const char *db, *host, *event, *label;
 	const char *side[2];            /* EPOCH[@HOST] */
 	int by, bypid, out;
 	unsigned long long keep;
@@ -64,6 +64,7 @@ static void usage(FILE *f)
 "EPOCH is an epoch name, 'latest' or 'all', optionally @HOST.\n\n"
 "  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -host NAME         the host of both sides (default: this one; 'all' sums)\n"
+"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
 "  -i                 by procedure (default: by image)\n"
 "  -source            within PROCEDURE: by source line\n"
 "  -asm               within PROCEDURE: by instruction address\n"
@@ -78,11 +79,12 @@ static void usage(FILE *f)
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_HOST, O_SOURCE, O_ASM, O_BLOCKS, O_PID, O_EVENT, O_KEEP, O_JSON,
+	enum { O_DB = 256, O_HOST, O_LABEL, O_SOURCE, O_ASM, O_BLOCKS, O_PID, O_EVENT, O_KEEP, O_JSON,
 	       O_CSV };
 	static const struct option lo[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "host", required_argument, NULL, O_HOST },
+		{ "label", required_argument, NULL, O_LABEL },
 		{ "i", no_argument, NULL, 'i' },
 		{ "source", no_argument, NULL, O_SOURCE },
 		{ "asm", no_argument, NULL, O_ASM },
@@ -102,6 +104,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		switch (c) {
 		case O_DB: o->db = optarg; break;
 		case O_HOST: o->host = optarg; break;
+		case O_LABEL: o->label = optarg; break;
 		case 'i': o->by = o->by > BY_PROC ? o->by : BY_PROC; break;
 		case O_SOURCE: o->by = BY_SOURCE; break;
 		case O_ASM: o->by = BY_ASM; break;
@@ -143,6 +146,8 @@ static void load_side(struct cmp *c, int k)
 	s->host = at ? at + 1 : c->o.host;
 	if (dcpi_profset_load(c->o.db, s->epoch, s->host, &s->set))
 		cli_die("%s %s: %s", k ? "B" : "A", c->o.side[k], dcpi_errmsg());
+	if (c->o.label)
+		report_keep_label(&s->set, c->o.label);
 	if (s->set.nevents == 0)
 		cli_die("%s %s: no samples", k ? "B" : "A", c->o.side[k]);
 	report_check_set(&s->w, &s->set);
@@ -179,7 +184,7 @@ static void choose_event(struct cmp *c)
 static void add_table(struct cmp *c, int k)
 {
 	struct side *s = &c->s[k];
-	struct dcpi_procs_opts po = { c->o.by == BY_PROC, c->o.bypid, c->objs };
+	struct dcpi_procs_opts po = { c->o.by == BY_PROC, c->o.bypid, c->objs, NULL };
 	struct dcpi_selection sel;
 	struct dcpi_procs t;
 	char pid[32];

@@ -22,7 +22,7 @@ enum { SHOW_BOTH, SHOW_SOURCE, SHOW_ASM };
 #define MAX_CANDS 20
 
 struct opts {
-	const char *db, *epoch, *host, *file, *proc, *image;
+	const char *db, *epoch, *host, *file, *proc, *image, *label;
 	int show, json;
 	const char *dirs[MAX_DIRS + 1];
 	size_t ndirs;
@@ -50,6 +50,7 @@ static void usage(FILE *f)
 "  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
 "  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
+"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
 "  -both              source lines, each followed by its instructions (default)\n"
 "  -source            source lines only\n"
 "  -asm               instructions only, in address order\n"
@@ -73,11 +74,12 @@ static void add_dir(struct opts *o, const char *d)
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EPOCH, O_HOST, O_BOTH, O_SOURCE, O_ASM, O_REMAP, O_JSON };
+	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_BOTH, O_SOURCE, O_ASM, O_REMAP, O_JSON };
 	static const struct option lo[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "epoch", required_argument, NULL, O_EPOCH },
 		{ "host", required_argument, NULL, O_HOST },
+		{ "label", required_argument, NULL, O_LABEL },
 		{ "both", no_argument, NULL, O_BOTH },
 		{ "source", no_argument, NULL, O_SOURCE },
 		{ "asm", no_argument, NULL, O_ASM },
@@ -95,6 +97,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		case O_DB: o->db = optarg; break;
 		case O_EPOCH: o->epoch = optarg; break;
 		case O_HOST: o->host = optarg; break;
+		case O_LABEL: o->label = optarg; break;
 		case O_BOTH: o->show = SHOW_BOTH; break;
 		case O_SOURCE: o->show = SHOW_SOURCE; break;
 		case O_ASM: o->show = SHOW_ASM; break;
@@ -442,6 +445,8 @@ int cmd_dcpilist(int argc, char **argv)
 	apply_file_opt(&l.o);
 	if (dcpi_profset_load(l.o.db, l.o.epoch, l.o.host, &l.set))
 		cli_die("%s", dcpi_errmsg());
+	if (l.o.label)
+		report_keep_label(&l.set, l.o.label);
 	if (l.set.nevents == 0)
 		cli_die("%s: no samples in epoch %s", l.o.db, l.set.epochs[l.set.nepochs - 1]);
 	report_check_set(&l.w, &l.set);

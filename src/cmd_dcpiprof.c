@@ -25,7 +25,7 @@ enum { OUT_TEXT, OUT_JSON, OUT_CSV, OUT_FOLDED, OUT_PPROF };
 #define MAX_IMAGES 256
 
 struct opts {
-	const char *db, *epoch, *host, *sort, *ratio, *pprof;
+	const char *db, *epoch, *host, *sort, *ratio, *pprof, *label, *by;
 	int procs, bypid, out;
 	unsigned long long keep;
 	double cutoff;
@@ -54,8 +54,10 @@ static void usage(FILE *f)
 "  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
 "  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
+"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
 "  -i                 procedures of all images\n"
 "  -pid               keep per-process profiles (dcpid -bypid) apart\n"
+"  -by KEY            keep labelled profiles apart by comm, uid or cgroup\n"
 "  -sort EVENT        order by this event (default: the first)\n"
 "  -keep N            only the first N rows\n"
 "  -cutoff PERCENT    only rows with at least this share of the sort event\n"
@@ -70,14 +72,16 @@ static void usage(FILE *f)
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EPOCH, O_HOST, O_PID, O_SORT, O_KEEP, O_CUTOFF, O_RATIO, O_JSON,
+	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_BY, O_PID, O_SORT, O_KEEP, O_CUTOFF, O_RATIO, O_JSON,
 	       O_CSV, O_FOLDED, O_PPROF };
 	static const struct option lo[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "epoch", required_argument, NULL, O_EPOCH },
 		{ "host", required_argument, NULL, O_HOST },
+		{ "label", required_argument, NULL, O_LABEL },
 		{ "i", no_argument, NULL, 'i' },
 		{ "pid", no_argument, NULL, O_PID },
+		{ "by", required_argument, NULL, O_BY },
 		{ "sort", required_argument, NULL, O_SORT },
 		{ "keep", required_argument, NULL, O_KEEP },
 		{ "cutoff", required_argument, NULL, O_CUTOFF },
@@ -97,8 +101,14 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		case O_DB: o->db = optarg; break;
 		case O_EPOCH: o->epoch = optarg; break;
 		case O_HOST: o->host = optarg; break;
+		case O_LABEL: o->label = optarg; break;
 		case 'i': o->procs = 1; break;
 		case O_PID: o->bypid = 1; break;
+		case O_BY:
+			if (strcmp(optarg, "comm") && strcmp(optarg, "uid") && strcmp(optarg, "cgroup"))
+				cli_usage_error("-by wants comm, uid or cgroup, not '%s'", optarg);
+			o->by = optarg;
+			break;
 		case O_SORT: o->sort = optarg; break;
 		case O_KEEP: o->keep = cli_parse_count("keep", optarg); break;
 		case O_CUTOFF: {
@@ -136,7 +146,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 
 static int build(struct report *r)
 {
-	struct dcpi_procs_opts po = { r->o.procs, r->o.bypid, NULL };
+	struct dcpi_procs_opts po = { r->o.procs, r->o.bypid, NULL, r->o.by };
 	int exporting = r->o.out == OUT_FOLDED || r->o.out == OUT_PPROF;
 	struct dcpi_obj_opts oo = { report_symtab_opts(r->o.db), NULL, NULL };
 
@@ -231,6 +241,8 @@ static void print_text(struct report *r, FILE *f, size_t n)
 			fprintf(f, " %s", cli_safe(w->image));
 		if (w->pid >= 0)
 			fprintf(f, " (pid %" PRId64 ")", w->pid);
+		if (w->group)
+			fprintf(f, " (%s %s)", r->o.by, cli_safe(w->group));
 		fprintf(f, "\n");
 	}
 }
@@ -256,6 +268,8 @@ static void print_json(struct report *r, size_t n)
 			dcpi_json_key(j, "pid");
 			dcpi_json_i64(j, w->pid);
 		}
+		if (w->group)
+			dcpi_json_key_str(j, r->o.by, w->group);
 		report_json_counts(j, r->set.nevents, w->c, r->t.total);
 		dcpi_json_obj_end(j);
 	}
@@ -269,7 +283,8 @@ static void print_csv(struct report *r, size_t n)
 {
 	for (size_t i = 0; i < r->w.n; i++) /* CSV has no place for them */
 		fprintf(stderr, "%s: warning: %s\n", cli_prog, cli_safe(r->w.v[i]));
-	printf("image,%spid", r->o.procs ? "procedure," : "");
+	printf("image,%spid%s%s", r->o.procs ? "procedure," : "", r->o.by ? "," : "",
+	       r->o.by ? r->o.by : "");
 	for (unsigned e = 0; e < r->set.nevents; e++) {
 		putchar(',');
 		report_csv_field(stdout, r->set.events[e]);
@@ -287,6 +302,10 @@ static void print_csv(struct report *r, size_t n)
 			printf(",%" PRId64, w->pid);
 		else
 			printf(",");
+		if (w->group) {
+			putchar(',');
+			report_csv_field(stdout, w->group);
+		}
 		for (unsigned e = 0; e < r->set.nevents; e++)
 			printf(",%" PRIu64, w->c[e]);
 		putchar('\n');
@@ -331,6 +350,8 @@ static int prepare(struct report *r, size_t *shown)
 
 	if (dcpi_profset_load(r->o.db, r->o.epoch, r->o.host, &r->set))
 		return cli_error("%s", dcpi_errmsg());
+	if (r->o.label)
+		report_keep_label(&r->set, r->o.label);
 	report_check_set(&r->w, &r->set);
 	if (build(r))
 		return -1;

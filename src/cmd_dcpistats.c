@@ -19,7 +19,7 @@
 #define MAX_EPOCHS DCPI_SHARES_MAX_EPOCHS
 
 struct opts {
-	const char *db, *host, *event;
+	const char *db, *host, *event, *label;
 	int procs, json;
 	unsigned long long keep;
 	const char *epochs[2][MAX_EPOCHS];
@@ -45,6 +45,7 @@ static void usage(FILE *f)
 "Options come before the epochs.\n\n"
 "  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -host NAME         the host (default: this one; 'all' sums hosts)\n"
+"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
 "  -i                 by procedure (default: by image)\n"
 "  -event NAME        the event (default: the first epoch's first)\n"
 "  -keep N            only the first N rows\n"
@@ -54,10 +55,11 @@ static void usage(FILE *f)
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_HOST, O_EVENT, O_KEEP, O_JSON };
+	enum { O_DB = 256, O_HOST, O_LABEL, O_EVENT, O_KEEP, O_JSON };
 	static const struct option lo[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "host", required_argument, NULL, O_HOST },
+		{ "label", required_argument, NULL, O_LABEL },
 		{ "i", no_argument, NULL, 'i' },
 		{ "event", required_argument, NULL, O_EVENT },
 		{ "keep", required_argument, NULL, O_KEEP },
@@ -73,6 +75,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		switch (c) {
 		case O_DB: o->db = optarg; break;
 		case O_HOST: o->host = optarg; break;
+		case O_LABEL: o->label = optarg; break;
 		case 'i': o->procs = 1; break;
 		case O_EVENT: o->event = optarg; break;
 		case O_KEEP: o->keep = cli_parse_count("keep", optarg); break;
@@ -98,7 +101,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 /* One epoch's table into group g, epoch e. */
 static void add_epoch(struct st *t, int g, size_t e)
 {
-	struct dcpi_procs_opts po = { t->o.procs, 0, t->objs };
+	struct dcpi_procs_opts po = { t->o.procs, 0, t->objs, NULL };
 	const char *name = t->o.epochs[g][e];
 	struct dcpi_profset set;
 	struct dcpi_procs p;
@@ -106,6 +109,8 @@ static void add_epoch(struct st *t, int g, size_t e)
 
 	if (dcpi_profset_load(t->o.db, name, t->o.host, &set))
 		cli_die("%s", dcpi_errmsg());
+	if (t->o.label)
+		report_keep_label(&set, t->o.label);
 	if (set.nepochs != 1)
 		cli_die("%s: names %zu epochs; dcpistats wants one epoch per argument", name,
 			set.nepochs);

@@ -20,7 +20,7 @@
 #define MAX_OPEN 4096   /* image identities opened in one report */
 
 struct opts {
-	const char *db, *epoch, *host, *sort;
+	const char *db, *epoch, *host, *sort, *label;
 	unsigned long long n;
 	int json;
 	const char *images[MAX_IMAGES];
@@ -74,6 +74,7 @@ static void usage(FILE *f)
 "  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
 "  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
+"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
 "  -n N               how many instructions (default 20)\n"
 "  -sort EVENT        order by this event (default: the first)\n"
 "  -json              JSON output (schema in dcpitopcounts(1))\n"
@@ -83,11 +84,12 @@ static void usage(FILE *f)
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EPOCH, O_HOST, O_SORT, O_JSON };
+	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_SORT, O_JSON };
 	static const struct option lo[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "epoch", required_argument, NULL, O_EPOCH },
 		{ "host", required_argument, NULL, O_HOST },
+		{ "label", required_argument, NULL, O_LABEL },
 		{ "n", required_argument, NULL, 'n' },
 		{ "sort", required_argument, NULL, O_SORT },
 		{ "json", no_argument, NULL, O_JSON },
@@ -102,6 +104,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		case O_DB: o->db = optarg; break;
 		case O_EPOCH: o->epoch = optarg; break;
 		case O_HOST: o->host = optarg; break;
+		case O_LABEL: o->label = optarg; break;
 		case 'n': o->n = cli_parse_count("n", optarg); break;
 		case O_SORT: o->sort = optarg; break;
 		case O_JSON: o->json = 1; break;
@@ -377,6 +380,8 @@ int cmd_dcpitopcounts(int argc, char **argv)
 	parse_options(&t.o, argc, argv);
 	if (dcpi_profset_load(t.o.db, t.o.epoch, t.o.host, &t.set))
 		cli_die("%s", dcpi_errmsg());
+	if (t.o.label)
+		report_keep_label(&t.set, t.o.label);
 	if (t.set.nevents == 0)
 		cli_die("%s: no samples in epoch %s", t.o.db, t.set.epochs[t.set.nepochs - 1]);
 	t.sortcol = 0;

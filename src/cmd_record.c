@@ -27,6 +27,7 @@
 #include "dcpi/error.h"
 #include "dcpi/imagecache.h"
 #include "dcpi/event.h"
+#include "dcpi/label.h"
 #include "dcpi/run.h"
 
 
@@ -42,6 +43,7 @@ struct record {
 	/* options */
 	const char *db, *out, *keep, *sort;
 	int syswide, quiet, procs, imagecache, mux;
+	unsigned label_keys;    /* -label */
 	struct dcpi_eventlist events;
 	char **cmd;                  /* argv of the command, NULL-terminated */
 	/* state */
@@ -70,6 +72,7 @@ static void usage(FILE *f)
 "                     Default: cycles and instructions, or cpu-clock without a PMU\n"
 "  -mux               every event its own group, which the kernel time-multiplexes\n"
 "                     when the PMU has too few counters (DCPI's -mux)\n"
+"  -label KEYS        keep profiles apart by comm, uid and/or cgroup (see dcpid)\n"
 "  -a                 sample every process while COMMAND runs (needs root)\n"
 "  -o FILE            write the report to FILE instead of standard output\n"
 "  -quiet             no report, only the summary line on standard error\n"
@@ -86,11 +89,12 @@ static void usage(FILE *f)
 
 static void parse_options(struct record *r, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EVENT, O_MUX, O_ALL, O_OUT, O_QUIET, O_KEEP, O_SORT, O_IMAGECACHE };
+	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_ALL, O_OUT, O_QUIET, O_KEEP, O_SORT, O_IMAGECACHE };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
 		{ "mux", no_argument, NULL, O_MUX },
+		{ "label", required_argument, NULL, O_LABEL },
 		{ "a", no_argument, NULL, O_ALL },
 		{ "o", required_argument, NULL, O_OUT },
 		{ "quiet", no_argument, NULL, O_QUIET },
@@ -113,6 +117,10 @@ static void parse_options(struct record *r, int argc, char **argv)
 				cli_usage_error("%s", dcpi_errmsg());
 			break;
 		case O_MUX: r->mux = 1; break;
+		case O_LABEL:
+			if (dcpi_label_parse(optarg, &r->label_keys))
+				cli_usage_error("%s", dcpi_errmsg());
+			break;
 		case O_ALL: r->syswide = 1; break;
 		case O_OUT: r->out = optarg; break;
 		case O_QUIET: r->quiet = 1; break;
@@ -302,6 +310,7 @@ static void open_run(struct record *r)
 		.sampling = { .pid = r->syswide ? -1 : r->child, .inherit = !r->syswide,
 			      .sideband = 1 },
 		.kernel_fallback = 1, .dirmode = DIRMODE, .filemode = FILEMODE,
+		.label_keys = r->label_keys,
 		.on_warning = on_warning,
 		.on_merged = r->imagecache ? on_merged : NULL, .arg = r,
 	};

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "dcpi/db.h"
+#include "dcpi/error.h"
 #include "dcpi/imagecache.h"
 #include "dcpi/json.h"
 #include "dcpi/obj.h"
@@ -238,4 +239,23 @@ void report_csv_field(FILE *f, const char *s)
 		fputc(*s, f);
 	}
 	fputc('"', f);
+}
+
+void report_keep_label(struct dcpi_profset *set, const char *spec)
+{
+	size_t labelled = 0;
+	char example[512] = "";
+
+	for (size_t i = 0; i < set->n; i++)
+		if (set->v[i].prof.label && labelled++ == 0)
+			snprintf(example, sizeof(example), "%s", set->v[i].prof.label);
+	if (dcpi_profset_keep_label(set, spec))
+		cli_usage_error("-label %s", dcpi_errmsg());
+	if (set->n)
+		return;
+	if (!labelled)
+		cli_die("-label %s: no profile in the chosen epoch(s) is labelled (dcpid -label "
+			"comm|uid|cgroup labels them)", spec);
+	cli_die("-label %s: none of the %zu labelled profiles has it (one is labelled %s; "
+		"dcpilabel lists them all)", spec, labelled, cli_safe(example));
 }

@@ -56,6 +56,10 @@ struct dcpi_json *report_json_begin(const char *db);
 /* One obj per image for a report on database db (its image cache
  * searched, report_symtab_opts); dies on ENOMEM. */
 struct dcpi_objcache *report_objcache(const char *db);
+/* -label K=V[,K=V]: keep the profiles of set labelled so; a malformed
+ * selection is a usage error, one that keeps nothing an error that says
+ * which labels there are (exits either way). */
+void report_keep_label(struct dcpi_profset *set, const char *spec);
 /* "epochs": [...], "hosts": [...], "samples"... "events": [...],
  * "warnings": [...] members, as dcpiprof(1) documents them. */
 void report_json_header(struct dcpi_json *j, const struct dcpi_profset *set,

@@ -32,6 +32,8 @@ struct dcpi_collector_opts {
 	int unknown_per_pid;           /* -unknown */
 	unsigned filemode;             /* of profile files: 0600 */
 	int mmap_build_id;             /* the sampler asked for MMAP2 build-ids */
+	unsigned label_keys;           /* dcpi/label.h keys; 0: profiles unlabelled */
+	size_t label_cap;              /* distinct labels kept; 0: DCPI_LABEL_MAX */
 	/* (pid, ip) of every sample; for a debugging log (-logmaps) */
 	void (*on_unknown)(void *arg, int32_t pid, uint64_t ip, int kernel);
 	/* each image whose profile a merge wrote (e.g. to cache its file) */

@@ -32,6 +32,8 @@ struct dcpi_proc_row {
 	char *image;            /* the profiled path, or "unknown" */
 	char *proc;             /* NULL in image mode */
 	int64_t pid;            /* -1 unless by process */
+	char *group;            /* NULL unless by label: the value of opts.by
+				   ("xz"), "-" for an unlabelled profile */
 	uint64_t c[DCPI_MAX_EVENTS];
 };
 
@@ -39,6 +41,8 @@ struct dcpi_procs_opts {
 	int procs;              /* by procedure (else by image) */
 	int bypid;              /* keep per-process profiles apart */
 	struct dcpi_objcache *objs;  /* symbols come from here (procedure mode) */
+	const char *by;         /* a label key (comm, uid, cgroup): rows are kept
+				   apart by its value; NULL: not */
 };
 
 struct dcpi_procs {

@@ -20,7 +20,7 @@
 #include "dcpi/buf.h"
 
 #define DCPI_PROFILE_MAGIC "DCPIPROF"
-#define DCPI_PROFILE_VERSION 1
+#define DCPI_PROFILE_VERSION 2    /* the newest written and read; 1 has no label */
 #define DCPI_MAX_EVENTS 16
 #define DCPI_BUILD_ID_MAX 64
 #define DCPI_PROFILE_STR_MAX 4096 /* longest path/name field accepted */
@@ -52,6 +52,8 @@ struct dcpi_profile {
 	char *platform;         /* host name */
 	uint32_t kind;          /* enum dcpi_image_kind */
 	int64_t pid;            /* -1, or the process of a -bypid/-unknown profile */
+	char *label;            /* NULL, or the label values of a labelled profile
+				   (dcpid -label): "comm=xz,uid=1000" */
 	uint64_t text_start;    /* where the executable text starts (kind-specific) */
 	uint64_t text_size;
 
@@ -64,6 +66,9 @@ struct dcpi_profile {
 };
 
 void dcpi_profile_init(struct dcpi_profile *p);
+/* The value of key in a label "comm=xz,uid=1000" (without "KEY="), into
+ * buf: 0, or -ENOENT when the label (NULL too) has no such key. */
+int dcpi_profile_label_value(const char *label, const char *key, char *buf, size_t len);
 void dcpi_profile_free(struct dcpi_profile *p);
 
 /* Serialise to bytes (appended to out).  A profile that breaks the

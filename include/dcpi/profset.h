@@ -48,6 +48,12 @@ int dcpi_profset_load(const char *db, const char *epoch, const char *host,
 		      struct dcpi_profset *out);
 void dcpi_profset_free(struct dcpi_profset *s);
 
+/* Keep only the labelled profiles (dcpid -label) whose label has every
+ * KEY=VALUE of spec ("comm=xz", "uid=0,comm=sshd"); the rest are freed.
+ * -EINVAL for a malformed spec (the set is then unchanged).  The
+ * statistics stay the epoch's. */
+int dcpi_profset_keep_label(struct dcpi_profset *s, const char *spec);
+
 /* Column of the event named name, or -1. */
 int dcpi_profset_event(const struct dcpi_profset *s, const char *name);
 

@@ -50,6 +50,8 @@ struct dcpi_run_opts {
 	const char *const *bypid;      /* dcpi_collector_opts */
 	size_t nbypid;
 	int unknown_per_pid;
+	unsigned label_keys;           /* dcpi_collector_opts */
+	size_t label_cap;
 	unsigned dirmode, filemode;    /* 0: 0700, 0600 */
 	/* a complete one-line message: something failed, the run goes on */
 	void (*on_warning)(void *arg, const char *msg);

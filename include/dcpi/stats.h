@@ -28,6 +28,9 @@ struct dcpi_epoch_stats {
 	uint64_t unknown;       /* samples attributable to no image */
 	uint64_t kernel;        /* samples in kernel mode */
 	uint64_t images;        /* profiles written */
+	char labels[32];        /* the label keys (dcpid -label): "comm,uid"; "" none */
+	uint64_t label_values;  /* label values kept apart */
+	uint64_t label_other;   /* samples whose value was past the cap: "other" */
 	uint32_t ncpus;
 	uint32_t nevents;
 	struct dcpi_stats_event ev[DCPI_MAX_EVENTS];

@@ -45,7 +45,7 @@ static hashval_t row_hash(const void *p)
 	const struct dcpi_proc_row *w = p;
 
 	return htab_hash_string(w->image) * 31 + (w->proc ? htab_hash_string(w->proc) : 0) +
-	       (hashval_t)w->pid;
+	       (hashval_t)w->pid + (w->group ? htab_hash_string(w->group) * 7 : 0);
 }
 
 static int row_eq(const void *a, const void *b)
@@ -53,7 +53,8 @@ static int row_eq(const void *a, const void *b)
 	const struct dcpi_proc_row *x = a, *y = b;
 
 	return x->pid == y->pid && !strcmp(x->image, y->image) &&
-	       (x->proc == y->proc || (x->proc && y->proc && !strcmp(x->proc, y->proc)));
+	       (x->proc == y->proc || (x->proc && y->proc && !strcmp(x->proc, y->proc))) &&
+	       (x->group == y->group || (x->group && y->group && !strcmp(x->group, y->group)));
 }
 
 static void row_free(struct dcpi_proc_row *w)
@@ -62,14 +63,17 @@ static void row_free(struct dcpi_proc_row *w)
 		return;
 	free(w->image);
 	free(w->proc);
+	free(w->group);
 	free(w);
 }
 
-static struct dcpi_proc_row *row_new(const char *image, const char *proc, int64_t pid)
+static struct dcpi_proc_row *row_new(const char *image, const char *proc, int64_t pid,
+				     const char *group)
 {
 	struct dcpi_proc_row *w = calloc(1, sizeof(*w));
 
-	if (!w || !(w->image = strdup(image)) || (proc && !(w->proc = strdup(proc)))) {
+	if (!w || !(w->image = strdup(image)) || (proc && !(w->proc = strdup(proc))) ||
+	    (group && !(w->group = strdup(group)))) {
 		row_free(w);
 		return NULL;
 	}
@@ -78,15 +82,15 @@ static struct dcpi_proc_row *row_new(const char *image, const char *proc, int64_
 }
 
 static int row_get(struct dcpi_procs *t, const char *image, const char *proc, int64_t pid,
-		   struct dcpi_proc_row **out)
+		   const char *group, struct dcpi_proc_row **out)
 {
-	struct dcpi_proc_row key = { (char *)image, (char *)proc, pid, { 0 } }, *w;
+	struct dcpi_proc_row key = { (char *)image, (char *)proc, pid, (char *)group, { 0 } }, *w;
 	void **slot;
 	int err;
 
 	if ((*out = htab_find(t->index, &key)))
 		return 0;
-	if (!(w = row_new(image, proc, pid)))
+	if (!(w = row_new(image, proc, pid, group)))
 		return dcpi_error(ENOMEM, "out of memory");
 	if ((err = DCPI_GROW(t->rows, t->cap, t->n + 1, SIZE_MAX, "rows")) ||
 	    !(slot = htab_find_slot(t->index, &key, INSERT))) {
@@ -196,8 +200,11 @@ static int add_entry(struct build *b, const struct dcpi_profset_entry *e)
 	int64_t pid = b->o->bypid ? p->pid : -1;
 	const struct dcpi_symtab *st = NULL;
 	struct dcpi_proc_row *w = NULL;
-	char proc[4200], region[64];
+	char proc[4200], region[64], group[512];
 	int err = 0;
+
+	if (b->o->by && dcpi_profile_label_value(p->label, b->o->by, group, sizeof(group)))
+		snprintf(group, sizeof(group), "-");
 
 	/* dcpid -unknown: one profile per process and address region; kept
 	   apart, a row says which region (offsets count from its start) */
@@ -209,9 +216,9 @@ static int add_entry(struct build *b, const struct dcpi_profset_entry *e)
 	for (size_t row = 0; row < p->nrows && !err; row++) {
 		if (b->o->procs) {
 			dcpi_procs_name(p, st, p->offsets[row], proc, sizeof(proc));
-			err = row_get(b->t, img, proc, pid, &w);
+			err = row_get(b->t, img, proc, pid, b->o->by ? group : NULL, &w);
 		} else if (!w) {
-			err = row_get(b->t, img, NULL, pid, &w);
+			err = row_get(b->t, img, NULL, pid, b->o->by ? group : NULL, &w);
 		}
 		if (!err)
 			add_counts(b->t, w, e, row);
@@ -265,6 +272,8 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 		return strcmp(x->image, y->image);
 	if (x->proc && y->proc && strcmp(x->proc, y->proc))
 		return strcmp(x->proc, y->proc);
+	if (x->group && y->group && strcmp(x->group, y->group))
+		return strcmp(x->group, y->group);
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 

@@ -11,6 +11,7 @@
 struct bin {
 	int image;
 	int64_t pid;
+	uint32_t label;         /* a labeller's id; 0 when unlabelled */
 	size_t nrows, cap;      /* cap: a power of 2, 0 before the first add */
 	uint64_t *keys;         /* offset + 1; 0 = empty slot */
 	uint64_t *counts;       /* cap * nevents */
@@ -20,7 +21,7 @@ struct dcpi_agg {
 	unsigned nevents;
 	struct bin *bins;
 	size_t nbins, bins_cap;
-	size_t *index;          /* hash of (image, pid) -> bin + 1 */
+	size_t *index;          /* hash of (image, pid, label) -> bin + 1 */
 	size_t index_cap;
 	size_t last;            /* bin of the previous add: samples cluster */
 	size_t total_rows;
@@ -77,9 +78,9 @@ void dcpi_agg_free(struct dcpi_agg *a)
 	free(a);
 }
 
-static size_t key_hash(int image, int64_t pid)
+static size_t key_hash(int image, int64_t pid, uint32_t label)
 {
-	return (size_t)mix((uint64_t)(uint32_t)image << 32 ^ (uint64_t)pid);
+	return (size_t)mix(((uint64_t)(uint32_t)image << 32 ^ (uint64_t)pid) + mix(label));
 }
 
 static int index_grow(struct dcpi_agg *a)
@@ -90,7 +91,7 @@ static int index_grow(struct dcpi_agg *a)
 	if (!ni)
 		return dcpi_error(ENOMEM, "out of memory");
 	for (size_t b = 0; b < a->nbins; b++) {
-		size_t h = key_hash(a->bins[b].image, a->bins[b].pid) & (ncap - 1);
+		size_t h = key_hash(a->bins[b].image, a->bins[b].pid, a->bins[b].label) & (ncap - 1);
 
 		while (ni[h])
 			h = (h + 1) & (ncap - 1);
@@ -102,22 +103,27 @@ static int index_grow(struct dcpi_agg *a)
 	return 0;
 }
 
-static int find_bin(struct dcpi_agg *a, int image, int64_t pid, size_t *out)
+static int same_key(const struct bin *b, int image, int64_t pid, uint32_t label)
+{
+	return b->image == image && b->pid == pid && b->label == label;
+}
+
+static int find_bin(struct dcpi_agg *a, int image, int64_t pid, uint32_t label, size_t *out)
 {
 	size_t h;
 	int err;
 
-	if (a->last != (size_t)-1 && a->bins[a->last].image == image && a->bins[a->last].pid == pid) {
+	if (a->last != (size_t)-1 && same_key(&a->bins[a->last], image, pid, label)) {
 		*out = a->last;
 		return 0;
 	}
 	if ((a->nbins + 1) * 2 > a->index_cap && (err = index_grow(a)))
 		return err;
-	for (h = key_hash(image, pid) & (a->index_cap - 1); a->index[h];
+	for (h = key_hash(image, pid, label) & (a->index_cap - 1); a->index[h];
 	     h = (h + 1) & (a->index_cap - 1)) {
 		struct bin *b = &a->bins[a->index[h] - 1];
 
-		if (b->image == image && b->pid == pid) {
+		if (same_key(b, image, pid, label)) {
 			*out = a->last = a->index[h] - 1;
 			return 0;
 		}
@@ -127,6 +133,7 @@ static int find_bin(struct dcpi_agg *a, int image, int64_t pid, size_t *out)
 	memset(&a->bins[a->nbins], 0, sizeof(a->bins[0]));
 	a->bins[a->nbins].image = image;
 	a->bins[a->nbins].pid = pid;
+	a->bins[a->nbins].label = label;
 	a->index[h] = a->nbins + 1;
 	*out = a->last = a->nbins++;
 	return 0;
@@ -161,8 +168,8 @@ static int bin_grow(struct bin *b, unsigned nevents)
 	return 0;
 }
 
-int dcpi_agg_add(struct dcpi_agg *a, int image, int64_t pid, uint64_t offset, unsigned ev,
-		 uint64_t n)
+int dcpi_agg_add(struct dcpi_agg *a, int image, int64_t pid, uint32_t label, uint64_t offset,
+		 unsigned ev, uint64_t n)
 {
 	uint64_t key = offset + 1; /* offset ~0 would collide with "empty": fold it */
 	struct bin *b;
@@ -173,7 +180,7 @@ int dcpi_agg_add(struct dcpi_agg *a, int image, int64_t pid, uint64_t offset, un
 		return dcpi_error(EINVAL, "event %u out of range", ev);
 	if (key == 0)
 		key = 1;
-	err = find_bin(a, image, pid, &bi);
+	err = find_bin(a, image, pid, label, &bi);
 	if (err)
 		return err;
 	b = &a->bins[bi];
@@ -200,10 +207,12 @@ size_t dcpi_agg_nbins(const struct dcpi_agg *a)
 	return a->nbins;
 }
 
-void dcpi_agg_bin_key(const struct dcpi_agg *a, size_t bin, int *image, int64_t *pid)
+void dcpi_agg_bin_key(const struct dcpi_agg *a, size_t bin, int *image, int64_t *pid,
+		      uint32_t *label)
 {
 	*image = a->bins[bin].image;
 	*pid = a->bins[bin].pid;
+	*label = a->bins[bin].label;
 }
 
 size_t dcpi_agg_bin_nrows(const struct dcpi_agg *a, size_t bin)

@@ -14,6 +14,7 @@
 #include "dcpi/collector.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/label.h"
 #include "dcpi/record.h"
 #include "dcpi/stats.h"
 #include "internal.h"
@@ -42,6 +43,7 @@ struct dcpi_collector {
 	char **bypid;                /* our copy of o.bypid */
 	int *bypid_cache;            /* per image: -1 untested, 0 no, 1 yes */
 	size_t bypid_cache_len;
+	struct dcpi_labeler *lab;    /* -label; NULL: profiles are not labelled */
 	struct dcpi_epoch_stats stats;
 };
 
@@ -72,6 +74,10 @@ int dcpi_collector_new(const struct dcpi_collector_opts *o, struct dcpi_collecto
 		err = dcpi_error(ENOMEM, "out of memory");
 		goto fail;
 	}
+	if (o->label_keys &&
+	    (err = dcpi_labeler_new(o->label_keys, o->procroot, o->label_cap, &c->lab)))
+		goto fail;
+	dcpi_label_keys_str(o->label_keys, c->stats.labels, sizeof(c->stats.labels));
 	c->unknown_image = dcpi_loadmap_intern(c->lm, &unk);
 	if (c->unknown_image < 0) {
 		err = c->unknown_image;
@@ -97,6 +103,7 @@ void dcpi_collector_free(struct dcpi_collector *c)
 	if (c->lm)
 		dcpi_loadmap_free(c->lm);
 	dcpi_agg_free(c->agg);
+	dcpi_labeler_free(c->lab);
 	dcpi_buf_release(&c->arena);
 	free(c->q);
 	free(c->bypid_cache);
@@ -172,6 +179,7 @@ static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, i
 	int kernel = (r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	uint64_t off;
 	int64_t pid = -1;
+	uint32_t label = 0;
 	int idx, err;
 
 	if (ev < 0 || (unsigned)ev >= c->events.n)
@@ -198,7 +206,13 @@ static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, i
 	} else if (is_bypid(c, idx)) {
 		pid = r->pid;
 	}
-	err = dcpi_agg_add(c->agg, idx, pid, off, (unsigned)ev, 1);
+	if (c->lab) {
+		if ((err = dcpi_labeler_get(c->lab, r->pid, &label)))
+			return err;
+		if (label == 0)
+			c->stats.label_other++; /* past the cap: counted, and said */
+	}
+	err = dcpi_agg_add(c->agg, idx, pid, label, off, (unsigned)ev, 1);
 	if (err == -ENOSPC) {
 		c->stats.lost++; /* counted, never silent */
 		return 0;
@@ -216,11 +230,17 @@ int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, i
 	case PERF_RECORD_MMAP2:
 		return dcpi_loadmap_mmap(c->lm, &r->mmap);
 	case PERF_RECORD_COMM:
+		if (c->lab && r->pid == r->tid)
+			dcpi_labeler_comm(c->lab, r->pid, r->comm);
 		return r->exec ? dcpi_loadmap_exec(c->lm, r->pid) : 0;
 	case PERF_RECORD_FORK:
 		return dcpi_loadmap_fork(c->lm, r->pid, r->ppid);
 	case PERF_RECORD_EXIT:
-		return r->pid == r->tid ? dcpi_loadmap_exit(c->lm, r->pid) : 0;
+		if (r->pid != r->tid)
+			return 0;
+		if (c->lab)
+			dcpi_labeler_exit(c->lab, r->pid);
+		return dcpi_loadmap_exit(c->lm, r->pid);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
 		c->stats.lost += r->lost;
@@ -327,9 +347,10 @@ int dcpi_collector_drain(struct dcpi_collector *c, struct dcpi_sampler *s, int a
 /* ---- merge -------------------------------------------------------------- */
 
 static void set_identity(struct dcpi_collector *c, const struct dcpi_image *img, int64_t pid,
-			 struct dcpi_profile *p)
+			 uint32_t label, struct dcpi_profile *p)
 {
 	p->path = strdup(img->path);
+	p->label = c->lab ? strdup(dcpi_labeler_label(c->lab, label)) : NULL;
 	memcpy(p->build_id, img->build_id, img->build_id_len);
 	p->build_id_len = img->build_id_len;
 	p->size = img->size;
@@ -379,13 +400,14 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 		const struct dcpi_image *img;
 		int idx;
 		int64_t pid;
+		uint32_t label;
 
-		dcpi_agg_bin_key(c->agg, b, &idx, &pid);
+		dcpi_agg_bin_key(c->agg, b, &idx, &pid, &label);
 		img = dcpi_loadmap_image(c->lm, idx);
 		if (!img || dcpi_agg_bin_nrows(c->agg, b) == 0)
 			continue;
 		dcpi_profile_init(&p);
-		set_identity(c, img, pid, &p);
+		set_identity(c, img, pid, label, &p);
 		err = dcpi_agg_bin_rows(c->agg, b, &p);
 		if (!err)
 			err = dcpi_db_merge_profile(platdir, &p, mode);
@@ -400,6 +422,8 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 	dcpi_agg_clear(c->agg);
 	c->pending = 0;
 	c->stats.updated = (int64_t)time(NULL);
+	if (c->lab)
+		c->stats.label_values = dcpi_labeler_count(c->lab);
 	count_profiles(platdir, &c->stats.images);
 	snprintf(spath, sizeof(spath), "%s/epoch.stats", platdir);
 	return dcpi_stats_write(spath, &c->stats, mode);

@@ -51,6 +51,7 @@ static int new_collector(struct dcpi_run *r, const struct dcpi_run_opts *o)
 		.events = &r->events, .procroot = r->procroot, .host = r->host,
 		.bypid = o->bypid, .nbypid = o->nbypid, .unknown_per_pid = o->unknown_per_pid,
 		.filemode = r->o.filemode, .mmap_build_id = o->sampling.mmap_build_id,
+		.label_keys = o->label_keys, .label_cap = o->label_cap,
 		.on_unknown = o->on_unknown, .on_merged = o->on_merged, .arg = o->arg,
 	};
 
@@ -260,6 +261,7 @@ static void begin_stats(struct dcpi_run *r)
 	st->throttled = old.throttled;
 	st->unknown = old.unknown;
 	st->kernel = old.kernel;
+	st->label_other = old.label_other;
 	st->start = old.start;
 	for (unsigned e = 0; e < st->nevents; e++)
 		st->ev[e].samples = old.ev[e].samples;

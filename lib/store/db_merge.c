@@ -31,7 +31,11 @@ int dcpi_db_profile_name(const struct dcpi_profile *img, char *out, size_t len)
 	int r;
 
 	if (img->kind == DCPI_IMAGE_UNKNOWN) {
-		if (pid < 0)
+		if (pid < 0 && img->label)
+			r = snprintf(out, len, "unknown@%s_L%08" PRIx64 ".prof", host,
+				     fnv1a(0xcbf29ce484222325ull, img->label, strlen(img->label)) &
+					     0xffffffffu);
+		else if (pid < 0)
 			r = snprintf(out, len, "unknown@%s.prof", host);
 		else
 			r = snprintf(out, len, "%s%" PRId64 "@0x%" PRIx64 ".prof", host, pid,
@@ -62,6 +66,9 @@ int dcpi_db_profile_name(const struct dcpi_profile *img, char *out, size_t len)
 	}
 	if (pid >= 0)
 		snprintf(suffix, sizeof(suffix), "_%s%" PRId64, host, pid);
+	if (img->label) /* one file per label value: "L" and the value's hash */
+		snprintf(suffix + strlen(suffix), sizeof(suffix) - strlen(suffix), "_L%08" PRIx64,
+			 fnv1a(0xcbf29ce484222325ull, img->label, strlen(img->label)) & 0xffffffffu);
 	r = snprintf(out, len, "%s-%016" PRIx64 "%s.prof", n ? name : "image", h, suffix);
 done:
 	if (r < 0 || (size_t)r >= len)
@@ -79,6 +86,8 @@ static int same_identity(const struct dcpi_profile *a, const struct dcpi_profile
 		if (j >= 0 && a->events[j].period != b->events[i].period)
 			return 0;
 	}
+	if (!a->label != !b->label || (a->label && strcmp(a->label, b->label)))
+		return 0;
 	return !strcmp(a->path, b->path) && a->kind == b->kind && a->pid == b->pid &&
 	       a->build_id_len == b->build_id_len &&
 	       !memcmp(a->build_id, b->build_id, a->build_id_len) &&

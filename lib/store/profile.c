@@ -39,11 +39,25 @@ void dcpi_profile_init(struct dcpi_profile *p)
 	p->pid = -1;
 }
 
+int dcpi_profile_label_value(const char *label, const char *key, char *buf, size_t len)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = label; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+		if (!strncmp(p, key, klen) && p[klen] == '=') {
+			snprintf(buf, len, "%.*s", (int)strcspn(p + klen + 1, ","), p + klen + 1);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 void dcpi_profile_free(struct dcpi_profile *p)
 {
 	free(p->path);
 	free(p->epoch);
 	free(p->platform);
+	free(p->label);
 	for (uint32_t i = 0; i < p->nevents && i < DCPI_MAX_EVENTS; i++)
 		free(p->events[i].name);
 	free(p->offsets);
@@ -127,7 +141,8 @@ static int put_header(struct dcpi_buf *b, const struct dcpi_profile *p)
 {
 	int err = dcpi_buf_put(b, DCPI_PROFILE_MAGIC, PROFILE_MAGIC_LEN);
 
-	err = err ? err : dcpi_buf_put_varint(b, DCPI_PROFILE_VERSION);
+	/* version 1 when there is no label: what older builds read */
+	err = err ? err : dcpi_buf_put_varint(b, p->label ? DCPI_PROFILE_VERSION : 1);
 	err = err ? err : dcpi_buf_put_str(b, p->path);
 	err = err ? err : dcpi_buf_put_varint(b, p->build_id_len);
 	err = err ? err : dcpi_buf_put(b, p->build_id, p->build_id_len);
@@ -137,6 +152,8 @@ static int put_header(struct dcpi_buf *b, const struct dcpi_profile *p)
 	err = err ? err : dcpi_buf_put_str(b, p->platform);
 	err = err ? err : dcpi_buf_put_varint(b, p->kind);
 	err = err ? err : dcpi_buf_put_varint(b, zigzag_encode(p->pid));
+	if (p->label)
+		err = err ? err : dcpi_buf_put_str(b, p->label);
 	err = err ? err : dcpi_buf_put_varint(b, p->text_start);
 	err = err ? err : dcpi_buf_put_varint(b, p->text_size);
 	err = err ? err : dcpi_buf_put_varint(b, p->nevents);
@@ -204,17 +221,16 @@ static int get_magic(struct dcpi_cursor *c)
 	return 0;
 }
 
-static int get_version(struct dcpi_cursor *c)
+static int get_version(struct dcpi_cursor *c, uint64_t *v)
 {
 	size_t at = c->pos;
-	uint64_t v;
-	int err = dcpi_buf_get_varint(c, &v);
+	int err = dcpi_buf_get_varint(c, v);
 
 	if (err)
 		return dcpi_error_prefix(err, "version");
-	if (v != DCPI_PROFILE_VERSION)
-		return dcpi_error(EBADMSG, "unsupported version %llu at byte %zu (this build reads %d)",
-				  (unsigned long long)v, at, DCPI_PROFILE_VERSION);
+	if (*v < 1 || *v > DCPI_PROFILE_VERSION)
+		return dcpi_error(EBADMSG, "unsupported version %llu at byte %zu (this build reads 1 "
+				  "to %d)", (unsigned long long)*v, at, DCPI_PROFILE_VERSION);
 	return 0;
 }
 
@@ -273,7 +289,7 @@ static int get_event(struct dcpi_cursor *c, struct dcpi_profile_event *ev)
 	return err;
 }
 
-static int get_header(struct dcpi_cursor *c, struct dcpi_profile *p)
+static int get_header(struct dcpi_cursor *c, struct dcpi_profile *p, uint64_t version)
 {
 	uint64_t v;
 	int err = get_string(c, "path", &p->path);
@@ -291,6 +307,8 @@ static int get_header(struct dcpi_cursor *c, struct dcpi_profile *p)
 		return err;
 	p->kind = (uint32_t)v;
 	err = get_u64(c, "pid", &v);
+	if (!err && version >= 2)
+		err = get_string(c, "label", &p->label);
 	err = err ? err : get_u64(c, "text start", &p->text_start);
 	err = err ? err : get_u64(c, "text size", &p->text_size);
 	if (err)
@@ -402,14 +420,15 @@ static int check_totals(const struct dcpi_profile *p)
 int dcpi_profile_decode(const uint8_t *data, size_t len, struct dcpi_profile *p)
 {
 	struct dcpi_cursor c = { data, len, 0 };
+	uint64_t version = 0;
 	int err;
 
 	dcpi_profile_init(p);
 	if (len > PROFILE_FILE_MAX)
 		return dcpi_error(EFBIG, "profile of %zu bytes is too large", len);
 	err = get_magic(&c);
-	err = err ? err : get_version(&c);
-	err = err ? err : get_header(&c, p);
+	err = err ? err : get_version(&c, &version);
+	err = err ? err : get_header(&c, p, version);
 	err = err ? err : get_rows(&c, p);
 	err = err ? err : get_checksum(&c);
 	err = err ? err : check_totals(p);

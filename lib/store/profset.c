@@ -25,6 +25,54 @@ void dcpi_profset_free(struct dcpi_profset *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Whether label has every KEY=VALUE of spec. */
+static int label_has(const char *label, const char *spec)
+{
+	char key[64], want[512], have[512];
+
+	for (const char *p = spec; *p;) {
+		size_t n = strcspn(p, ","), k = strcspn(p, "=");
+
+		if (k >= n || k == 0 || k >= sizeof(key) || n - k - 1 >= sizeof(want))
+			return 0;
+		snprintf(key, sizeof(key), "%.*s", (int)k, p);
+		snprintf(want, sizeof(want), "%.*s", (int)(n - k - 1), p + k + 1);
+		if (dcpi_profile_label_value(label, key, have, sizeof(have)) || strcmp(have, want))
+			return 0;
+		p += n + (p[n] == ',');
+	}
+	return 1;
+}
+
+int dcpi_profset_keep_label(struct dcpi_profset *s, const char *spec)
+{
+	size_t keep = 0;
+
+	for (const char *p = spec; *p;) {
+		size_t n = strcspn(p, ","), k = strcspn(p, "=");
+
+		if (k >= n || k == 0 || k >= 64 || n - k - 1 >= 512)
+			return dcpi_error(EINVAL, "'%s' is not KEY=VALUE[,KEY=VALUE...] (comm=xz, "
+					  "uid=1000, cgroup=/system.slice/ssh.service)", spec);
+		p += n + (p[n] == ',');
+	}
+	if (!*spec)
+		return dcpi_error(EINVAL, "an empty label selection");
+	for (size_t i = 0; i < s->n; i++) {
+		struct dcpi_profset_entry *e = &s->v[i];
+
+		if (e->prof.label && label_has(e->prof.label, spec)) {
+			s->v[keep++] = *e;
+			continue;
+		}
+		free(e->file);
+		free(e->platdir);
+		dcpi_profile_free(&e->prof);
+	}
+	s->n = keep;
+	return 0;
+}
+
 int dcpi_profset_event(const struct dcpi_profset *s, const char *name)
 {
 	for (unsigned e = 0; e < s->nevents; e++)

@@ -56,6 +56,9 @@ int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsign
 		"unknown %" PRIu64 "\nkernel %" PRIu64 "\nimages %" PRIu64 "\n",
 		dcpi_version(), st->epoch, st->platform, st->start, st->updated, st->ncpus, st->samples,
 		st->lost, st->throttled, st->unknown, st->kernel, st->images);
+	if (!err && st->labels[0])
+		err = dcpi_buf_printf(&b, "labels %s\nlabel_values %" PRIu64 "\nlabel_other %"
+				      PRIu64 "\n", st->labels, st->label_values, st->label_other);
 	for (uint32_t i = 0; !err && i < st->nevents; i++) {
 		const struct dcpi_stats_event *e = &st->ev[i];
 
@@ -122,6 +125,8 @@ static int parse_line(char *line, struct dcpi_epoch_stats *st)
 		{ "unknown", offsetof(struct dcpi_epoch_stats, unknown) },
 		{ "kernel", offsetof(struct dcpi_epoch_stats, kernel) },
 		{ "images", offsetof(struct dcpi_epoch_stats, images) },
+		{ "label_values", offsetof(struct dcpi_epoch_stats, label_values) },
+		{ "label_other", offsetof(struct dcpi_epoch_stats, label_other) },
 	};
 	char *val = strchr(line, ' ');
 	uint64_t x;
@@ -133,6 +138,9 @@ static int parse_line(char *line, struct dcpi_epoch_stats *st)
 		return parse_event(val, st);
 	if (!strcmp(line, "epoch"))
 		return strlen(val) < sizeof(st->epoch) ? (snprintf(st->epoch, sizeof(st->epoch), "%s", val), 0) : -1;
+	if (!strcmp(line, "labels"))
+		return strlen(val) < sizeof(st->labels) && !strchr(val, ' ')
+		       ? (snprintf(st->labels, sizeof(st->labels), "%s", val), 0) : -1;
 	if (!strcmp(line, "platform"))
 		return strlen(val) < sizeof(st->platform) ? (snprintf(st->platform, sizeof(st->platform), "%s", val), 0) : -1;
 	for (size_t i = 0; i < sizeof(u64s) / sizeof(u64s[0]); i++)

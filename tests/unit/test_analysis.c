@@ -208,7 +208,7 @@ static const struct dcpi_proc_row *row(const struct dcpi_procs *t, const char *p
 static void test_procs(const struct dcpi_profset *set)
 {
 	struct dcpi_objcache *c = dcpi_objcache_new(NULL);
-	struct dcpi_procs_opts o = { 1, 0, c };
+	struct dcpi_procs_opts o = { 1, 0, c, NULL };
 	const struct dcpi_proc_row *g, *s, *far, *one, *unk;
 	struct dcpi_procs t;
 	char farname[128];

@@ -479,6 +479,38 @@ static void test_truncation_and_flips(void)
 	dcpi_buf_release(&b);
 }
 
+/* A labelled profile is version 2 with its label after the pid; one
+ * without a label stays version 1 (what older builds read), and a label
+ * is part of a profile's identity. */
+static void test_label(void)
+{
+	struct dcpi_profile p, q;
+	struct dcpi_buf b = DCPI_BUF_INIT;
+	char v[64];
+
+	make_small(&p, 3);
+	T_EQ(encode(&p, &b), 0, "unlabelled: encodes");
+	T_EQ(b.data[8], 1, "unlabelled: version 1");
+	p.label = strdup("comm=xz,uid=1000,cgroup=/user.slice");
+	T_EQ(encode(&p, &b), 0, "labelled: encodes");
+	T_EQ(b.data[8], 2, "labelled: version 2");
+	T_EQ(dcpi_profile_decode(b.data, b.len, &q), 0, "labelled: decodes");
+	T_OK(q.label && !strcmp(q.label, p.label) && q.pid == p.pid && q.nrows == 3,
+	     "labelled: label, pid and rows read back (%s)", q.label ? q.label : "none");
+	T_OK(dcpi_profile_label_value(q.label, "uid", v, sizeof(v)) == 0 && !strcmp(v, "1000"),
+	     "label value of uid: %s", v);
+	T_OK(dcpi_profile_label_value(q.label, "cgroup", v, sizeof(v)) == 0 &&
+	     !strcmp(v, "/user.slice"), "label value of cgroup (the last): %s", v);
+	T_EQ(dcpi_profile_label_value(q.label, "com", v, sizeof(v)), -ENOENT,
+	     "a prefix of a key is no key");
+	T_EQ(dcpi_profile_label_value(NULL, "comm", v, sizeof(v)), -ENOENT, "no label: no value");
+	b.len -= 6; /* cut inside the rows */
+	T_OK(decode_msg(&b, NULL, -EBADMSG), "labelled, truncated: refused");
+	dcpi_profile_free(&q);
+	dcpi_profile_free(&p);
+	dcpi_buf_release(&b);
+}
+
 static void test_messages(void)
 {
 	struct dcpi_profile p;
@@ -489,8 +521,8 @@ static void test_messages(void)
 	b.data[0] = 'X';
 	T_OK(decode_msg(&b, "not a dcpi profile", -EBADMSG), "wrong magic: not a dcpi profile");
 	b.data[0] = 'D';
-	b.data[8] = 2;
-	T_OK(decode_msg(&b, "unsupported version 2 at byte 8", -EBADMSG), "version 2 refused");
+	b.data[8] = 3;
+	T_OK(decode_msg(&b, "unsupported version 3 at byte 8", -EBADMSG), "version 3 refused");
 	b.data[8] = 1;
 	b.data[b.len - 1] ^= 1;
 	T_OK(decode_msg(&b, "checksum mismatch", -EBADMSG), "a bad CRC: checksum mismatch");
@@ -731,6 +763,7 @@ int main(int argc, char **argv)
 	test_set_rows();
 	test_truncation_and_flips();
 	test_messages();
+	test_label();
 	test_atomic_write();
 	test_read_names_file();
 	cleanup();

@@ -1,0 +1,345 @@
+/* Labels of processes: see dcpi/label.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libiberty/hashtab.h>
+
+#include "dcpi/error.h"
+#include "dcpi/label.h"
+#include "internal.h"
+
+#define MAX_PROCS (1u << 20)    /* processes remembered at once */
+#define VALUE_MAX 256           /* one value (a cgroup path) is cut there */
+
+static const struct {
+	const char *name;
+	unsigned key;
+} keys[] = {
+	{ "comm", DCPI_LABEL_COMM },
+	{ "uid", DCPI_LABEL_UID },
+	{ "cgroup", DCPI_LABEL_CGROUP },
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+struct proc {
+	int32_t pid;
+	int has_id;
+	uint32_t id;
+	char comm[16];          /* from a COMM record; "" not known */
+};
+
+struct dcpi_labeler {
+	unsigned keys;
+	char *procroot;
+	size_t cap;
+	htab_t procs;           /* struct proc *, by pid */
+	htab_t ids;             /* label string -> index + 1 into labels */
+	char **labels;          /* labels[0] is "other" */
+	size_t nlabels, labels_cap;
+};
+
+int dcpi_label_parse(const char *arg, unsigned *out)
+{
+	const char *p = arg;
+
+	*out = 0;
+	while (*p) {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; i < NKEYS; i++)
+			if (strlen(keys[i].name) == n && !strncmp(p, keys[i].name, n))
+				break;
+		if (i == NKEYS)
+			return dcpi_error(EINVAL, "'%.*s' in -label '%s' is not a label key (comm, uid, "
+					  "cgroup)", (int)n, p, arg);
+		*out |= keys[i].key;
+		p += n;
+		if (*p == ',' && *++p == 0)
+			return dcpi_error(EINVAL, "-label '%s' ends with a comma", arg);
+	}
+	if (!*out)
+		return dcpi_error(EINVAL, "-label wants keys: comm, uid, cgroup");
+	return 0;
+}
+
+void dcpi_label_keys_str(unsigned k, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (size_t i = 0; i < NKEYS && n < len; i++)
+		if (k & keys[i].key)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "", keys[i].name);
+}
+
+/* ---- the labeler ------------------------------------------------------------------ */
+
+static hashval_t proc_hash(const void *p)
+{
+	return (hashval_t)((const struct proc *)p)->pid * 2654435761u;
+}
+
+static int proc_eq(const void *a, const void *b)
+{
+	return ((const struct proc *)a)->pid == ((const struct proc *)b)->pid;
+}
+
+/* An interned label: its string (owned by labels[]) and id. */
+struct lab {
+	const char *s;
+	uint32_t id;
+};
+
+static hashval_t lab_hash(const void *p)
+{
+	return htab_hash_string(((const struct lab *)p)->s);
+}
+
+static int lab_eq(const void *a, const void *b)
+{
+	return !strcmp(((const struct lab *)a)->s, ((const struct lab *)b)->s);
+}
+
+int dcpi_labeler_new(unsigned k, const char *procroot, size_t cap, struct dcpi_labeler **out)
+{
+	struct dcpi_labeler *l = calloc(1, sizeof(*l));
+
+	*out = NULL;
+	if (!l)
+		return dcpi_error(ENOMEM, "out of memory");
+	l->keys = k;
+	l->cap = cap ? cap : DCPI_LABEL_MAX;
+	l->procroot = strdup(procroot ? procroot : "/proc");
+	l->procs = htab_create_alloc(256, proc_hash, proc_eq, free, calloc, free);
+	l->ids = htab_create_alloc(256, lab_hash, lab_eq, free, calloc, free);
+	if (!l->procroot || !l->procs || !l->ids ||
+	    DCPI_GROW(l->labels, l->labels_cap, 1, SIZE_MAX, "labels") ||
+	    !(l->labels[0] = strdup(DCPI_LABEL_OTHER))) {
+		dcpi_labeler_free(l);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	l->nlabels = 1;
+	*out = l;
+	return 0;
+}
+
+void dcpi_labeler_free(struct dcpi_labeler *l)
+{
+	if (!l)
+		return;
+	if (l->procs)
+		htab_delete(l->procs);
+	if (l->ids)
+		htab_delete(l->ids);
+	for (size_t i = 0; i < l->nlabels; i++)
+		free(l->labels[i]);
+	free(l->labels);
+	free(l->procroot);
+	free(l);
+}
+
+/* Replace what would break a label apart (',' and control bytes). */
+static void clean(char *s)
+{
+	for (; *s; s++)
+		if (*s == ',' || (unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '_';
+}
+
+/* The first line of procroot/pid/name, or "" (the process is gone). */
+static void read_line(const struct dcpi_labeler *l, int32_t pid, const char *name, char *buf,
+		      size_t len)
+{
+	char path[4200];
+	FILE *f;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "%s/%" PRId32 "/%s", l->procroot, pid, name);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+/* The value of "Key:\tV..." in procroot/pid/status ("Uid" gives the real uid). */
+static void status_field(const struct dcpi_labeler *l, int32_t pid, const char *key, char *buf,
+			 size_t len)
+{
+	char path[4200], line[512];
+	size_t klen = strlen(key);
+	FILE *f;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "%s/%" PRId32 "/status", l->procroot, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			const char *v = line + klen + 1 + strspn(line + klen + 1, " \t");
+
+			snprintf(buf, len, "%.*s", (int)strcspn(v, " \t\n"), v);
+			break;
+		}
+	fclose(f);
+}
+
+/* The cgroup v2 path: the "0::PATH" line of procroot/pid/cgroup. */
+static void cgroup_path(const struct dcpi_labeler *l, int32_t pid, char *buf, size_t len)
+{
+	char path[4200], line[VALUE_MAX + 8];
+	FILE *f;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "%s/%" PRId32 "/cgroup", l->procroot, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(buf, len, "%.*s", (int)(len - 1), line + 3);
+			break;
+		}
+	fclose(f);
+}
+
+/* The label of p, from what /proc says now (pid 0, the idle tasks, has
+ * no directory: "swapper", root, "/"). */
+static void compose(const struct dcpi_labeler *l, const struct proc *p, char *out, size_t len)
+{
+	char v[VALUE_MAX];
+	size_t n = 0;
+
+	out[0] = 0;
+	for (size_t i = 0; i < NKEYS && n < len; i++) {
+		if (!(l->keys & keys[i].key))
+			continue;
+		if (keys[i].key == DCPI_LABEL_COMM) {
+			if (p->comm[0])
+				snprintf(v, sizeof(v), "%s", p->comm);
+			else if (p->pid == 0)
+				snprintf(v, sizeof(v), "swapper");
+			else
+				read_line(l, p->pid, "comm", v, sizeof(v));
+		} else if (keys[i].key == DCPI_LABEL_UID) {
+			if (p->pid == 0)
+				snprintf(v, sizeof(v), "0");
+			else
+				status_field(l, p->pid, "Uid", v, sizeof(v));
+		} else {
+			if (p->pid == 0)
+				snprintf(v, sizeof(v), "/");
+			else
+				cgroup_path(l, p->pid, v, sizeof(v));
+		}
+		if (!v[0])
+			snprintf(v, sizeof(v), "?");
+		clean(v);
+		n += (size_t)snprintf(out + n, len - n, "%s%s=%s", n ? "," : "", keys[i].name, v);
+	}
+}
+
+static struct proc *proc_of(struct dcpi_labeler *l, int32_t pid, int create)
+{
+	struct proc key = { .pid = pid }, *p;
+	void **slot;
+
+	p = htab_find(l->procs, &key);
+	if (p || !create || htab_elements(l->procs) >= MAX_PROCS)
+		return p;
+	slot = htab_find_slot(l->procs, &key, INSERT);
+	if (!slot || !(p = calloc(1, sizeof(*p))))
+		return NULL;
+	p->pid = pid;
+	*slot = p;
+	return p;
+}
+
+static int intern(struct dcpi_labeler *l, const char *label, uint32_t *id)
+{
+	struct lab key = { label, 0 }, *e = htab_find(l->ids, &key);
+	void **slot;
+	int err;
+
+	if (e) {
+		*id = e->id;
+		return 0;
+	}
+	if (l->nlabels - 1 >= l->cap) {
+		*id = 0;
+		return 0;
+	}
+	if ((err = DCPI_GROW(l->labels, l->labels_cap, l->nlabels + 1, SIZE_MAX, "labels")))
+		return err;
+	e = calloc(1, sizeof(*e));
+	if (!e || !(l->labels[l->nlabels] = strdup(label))) {
+		free(e);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	e->s = l->labels[l->nlabels];
+	e->id = (uint32_t)l->nlabels;
+	slot = htab_find_slot(l->ids, e, INSERT);
+	if (!slot) {
+		free(l->labels[l->nlabels]);
+		free(e);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	*slot = e;
+	*id = (uint32_t)l->nlabels++;
+	return 0;
+}
+
+int dcpi_labeler_get(struct dcpi_labeler *l, int32_t pid, uint32_t *id)
+{
+	struct proc *p = proc_of(l, pid, 1), tmp = { .pid = pid };
+	char label[3 * (VALUE_MAX + 8)];
+	int err;
+
+	if (p && p->has_id) {
+		*id = p->id;
+		return 0;
+	}
+	compose(l, p ? p : &tmp, label, sizeof(label));
+	err = intern(l, label, id);
+	if (!err && p) {
+		p->id = *id;
+		p->has_id = 1;
+	}
+	return err;
+}
+
+const char *dcpi_labeler_label(const struct dcpi_labeler *l, uint32_t id)
+{
+	return id < l->nlabels ? l->labels[id] : DCPI_LABEL_OTHER;
+}
+
+size_t dcpi_labeler_count(const struct dcpi_labeler *l)
+{
+	return l->nlabels - 1;
+}
+
+void dcpi_labeler_comm(struct dcpi_labeler *l, int32_t pid, const char *comm)
+{
+	struct proc *p = proc_of(l, pid, 1);
+
+	if (!p)
+		return;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "");
+	p->has_id = 0;
+}
+
+void dcpi_labeler_exit(struct dcpi_labeler *l, int32_t pid)
+{
+	struct proc key = { .pid = pid };
+
+	if (htab_find(l->procs, &key))
+		htab_remove_elt(l->procs, &key);
+}
