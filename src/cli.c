@@ -136,6 +136,13 @@ unsigned long long cli_parse_count(const char *opt, const char *arg)
 	return v * mul;
 }
 
+const char *cli_label_key(const char *arg)
+{
+	if (strcmp(arg, "comm") && strcmp(arg, "uid") && strcmp(arg, "cgroup"))
+		cli_usage_error("-by wants comm, uid or cgroup, not '%s'", arg);
+	return arg;
+}
+
 /* ---- options ---------------------------------------------------------------- */
 
 static const struct option *exact_long(const struct option *lo, const char *name, size_t n)

@@ -33,6 +33,8 @@ const char *cli_db(const char *db_opt);
  * (1024*1024) suffix, as event periods take them; usage error naming the
  * option on anything else. */
 unsigned long long cli_parse_count(const char *opt, const char *arg);
+/* -by KEY: a label key (comm, uid, cgroup), else a usage error. */
+const char *cli_label_key(const char *arg);
 /* For the tools that only read: the same, but with neither given, the
  * ./dcpidb that dcpi record writes by default, when it exists. */
 #define CLI_LOCAL_DB "./dcpidb"
@@ -57,6 +59,7 @@ int cmd_dcpilist(int argc, char **argv);
 int cmd_dcpitopcounts(int argc, char **argv);
 int cmd_dcpidiff(int argc, char **argv);
 int cmd_dcpistats(int argc, char **argv);
+int cmd_dcpilabel(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 
 #endif

@@ -104,11 +104,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		case O_LABEL: o->label = optarg; break;
 		case 'i': o->procs = 1; break;
 		case O_PID: o->bypid = 1; break;
-		case O_BY:
-			if (strcmp(optarg, "comm") && strcmp(optarg, "uid") && strcmp(optarg, "cgroup"))
-				cli_usage_error("-by wants comm, uid or cgroup, not '%s'", optarg);
-			o->by = optarg;
-			break;
+		case O_BY: o->by = cli_label_key(optarg); break;
 		case O_SORT: o->sort = optarg; break;
 		case O_KEEP: o->keep = cli_parse_count("keep", optarg); break;
 		case O_CUTOFF: {

@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "dcpitopcounts", cmd_dcpitopcounts, "the instructions with the most samples" },
 	{ "dcpidiff", cmd_dcpidiff, "two epochs compared: images, procedures, lines, blocks" },
 	{ "dcpistats", cmd_dcpistats, "variation over epochs, and whether a change is significant" },
+	{ "dcpilabel", cmd_dcpilabel, "the labels of labelled profiles, with their samples" },
 	{ "dcpi-record", cmd_record, "run a command and profile it" },
 };
 

@@ -25,37 +25,41 @@ void dcpi_profset_free(struct dcpi_profset *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Whether label has every KEY=VALUE of spec. */
+/* The next KEY=VALUE of a selection at *p, into key and val; *p moves past
+ * it and its comma.  0, or -1 when it is not KEY=VALUE. */
+static int next_pair(const char **p, char *key, size_t klen, char *val, size_t vlen)
+{
+	size_t n = strcspn(*p, ","), k = strcspn(*p, "=");
+
+	if (k >= n || k == 0 || k >= klen || n - k - 1 >= vlen)
+		return -1;
+	snprintf(key, klen, "%.*s", (int)k, *p);
+	snprintf(val, vlen, "%.*s", (int)(n - k - 1), *p + k + 1);
+	*p += n + ((*p)[n] == ',');
+	return 0;
+}
+
+/* Whether label has every KEY=VALUE of spec (a checked one). */
 static int label_has(const char *label, const char *spec)
 {
 	char key[64], want[512], have[512];
 
-	for (const char *p = spec; *p;) {
-		size_t n = strcspn(p, ","), k = strcspn(p, "=");
-
-		if (k >= n || k == 0 || k >= sizeof(key) || n - k - 1 >= sizeof(want))
+	for (const char *p = spec; *p;)
+		if (next_pair(&p, key, sizeof(key), want, sizeof(want)) ||
+		    dcpi_profile_label_value(label, key, have, sizeof(have)) || strcmp(have, want))
 			return 0;
-		snprintf(key, sizeof(key), "%.*s", (int)k, p);
-		snprintf(want, sizeof(want), "%.*s", (int)(n - k - 1), p + k + 1);
-		if (dcpi_profile_label_value(label, key, have, sizeof(have)) || strcmp(have, want))
-			return 0;
-		p += n + (p[n] == ',');
-	}
 	return 1;
 }
 
 int dcpi_profset_keep_label(struct dcpi_profset *s, const char *spec)
 {
+	char key[64], val[512];
 	size_t keep = 0;
 
-	for (const char *p = spec; *p;) {
-		size_t n = strcspn(p, ","), k = strcspn(p, "=");
-
-		if (k >= n || k == 0 || k >= 64 || n - k - 1 >= 512)
+	for (const char *p = spec; *p;)
+		if (next_pair(&p, key, sizeof(key), val, sizeof(val)))
 			return dcpi_error(EINVAL, "'%s' is not KEY=VALUE[,KEY=VALUE...] (comm=xz, "
 					  "uid=1000, cgroup=/system.slice/ssh.service)", spec);
-		p += n + (p[n] == ',');
-	}
 	if (!*spec)
 		return dcpi_error(EINVAL, "an empty label selection");
 	for (size_t i = 0; i < s->n; i++) {
@@ -115,6 +119,10 @@ static void add_stats(struct dcpi_profset *s, const char *platdir)
 	s->stats.unknown += st.unknown;
 	s->stats.kernel += st.kernel;
 	s->stats.images += st.images;
+	s->stats.label_values += st.label_values;
+	s->stats.label_other += st.label_other;
+	if (st.labels[0] && !s->stats.labels[0])
+		snprintf(s->stats.labels, sizeof(s->stats.labels), "%s", st.labels);
 	/* the span the statistics cover: the earliest start, the latest merge */
 	if (st.start > 0 && (!s->stats.start || st.start < s->stats.start))
 		s->stats.start = st.start;

@@ -212,4 +212,24 @@ else
 	fi
 fi
 
+# --- labelled profiles: one pipeline, each program apart ------------------
+# spin runs twice under two command names (a copy named spin2), 400 and
+# 200 ms; the time each got must be told apart by comm, and add up.
+cp "$T/spin" "$T/spin2"
+LDB=$T/labelled
+"$REC" -db "$LDB" -label comm,uid -quiet -- sh -c "'$T/spin' 400; '$T/spin2' 200" 2>"$T/lerr"; rc=$?
+by=$("$DCPI_BIN/dcpilabel" -db "$LDB" -by comm -json 2>&1)
+n1=$(grep -o '"comm": "spin", "profiles": [0-9]*, "counts": \[[0-9]*' <<<"$by" | sed 's/.*\[//')
+n2=$(grep -o '"comm": "spin2", "profiles": [0-9]*, "counts": \[[0-9]*' <<<"$by" | sed 's/.*\[//')
+period=$("$DCPI_BIN/dcpiprof" -db "$LDB" | awk '/^------/ { getline; print $3; exit }')
+if [ $rc -eq 0 ] && [ -n "$n1" ] && [ -n "$n2" ] && near_cpu_time "$n1" 440 "$period" &&
+	near_cpu_time "$n2" 220 "$period"; then
+	pass "-label comm: spin and spin2 apart ($n1 and $n2 samples)"
+else
+	fail "-label comm: spin and spin2 apart" "rc $rc $(cat "$T/lerr") $by"
+fi
+row=$("$DCPI_BIN/dcpiprof" -db "$LDB" -by comm -label uid=$(id -u) -csv "$T/spin2" 2>/dev/null |
+	grep "^$T/spin2,spin_hot,,spin2,")
+[ -n "$row" ] && pass "dcpiprof -by comm -label uid=$(id -u): spin2's spin_hot under comm spin2" ||
+	fail "dcpiprof -by comm -label: spin2's spin_hot" "$("$DCPI_BIN/dcpiprof" -db "$LDB" -by comm -csv "$T/spin2" 2>&1)"
 done_testing

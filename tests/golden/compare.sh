@@ -146,14 +146,4 @@ assert all(x["significant"] is None for x in d["rows"])
 else
 	skip "python3 not installed: JSON not parsed"
 fi
-# --help and the man pages agree.
-for cmd in dcpidiff dcpistats dcpiprof; do
-	missing=
-	opts=$("$DCPI_BIN/$cmd" -help 2>&1 | grep -oE '^  -[a-z]+' | tr -d ' ')
-	for o in $opts; do
-		grep -qE "^\.(B|BI|BR) \\\\-${o#-}( |\$)" "$DCPI_ROOT/man/$cmd.1" || missing="$missing $o"
-	done
-	[ -n "$opts" ] && [ -z "$missing" ] && pass "every -help option of $cmd is in $cmd(1)" ||
-		fail "every -help option of $cmd is in $cmd(1)" "missing:$missing"
-done
 done_testing

@@ -11,12 +11,14 @@
  *   kallsyms PROCDIR            snapshot PROCDIR/kallsyms and PROCDIR/modules
  *                               as dcpid does (dcpi_snapshot_kernel)
  *   stats KEY N ...             epoch.stats: samples lost throttled unknown
- *                               kernel images cpus start updated
+ *                               kernel images cpus start updated labels
+ *                               label_values label_other
  *   stats-event NAME PERIOD SAMPLES ENABLED RUNNING
  *   profile KIND                begin a profile: file kernel module anon unknown
  *     path TEXT                 the rest of the line, byte for byte
  *     image FILE                build-id and size of FILE
  *     buildid HEX | size N | mtime N | pid N | text START SIZE
+ *     label TEXT                the profile's label (dcpid -label)
  *     event NAME PERIOD PPM     one per event, in column order
  *     row OFFSET COUNT...       one count per event
  *   end                         merge the profile into the epoch/host
@@ -124,6 +126,8 @@ static void cmd_stats(struct gen *g, char **w, int n)
 		{ "unknown", offsetof(struct dcpi_epoch_stats, unknown) },
 		{ "kernel", offsetof(struct dcpi_epoch_stats, kernel) },
 		{ "images", offsetof(struct dcpi_epoch_stats, images) },
+		{ "label_values", offsetof(struct dcpi_epoch_stats, label_values) },
+		{ "label_other", offsetof(struct dcpi_epoch_stats, label_other) },
 	};
 
 	for (int i = 1; i + 1 < n; i += 2) {
@@ -135,6 +139,8 @@ static void cmd_stats(struct gen *g, char **w, int n)
 			g->st.start = (int64_t)num(g, w[i + 1]);
 		else if (!strcmp(w[i], "updated"))
 			g->st.updated = (int64_t)num(g, w[i + 1]);
+		else if (!strcmp(w[i], "labels"))
+			snprintf(g->st.labels, sizeof(g->st.labels), "%s", w[i + 1]);
 		else {
 			while (k < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[k].key, w[i]))
 				k++;
@@ -258,6 +264,8 @@ static void profile_line(struct gen *g, char **w, int n)
 		g->p.mtime = (int64_t)num(g, w[1]);
 	else if (!strcmp(w[0], "pid") && n == 2)
 		g->p.pid = (int64_t)num(g, w[1]);
+	else if (!strcmp(w[0], "label") && n == 2)
+		g->p.label = strdup(w[1]);
 	else if (!strcmp(w[0], "text") && n == 3) {
 		g->p.text_start = num(g, w[1]);
 		g->p.text_size = num(g, w[2]);
