@@ -49,6 +49,7 @@ struct daemon {
 	char logpath[4200];     /* where the log goes ("" for stderr) */
 	/* state */
 	char host[DCPI_HOST_MAX];
+	char platform[DCPI_HOST_MAX]; /* where it writes: host, or DB/hosts' */
 	FILE *log;
 	int lockfd, ctlfd, sigfd;
 	struct dcpi_ctl_server ctl;
@@ -282,6 +283,22 @@ static void forget_cached(struct daemon *d)
 	d->forgotten = ls.forgotten;
 }
 
+static int enter_epoch(struct daemon *d, const char *name);
+
+/* Epochs are database-wide: when another host sharing the database has
+ * started a newer one, continue in it (our samples up to now are merged
+ * into the old one). */
+static void adopt_epoch(struct daemon *d)
+{
+	char latest[DCPI_EPOCH_NAME_MAX];
+
+	if (dcpi_db_epoch_latest(d->db, latest) || strcmp(latest, dcpi_run_epoch(d->run)) <= 0)
+		return;
+	logmsg(d, LOG_INFO, "epoch %s was started by another host: adopting it", latest);
+	if (enter_epoch(d, latest))
+		logmsg(d, LOG_ERR, "cannot adopt epoch %s: %s", latest, dcpi_errmsg());
+}
+
 static int merge(struct daemon *d)
 {
 	uint64_t t0 = now_ns(), n;
@@ -298,6 +315,8 @@ static int merge(struct daemon *d)
 		logmsg(d, LOG_DEBUG, "merged %" PRIu64 " samples into %s in %.1f ms", n,
 		       dcpi_run_platdir(d->run), (now_ns() - t0) / 1e6);
 	d->next_merge = time(NULL) + d->merge_secs;
+	if (!err)
+		adopt_epoch(d);
 	return err;
 }
 
@@ -308,8 +327,9 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 	struct dcpi_loadmap_stats ls;
 
 	dcpi_loadmap_stats(dcpi_collector_loadmap(col), &ls);
-	dcpi_buf_printf(b, "pid: %d\ndatabase: %s\nhost: %s\nepoch: %s\ncpus: %u\n",
-			(int)getpid(), d->db, d->host, dcpi_run_epoch(d->run), st->ncpus);
+	dcpi_buf_printf(b, "pid: %d\ndatabase: %s\nhost: %s\nplatform: %s\nepoch: %s\ncpus: %u\n",
+			(int)getpid(), d->db, d->host, d->platform, dcpi_run_epoch(d->run),
+			st->ncpus);
 	for (unsigned e = 0; e < d->events.n; e++)
 		dcpi_buf_printf(b, "event: %s period %" PRIu64 "%s samples %" PRIu64
 				" monitored %.1f%%\n", d->events.ev[e].name, d->events.ev[e].period,
@@ -481,7 +501,7 @@ static void setup_events(struct daemon *d)
 static void open_sampling(struct daemon *d)
 {
 	struct dcpi_run_opts ro = {
-		.db = d->db, .host = d->host, .events = &d->events,
+		.db = d->db, .host = d->host, .platform = d->platform, .events = &d->events,
 		.sampling = { .pid = -1, .ring_pages = d->ring_pages, .sideband = 1,
 			      .mmap_build_id = d->buildid_mmap },
 		.bypid = d->bypid, .nbypid = d->nbypid, .unknown_per_pid = d->unknown_per_pid,
@@ -581,7 +601,7 @@ static void recover(struct daemon *d)
 	size_t removed;
 	uint64_t added;
 
-	if (dcpi_db_recover(d->db, d->host, d->filemode, &removed, &added))
+	if (dcpi_db_recover(d->db, d->host, d->platform, d->filemode, &removed, &added))
 		logmsg(d, LOG_ERR, "recovering after a crash: %s", dcpi_errmsg());
 	if (removed)
 		logmsg(d, LOG_INFO, "removed %zu temporary files left by a crash", removed);
@@ -627,6 +647,8 @@ static void setup(struct daemon *d)
 	if (!(d->db = realpath(d->db, NULL)))
 		cli_die("cannot use database: %s", strerror(errno));
 	if (dcpi_db_lock(d->db, d->host, &d->lockfd))
+		cli_die_lib("cannot start");
+	if (dcpi_db_platform(d->db, d->host, d->platform, sizeof(d->platform)))
 		cli_die_lib("cannot start");
 	open_log(d);
 	recover(d);

@@ -48,6 +48,7 @@ struct record {
 	char **cmd;                  /* argv of the command, NULL-terminated */
 	/* state */
 	char host[DCPI_HOST_MAX];
+	char platform[DCPI_HOST_MAX]; /* host, or what DB/hosts pools it into */
 	char epoch[DCPI_EPOCH_NAME_MAX];
 	struct dcpi_run *run;
 	pid_t child;
@@ -306,7 +307,7 @@ static void on_merged(void *arg, int index, const struct dcpi_image *img)
 static void open_run(struct record *r)
 {
 	struct dcpi_run_opts ro = {
-		.db = r->db, .host = r->host, .events = &r->events,
+		.db = r->db, .host = r->host, .platform = r->platform, .events = &r->events,
 		.sampling = { .pid = r->syswide ? -1 : r->child, .inherit = !r->syswide,
 			      .sideband = 1 },
 		.kernel_fallback = 1, .dirmode = DIRMODE, .filemode = FILEMODE,
@@ -460,7 +461,8 @@ int cmd_record(int argc, char **argv)
 	parse_options(&r, argc, argv);
 	setup_events(&r);
 	check_sort(&r);
-	if (dcpi_db_host(r.host, sizeof(r.host)) || dcpi_db_init(r.db, DIRMODE))
+	if (dcpi_db_host(r.host, sizeof(r.host)) || dcpi_db_init(r.db, DIRMODE) ||
+	    dcpi_db_platform(r.db, r.host, r.platform, sizeof(r.platform)))
 		cli_die_lib("cannot use database %s", r.db);
 	r.sigfd = setup_signals(&r);
 	if (r.sigfd < 0)

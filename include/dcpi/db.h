@@ -14,6 +14,16 @@
  *
  * Directories are created 0700 and files 0600 unless the caller passes a
  * wider mode: profiles reveal what other users run.
+ *
+ * Hosts and platforms.  A database may be shared by several hosts (on a
+ * shared file system).  Each writes under its platform directory: its
+ * host name, or the platform the file DB/hosts gives it ("HOST PLATFORM"
+ * lines, '#' comments), so that machines of one platform pool their
+ * profiles into one directory.  There each host writes only its own
+ * files, named with "@HOST" (NAME@HOST.prof, epoch@HOST.stats), and
+ * publishes each by write-then-rename: no lock is shared across machines.
+ * Epochs are database-wide: a daemon adopts a newer epoch another host
+ * started at its next merge.
  */
 #ifndef DCPI_DB_H
 #define DCPI_DB_H
@@ -26,6 +36,16 @@
 
 #define DCPI_EPOCH_NAME_MAX 32
 #define DCPI_HOST_MAX 256
+
+/* The platform directory host writes under: what DB/hosts maps it to, or
+ * host.  0 (out set), or -EBADMSG naming the line of a malformed hosts
+ * file (out is then host). */
+int dcpi_db_platform(const char *root, const char *host, char *out, size_t len);
+/* Whether host shares platdir with others (its name is not host's). */
+int dcpi_db_pooled(const char *platdir, const char *host);
+/* host's statistics file in platdir: epoch.stats, or epoch@HOST.stats
+ * in a pooled directory. */
+int dcpi_db_stats_path(char *out, size_t len, const char *platdir, const char *host);
 
 /* Create DB (and parents) if missing with dirmode, and check it with
  * dcpi_db_check_dir: every writer (dcpid, often root) calls it on the
@@ -72,12 +92,13 @@ int dcpi_db_path(char *out, size_t len, const char *root, const char *epoch,
 /* Take the writer lock of (root, host): -EBUSY with "another dcpid (pid N)
  * is running on DB for host H" when held.  *fd stays open while held. */
 int dcpi_db_lock(const char *root, const char *host, int *fd);
-/* After taking the lock, undo what a killed writer of host left: remove
- * its temporary files in every epoch (*removed counts them), and make the
- * latest epoch's epoch.stats count what its profiles hold
+/* After taking the lock, undo what a killed writer of host left in its
+ * platform directories: remove its temporary files in every epoch (in a
+ * pooled directory only those named for host; *removed counts them), and
+ * make the latest epoch's statistics of host count what its profiles hold
  * (dcpi_stats_recount; *added samples). */
-int dcpi_db_recover(const char *root, const char *host, unsigned mode, size_t *removed,
-		    uint64_t *added);
+int dcpi_db_recover(const char *root, const char *host, const char *platform, unsigned mode,
+		    size_t *removed, uint64_t *added);
 /* The pid recorded in the lock file if the lock is held, else 0. */
 int dcpi_db_lock_holder(const char *root, const char *host);
 

@@ -39,7 +39,9 @@
 
 struct dcpi_run_opts {
 	const char *db;                /* the database root (dcpi_db_init'ed) */
-	const char *host;              /* the platform directory's name */
+	const char *host;              /* this host's name */
+	const char *platform;          /* the platform directory's name; NULL: host
+					  (see "Hosts and platforms", dcpi/db.h) */
 	const struct dcpi_eventlist *events;
 	const struct dcpi_sampler_ops *sampler; /* NULL: dcpi_sampler_perf */
 	struct dcpi_sampler_opts sampling;      /* pid -1: system-wide */

@@ -41,12 +41,14 @@ int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsign
  * -EBADMSG naming the line. */
 int dcpi_stats_read(const char *path, struct dcpi_epoch_stats *st);
 int dcpi_stats_parse(const char *text, size_t len, struct dcpi_epoch_stats *st);
-/* Make platdir's epoch.stats count at least what its profiles hold: a
+/* Make host's statistics in platdir (epoch.stats, or epoch@HOST.stats in
+ * a pooled directory, dcpi_db_stats_path) count at least what its profiles
+ * hold: a
  * writer killed between a merge's profiles and its epoch.stats leaves the
  * stats behind (each profile is written atomically, the set is not).  The
  * next writer calls this before it continues or leaves the epoch; *added is
  * how many samples the stats gained.  No epoch.stats: nothing to do. */
-int dcpi_stats_recount(const char *platdir, unsigned mode, uint64_t *added);
+int dcpi_stats_recount(const char *platdir, const char *host, unsigned mode, uint64_t *added);
 
 
 #endif

@@ -425,7 +425,8 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 	if (c->lab)
 		c->stats.label_values = dcpi_labeler_count(c->lab);
 	count_profiles(platdir, &c->stats.images);
-	snprintf(spath, sizeof(spath), "%s/epoch.stats", platdir);
+	if ((err = dcpi_db_stats_path(spath, sizeof(spath), platdir, c->stats.platform)))
+		return err;
 	return dcpi_stats_write(spath, &c->stats, mode);
 }
 

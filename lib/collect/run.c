@@ -17,6 +17,7 @@ struct dcpi_run {
 	struct dcpi_eventlist events;
 	char *db, *procroot;
 	char host[DCPI_HOST_MAX];
+	char platform[DCPI_HOST_MAX]; /* the platform directory: host, or DB/hosts' */
 	char epoch[DCPI_EPOCH_NAME_MAX];
 	char platdir[4096];
 	struct dcpi_sampler *sampler; /* NULL until dcpi_run_open */
@@ -62,7 +63,7 @@ static int new_collector(struct dcpi_run *r, const struct dcpi_run_opts *o)
 static int copy_opts(struct dcpi_run *r, const struct dcpi_run_opts *o)
 {
 	r->o = *o;
-	r->o.db = r->o.host = r->o.procroot = NULL;
+	r->o.db = r->o.host = r->o.platform = r->o.procroot = NULL;
 	r->o.events = NULL;
 	r->o.bypid = NULL;
 	r->o.sampler = o->sampler ? o->sampler : &dcpi_sampler_perf;
@@ -72,6 +73,7 @@ static int copy_opts(struct dcpi_run *r, const struct dcpi_run_opts *o)
 	for (unsigned e = 0; e < r->events.n; e++)
 		r->randomized |= r->events.ev[e].randomize;
 	snprintf(r->host, sizeof(r->host), "%s", o->host);
+	snprintf(r->platform, sizeof(r->platform), "%s", o->platform ? o->platform : o->host);
 	r->db = strdup(o->db);
 	r->procroot = strdup(o->procroot ? o->procroot : "/proc");
 	return r->db && r->procroot ? 0 : dcpi_error(ENOMEM, "out of memory");
@@ -250,7 +252,7 @@ static void begin_stats(struct dcpi_run *r)
 	struct dcpi_epoch_stats *st = dcpi_collector_stats(r->col), old;
 	char spath[4200];
 
-	snprintf(spath, sizeof(spath), "%s/epoch.stats", r->platdir);
+	dcpi_db_stats_path(spath, sizeof(spath), r->platdir, r->host);
 	memset(&old, 0, sizeof(old));
 	if (dcpi_stats_read(spath, &old) || !same_events(&old, st)) {
 		memset(&old, 0, sizeof(old));
@@ -284,7 +286,7 @@ static void base_times(struct dcpi_run *r)
 int dcpi_run_enter_epoch(struct dcpi_run *r, const char *name)
 {
 	char platdir[sizeof(r->platdir)];
-	int err = dcpi_db_path(platdir, sizeof(platdir), r->db, name, r->host, NULL);
+	int err = dcpi_db_path(platdir, sizeof(platdir), r->db, name, r->platform, NULL);
 
 	if (!err)
 		err = dcpi_db_init(platdir, r->o.dirmode);

@@ -354,8 +354,9 @@ int dcpi_db_lock(const char *root, const char *host, int *out)
 	return 0;
 }
 
-/* Remove the temporary files a killed writer left in dir. */
-static int clean_tmp(const char *dir, size_t *removed)
+/* Remove the temporary files a killed writer left in dir (those whose
+ * name holds mine, when it is not ""). */
+static int clean_tmp(const char *dir, const char *mine, size_t *removed)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -366,7 +367,7 @@ static int clean_tmp(const char *dir, size_t *removed)
 	while ((de = readdir(d))) {
 		struct stat st;
 
-		if (!dcpi_file_is_tmp_name(de->d_name) ||
+		if (!dcpi_file_is_tmp_name(de->d_name) || (*mine && !strstr(de->d_name, mine)) ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
@@ -378,10 +379,10 @@ static int clean_tmp(const char *dir, size_t *removed)
 	return err;
 }
 
-int dcpi_db_recover(const char *root, const char *host, unsigned mode, size_t *removed,
-		    uint64_t *added)
+int dcpi_db_recover(const char *root, const char *host, const char *platform, unsigned mode,
+		    size_t *removed, uint64_t *added)
 {
-	char **epochs, p[4096];
+	char **epochs, p[4096], mine[DCPI_HOST_MAX + 2] = "";
 	size_t n;
 	int err = dcpi_db_epochs(root, &epochs, &n), e2 = 0;
 
@@ -389,13 +390,16 @@ int dcpi_db_recover(const char *root, const char *host, unsigned mode, size_t *r
 	*added = 0;
 	if (err)
 		return err;
+	/* in a pooled directory, only this host's files ("@HOST.") */
+	if (strcmp(platform, host))
+		snprintf(mine, sizeof(mine), "@%s.", host);
 	for (size_t i = 0; i < n && !err; i++)
-		if (!(err = dcpi_db_path(p, sizeof(p), root, epochs[i], host, NULL)))
-			err = clean_tmp(p, removed);
+		if (!(err = dcpi_db_path(p, sizeof(p), root, epochs[i], platform, NULL)))
+			err = clean_tmp(p, mine, removed);
 	/* a writer is killed in the epoch it writes, the latest */
-	if (n && !(e2 = dcpi_db_path(p, sizeof(p), root, epochs[n - 1], host, NULL)) &&
+	if (n && !(e2 = dcpi_db_path(p, sizeof(p), root, epochs[n - 1], platform, NULL)) &&
 	    access(p, F_OK) == 0)
-		e2 = dcpi_stats_recount(p, mode, added);
+		e2 = dcpi_stats_recount(p, host, mode, added);
 	dcpi_db_names_free(epochs, n);
 	return err ? err : e2;
 }

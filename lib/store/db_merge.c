@@ -110,9 +110,16 @@ int dcpi_db_merge_profile(const char *dir, struct dcpi_profile *p, unsigned mode
 	char name[512], path[4096], aside[4200];
 	struct dcpi_profile old;
 	int err = dcpi_db_profile_name(p, name, sizeof(name));
+	size_t nl = strlen(name);
 
 	if (err)
 		return err;
+	/* a directory pooled by several hosts: each writes its own files */
+	if (p->platform && *p->platform && dcpi_db_pooled(dir, p->platform) &&
+	    p->kind != DCPI_IMAGE_UNKNOWN && nl > 5 &&
+	    snprintf(name + nl - 5, sizeof(name) - (nl - 5), "@%s.prof", p->platform) >=
+		    (int)(sizeof(name) - (nl - 5)))
+		return dcpi_error(ENAMETOOLONG, "profile name too long");
 	for (int attempt = 0; attempt < 8; attempt++) {
 		if (attempt == 0)
 			snprintf(path, sizeof(path), "%s/%s", dir, name);

@@ -1,4 +1,5 @@
 /* Choosing and loading profiles from the database: see dcpi/profset.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,12 +106,10 @@ static int add_event(struct dcpi_profset *s, const struct dcpi_profile_event *pe
 	return 0;
 }
 
-static void add_stats(struct dcpi_profset *s, const char *platdir)
+static void add_stats_file(struct dcpi_profset *s, const char *path)
 {
 	struct dcpi_epoch_stats st;
-	char path[4200];
 
-	snprintf(path, sizeof(path), "%s/epoch.stats", platdir);
 	if (dcpi_stats_read(path, &st))
 		return;
 	s->stats.samples += st.samples;
@@ -131,7 +130,36 @@ static void add_stats(struct dcpi_profset *s, const char *platdir)
 	s->nstats++;
 }
 
-static int add_profile(struct dcpi_profset *s, const char *file, const char *platdir)
+/* The statistics of platdir: epoch.stats and, in a directory several hosts
+ * pool (see dcpi/db.h), each host's epoch@HOST.stats; only host's when
+ * host is not NULL. */
+static void add_stats(struct dcpi_profset *s, const char *platdir, const char *host)
+{
+	char path[4200];
+	struct dirent *de;
+	DIR *d;
+
+	if (host) {
+		if (!dcpi_db_stats_path(path, sizeof(path), platdir, host))
+			add_stats_file(s, path);
+		return;
+	}
+	if (!(d = opendir(platdir)))
+		return;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (strcmp(de->d_name, "epoch.stats") &&
+		    (strncmp(de->d_name, "epoch@", 6) || n < 12 || strcmp(de->d_name + n - 6, ".stats")))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", platdir, de->d_name) < (int)sizeof(path))
+			add_stats_file(s, path);
+	}
+	closedir(d);
+}
+
+static int add_profile(struct dcpi_profset *s, const char *file, const char *platdir,
+		       const char *host)
 {
 	struct dcpi_profset_entry *e;
 	int err;
@@ -145,6 +173,10 @@ static int add_profile(struct dcpi_profset *s, const char *file, const char *pla
 		s->nbad++;
 		if (!s->first_bad)
 			s->first_bad = strdup(dcpi_errmsg());
+		return 0;
+	}
+	if (host && (!e->prof.platform || strcmp(e->prof.platform, host))) {
+		dcpi_profile_free(&e->prof); /* another host's, in a pooled directory */
 		return 0;
 	}
 	for (unsigned i = 0; i < e->prof.nevents; i++) {
@@ -181,39 +213,61 @@ static int add_host(struct dcpi_profset *s, const char *name)
 	return 0;
 }
 
+/* The platform directory of host in an epoch whose directories are
+ * hosts[]: its own, or the one DB/hosts pools it into (then *pooled).
+ * NULL when neither is there. */
+static const char *dir_of(const char *db, const char *host, char **hosts, size_t nh,
+			  char *plat, size_t len, int *pooled)
+{
+	*pooled = 0;
+	for (size_t i = 0; i < nh; i++)
+		if (!strcmp(hosts[i], host))
+			return hosts[i];
+	if (dcpi_db_platform(db, host, plat, len) || !strcmp(plat, host))
+		return NULL;
+	for (size_t i = 0; i < nh; i++)
+		if (!strcmp(hosts[i], plat)) {
+			*pooled = 1;
+			return hosts[i];
+		}
+	return NULL;
+}
+
 /* The hosts of one epoch to read: the one asked, or this host, or all. */
 static int load_epoch(struct dcpi_profset *s, const char *db, const char *epoch,
 		      const char *host)
 {
-	char **hosts = NULL, myhost[DCPI_HOST_MAX], platdir[4096];
+	char **hosts = NULL, myhost[DCPI_HOST_MAX], platdir[4096], plat[DCPI_HOST_MAX];
+	const char *dir = NULL;
 	size_t nh = 0;
-	int err, want_all = host && !strcmp(host, "all"), found = 0;
+	int err, want_all = host && !strcmp(host, "all"), pooled = 0;
 
 	err = dcpi_db_hosts(db, epoch, &hosts, &nh);
 	if (err)
 		return err;
 	if (!host && !dcpi_db_host(myhost, sizeof(myhost))) {
-		for (size_t i = 0; i < nh; i++)
-			found |= !strcmp(hosts[i], myhost);
-		host = found ? myhost : NULL; /* no profiles of ours: all hosts */
-		want_all = !found;
+		dir = dir_of(db, myhost, hosts, nh, plat, sizeof(plat), &pooled);
+		host = dir ? myhost : NULL; /* no profiles of ours: all hosts */
+		want_all = !dir;
+	} else if (!want_all && host) {
+		dir = dir_of(db, host, hosts, nh, plat, sizeof(plat), &pooled);
 	}
 	for (size_t i = 0; i < nh && !err; i++) {
 		char **files;
 		size_t nf;
 
-		if (!want_all && strcmp(hosts[i], host))
+		if (!want_all && (!dir || strcmp(hosts[i], dir)))
 			continue;
 		err = dcpi_db_path(platdir, sizeof(platdir), db, epoch, hosts[i], NULL);
 		if (!err)
-			err = add_host(s, hosts[i]);
+			err = add_host(s, pooled ? host : hosts[i]);
 		if (!err)
 			err = dcpi_db_profiles(platdir, &files, &nf);
 		if (err)
 			break;
-		add_stats(s, platdir);
+		add_stats(s, platdir, pooled ? host : NULL);
 		for (size_t f = 0; f < nf && !err; f++)
-			err = add_profile(s, files[f], platdir);
+			err = add_profile(s, files[f], platdir, pooled ? host : NULL);
 		dcpi_db_names_free(files, nf);
 	}
 	dcpi_db_names_free(hosts, nh);

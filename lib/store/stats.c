@@ -220,7 +220,7 @@ static void add_totals(const struct dcpi_profile *p, const struct dcpi_epoch_sta
 				sum[e] += p->events[i].total;
 }
 
-int dcpi_stats_recount(const char *platdir, unsigned mode, uint64_t *added)
+int dcpi_stats_recount(const char *platdir, const char *host, unsigned mode, uint64_t *added)
 {
 	struct dcpi_epoch_stats st;
 	uint64_t sum[DCPI_MAX_EVENTS] = { 0 }, more = 0;
@@ -229,7 +229,10 @@ int dcpi_stats_recount(const char *platdir, unsigned mode, uint64_t *added)
 	int err;
 
 	*added = 0;
-	snprintf(spath, sizeof(spath), "%s/epoch.stats", platdir);
+	int pooled = dcpi_db_pooled(platdir, host);
+
+	if ((err = dcpi_db_stats_path(spath, sizeof(spath), platdir, host)))
+		return err;
 	if ((err = dcpi_stats_read(spath, &st)))
 		return err == -ENOENT ? 0 : err;
 	if ((err = dcpi_db_profiles(platdir, &files, &n)))
@@ -238,7 +241,10 @@ int dcpi_stats_recount(const char *platdir, unsigned mode, uint64_t *added)
 		struct dcpi_profile p;
 
 		dcpi_profile_init(&p);
-		if (!dcpi_profile_read(files[i], &p)) /* an unreadable one counts nothing */
+		/* an unreadable one counts nothing; in a pooled directory, only
+		   this host's profiles are its own */
+		if (!dcpi_profile_read(files[i], &p) &&
+		    (!pooled || (p.platform && !strcmp(p.platform, host))))
 			add_totals(&p, &st, sum);
 		dcpi_profile_free(&p);
 	}

@@ -1,0 +1,99 @@
+/* Several hosts, one database: the hosts file and the names a host writes
+ * under.  See "Hosts and platforms" in dcpi/db.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dcpi/db.h"
+#include "dcpi/error.h"
+#include "dcpi/file.h"
+
+#define HOSTS_MAX (256u << 10)   /* a hosts file of a few thousand lines */
+
+/* A host or platform name as a directory name: no '/', no leading '.',
+ * no space or control byte. */
+static int good_name(const char *s, size_t n)
+{
+	if (n == 0 || n >= DCPI_HOST_MAX || s[0] == '.')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '/' || (unsigned char)s[i] <= ' ' || s[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+int dcpi_db_platform(const char *root, const char *host, char *out, size_t len)
+{
+	char path[4200], *text, *line, *save = NULL;
+	uint8_t *data = NULL;
+	size_t size = 0;
+	unsigned lineno = 0;
+	int err;
+
+	if (strlen(host) >= len)
+		return dcpi_error(ENAMETOOLONG, "host name too long");
+	snprintf(out, len, "%s", host);
+	snprintf(path, sizeof(path), "%s/hosts", root);
+	err = dcpi_file_read(path, HOSTS_MAX, &data, &size);
+	if (err == -ENOENT)
+		return 0;
+	if (err)
+		return err;
+	text = calloc(1, size + 1);
+	if (!text) {
+		free(data);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	memcpy(text, data, size);
+	free(data);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *h, *p, *rest, *s2 = NULL;
+
+		lineno++;
+		h = strtok_r(line, " \t", &s2);
+		if (!h || h[0] == '#')
+			continue;
+		p = strtok_r(NULL, " \t", &s2);
+		rest = strtok_r(NULL, " \t", &s2);
+		if (!p || (rest && rest[0] != '#') || !good_name(h, strlen(h)) ||
+		    !good_name(p, strlen(p))) {
+			err = dcpi_error(EBADMSG, "%s:%u: want 'HOST PLATFORM' (names without '/', "
+					 "spaces or a leading '.')", path, lineno);
+			break;
+		}
+		if (!strcmp(h, host)) {
+			if (strlen(p) >= len)
+				err = dcpi_error(ENAMETOOLONG, "%s:%u: platform name too long", path,
+						 lineno);
+			else
+				snprintf(out, len, "%s", p);
+			break;
+		}
+	}
+	free(text);
+	if (err)
+		snprintf(out, len, "%s", host);
+	return err;
+}
+
+int dcpi_db_pooled(const char *platdir, const char *host)
+{
+	const char *base = strrchr(platdir, '/');
+
+	return strcmp(base ? base + 1 : platdir, host) != 0;
+}
+
+int dcpi_db_stats_path(char *out, size_t len, const char *platdir, const char *host)
+{
+	int n = dcpi_db_pooled(platdir, host)
+		? snprintf(out, len, "%s/epoch@%s.stats", platdir, host)
+		: snprintf(out, len, "%s/epoch.stats", platdir);
+
+	return n < 0 || (size_t)n >= len ? dcpi_error(ENAMETOOLONG, "%s: path too long", platdir)
+					 : 0;
+}
