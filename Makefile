@@ -14,7 +14,7 @@ mandir  ?= $(prefix)/share/man
 O       ?= build
 CC      ?= cc
 
-PKGS    := libelf libdw capstone zlib
+PKGS    := libelf libdw capstone zlib libarchive
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -35,7 +35,7 @@ CMD_OBJ   := $(CMD_SRC:%.c=$(O)/%.o)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 
 # Every command is the one multi-call binary under its classic name.
-COMMANDS  := dcpid dcpictl dcpiepoch dcpiflush dcpiquit dcpicat dcpiprof dcpilist dcpitopcounts dcpidiff dcpistats dcpilabel dcpi-record
+COMMANDS  := dcpid dcpictl dcpiepoch dcpiflush dcpiquit dcpicat dcpiprof dcpilist dcpitopcounts dcpidiff dcpistats dcpilabel dcpitar dcpi-record
 BIN       := bin/dcpi $(COMMANDS:%=bin/%)
 
 all: $(BIN) $(UNIT_BIN)

@@ -60,6 +60,7 @@ int cmd_dcpitopcounts(int argc, char **argv);
 int cmd_dcpidiff(int argc, char **argv);
 int cmd_dcpistats(int argc, char **argv);
 int cmd_dcpilabel(int argc, char **argv);
+int cmd_dcpitar(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{ "dcpidiff", cmd_dcpidiff, "two epochs compared: images, procedures, lines, blocks" },
 	{ "dcpistats", cmd_dcpistats, "variation over epochs, and whether a change is significant" },
 	{ "dcpilabel", cmd_dcpilabel, "the labels of labelled profiles, with their samples" },
+	{ "dcpitar", cmd_dcpitar, "pack an epoch with the code it needs; unpack it elsewhere" },
 	{ "dcpi-record", cmd_record, "run a command and profile it" },
 };
 

@@ -206,11 +206,16 @@ struct dcpi_json *report_json_begin(const char *db)
 
 const struct dcpi_symtab_opts *report_symtab_opts(const char *db)
 {
-	static char cache[4096];
+	static char cache[4096], dbg[8192];
 	static struct dcpi_symtab_opts o;
+	const char *env = getenv("DCPI_DEBUG_PATH");
 
 	if (dcpi_imagecache_dir(db, cache, sizeof(cache)) == 0)
 		o.buildid_cache = cache;
+	/* the database as a debug directory too: DB/.build-id/xx/yyyy.debug
+	   is where dcpitar -x puts the debug files it packed */
+	snprintf(dbg, sizeof(dbg), "%s%s%s", db, env && *env ? ":" : "", env && *env ? env : "");
+	o.debug_path = dbg;
 	return &o;
 }
 

@@ -47,7 +47,9 @@ void report_print_header(FILE *f, const char *db, const struct dcpi_profset *set
 
 /* Symbol options for the tools reading database db: its image cache
  * (DB/.build-id, filled by dcpid -imagecache) is searched for images
- * rebuilt since they were profiled.  Points at static storage. */
+ * rebuilt since they were profiled, and DB is a debug directory
+ * (DB/.build-id/xx/yyyy.debug, unpacked by dcpitar) before those of
+ * $DCPI_DEBUG_PATH.  Points at static storage. */
 const struct dcpi_symtab_opts *report_symtab_opts(const char *db);
 /* The JSON document every report starts with: {"database": DB, ... on
  * stdout; the caller adds its members, then dcpi_json_obj_end() and

@@ -1,0 +1,335 @@
+/* Packing an epoch with the code it needs, and unpacking it: see dcpi/tar.h. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <libiberty/hashtab.h>
+
+#include "dcpi/db.h"
+#include "dcpi/error.h"
+#include "dcpi/hex.h"
+#include "dcpi/imagecache.h"
+#include "dcpi/profile.h"
+#include "dcpi/symtab.h"
+#include "dcpi/tar.h"
+
+#define COPY_BUF (64u << 10)
+
+/* ---- packing ------------------------------------------------------------------ */
+
+struct pack {
+	struct archive *a;
+	const char *out;
+	struct dcpi_tar_stats *st;
+	htab_t done;            /* archive names written */
+};
+
+static int ar_error(struct archive *a, const char *what, const char *name)
+{
+	int e = archive_errno(a);
+
+	return dcpi_error(e > 0 ? e : EIO, "%s %s: %s", what, name,
+			  archive_error_string(a) ? archive_error_string(a) : "libarchive error");
+}
+
+/* Add the regular file path as name (once), mode 0600. */
+static int add_file(struct pack *p, const char *path, const char *name)
+{
+	struct archive_entry *e;
+	struct stat sb;
+	char *buf = NULL;
+	void **slot;
+	int fd, err = 0;
+	ssize_t n;
+
+	slot = htab_find_slot(p->done, name, INSERT);
+	if (!slot)
+		return dcpi_error(ENOMEM, "out of memory");
+	if (*slot)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return dcpi_error(EINVAL, "%s: not a regular file", path);
+	}
+	if (!(*slot = strdup(name)) || !(e = archive_entry_new()) || !(buf = malloc(COPY_BUF))) {
+		free(buf);
+		close(fd);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0600);
+	archive_entry_set_size(e, sb.st_size);
+	archive_entry_set_mtime(e, sb.st_mtime, 0);
+	if (archive_write_header(p->a, e) != ARCHIVE_OK)
+		err = ar_error(p->a, "writing", name);
+	while (!err && (n = read(fd, buf, COPY_BUF)) > 0)
+		if (archive_write_data(p->a, buf, (size_t)n) != n)
+			err = ar_error(p->a, "writing", name);
+	if (!err && n < 0)
+		err = dcpi_error(errno, "%s: %s", path, strerror(errno));
+	if (!err) {
+		p->st->files++;
+		p->st->bytes += (uint64_t)sb.st_size;
+	}
+	archive_entry_free(e);
+	free(buf);
+	close(fd);
+	return err;
+}
+
+/* The image and debug file of a profile, by build-id, where the symbol
+ * search finds them (the image cache of db included). */
+static int add_code(struct pack *p, const struct dcpi_profile *prof,
+		    const struct dcpi_symtab_opts *so)
+{
+	char hex[2 * DCPI_BUILD_ID_MAX + 1], name[2 * DCPI_BUILD_ID_MAX + 32];
+	struct dcpi_symtab *st;
+	const char *img, *dbg;
+	int err = 0;
+
+	if (prof->kind != DCPI_IMAGE_FILE || !prof->build_id_len)
+		return 0;
+	dcpi_hex(prof->build_id, prof->build_id_len, hex);
+	snprintf(name, sizeof(name), ".build-id/%.2s/%s", hex, hex + 2);
+	if (htab_find(p->done, name))
+		return 0;
+	if (dcpi_symtab_open(prof->path, prof->build_id, prof->build_id_len, so, &st)) {
+		if (!p->st->missing++)
+			snprintf(p->st->first_missing, sizeof(p->st->first_missing), "%s",
+				 prof->path);
+		return 0;
+	}
+	img = dcpi_symtab_image_file(st);
+	dbg = dcpi_symtab_debug_file(st);
+	if (img && !(err = add_file(p, img, name)))
+		p->st->images++;
+	if (!err && dbg && (!img || strcmp(dbg, img))) {
+		snprintf(name, sizeof(name), ".build-id/%.2s/%s.debug", hex, hex + 2);
+		if (!(err = add_file(p, dbg, name)))
+			p->st->debug++;
+	}
+	if (!img && !p->st->missing++)
+		snprintf(p->st->first_missing, sizeof(p->st->first_missing), "%s", prof->path);
+	dcpi_symtab_close(st);
+	return err;
+}
+
+/* Every regular file of one platform directory, and the code its
+ * profiles need. */
+static int add_platdir(struct pack *p, const char *db, const char *epoch, const char *host,
+		       const struct dcpi_symtab_opts *so)
+{
+	char dir[4096], path[4400], name[4400];
+	struct dirent *de;
+	DIR *d;
+	int err = dcpi_db_path(dir, sizeof(dir), db, epoch, host, NULL);
+
+	if (err)
+		return err;
+	if (!(d = opendir(dir)))
+		return dcpi_error(errno, "%s: %s", dir, strerror(errno));
+	while (!err && (de = readdir(d))) {
+		struct stat sb;
+		struct dcpi_profile prof;
+		size_t n = strlen(de->d_name);
+
+		if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(sb.st_mode))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		snprintf(name, sizeof(name), "%s/%s/%s", epoch, host, de->d_name);
+		err = add_file(p, path, name);
+		if (err || n < 5 || strcmp(de->d_name + n - 5, ".prof"))
+			continue;
+		dcpi_profile_init(&prof);
+		if (!dcpi_profile_read(path, &prof))
+			err = add_code(p, &prof, so);
+		dcpi_profile_free(&prof);
+	}
+	closedir(d);
+	return err;
+}
+
+int dcpi_tar_pack(const char *db, const char *epoch, const char *out,
+		  struct dcpi_tar_stats *st)
+{
+	char latest[DCPI_EPOCH_NAME_MAX], cache[4096], hosts[4200], **plats = NULL;
+	struct dcpi_symtab_opts so = { 0 };
+	struct pack p = { NULL, out, st, NULL };
+	size_t np = 0;
+	int fd, err;
+
+	memset(st, 0, sizeof(*st));
+	if (!epoch || !strcmp(epoch, "latest")) {
+		if ((err = dcpi_db_epoch_latest(db, latest)))
+			return err;
+		epoch = latest;
+	}
+	if (!dcpi_db_is_epoch_name(epoch))
+		return dcpi_error(EINVAL, "'%s' is not an epoch name (YYYYMMDDTHHMMSSZ)", epoch);
+	if ((err = dcpi_db_hosts(db, epoch, &plats, &np)))
+		return err;
+	if (!dcpi_imagecache_dir(db, cache, sizeof(cache)))
+		so.buildid_cache = cache;
+	fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		dcpi_db_names_free(plats, np);
+		return dcpi_error(errno, "%s: %s", out, strerror(errno));
+	}
+	p.a = archive_write_new();
+	p.done = htab_create_alloc(256, htab_hash_string, htab_eq_string, free, calloc, free);
+	if (!p.a || !p.done)
+		err = dcpi_error(ENOMEM, "out of memory");
+	else if (archive_write_set_format_pax_restricted(p.a) != ARCHIVE_OK ||
+		 archive_write_open_fd(p.a, fd) != ARCHIVE_OK)
+		err = ar_error(p.a, "creating", out);
+	for (size_t i = 0; !err && i < np; i++)
+		err = add_platdir(&p, db, epoch, plats[i], &so);
+	snprintf(hosts, sizeof(hosts), "%s/hosts", db);
+	if (!err && access(hosts, F_OK) == 0)
+		err = add_file(&p, hosts, "hosts");
+	if (!err && archive_write_close(p.a) != ARCHIVE_OK)
+		err = ar_error(p.a, "closing", out);
+	if (p.a)
+		archive_write_free(p.a);
+	if (p.done)
+		htab_delete(p.done);
+	dcpi_db_names_free(plats, np);
+	if (close(fd) && !err)
+		err = dcpi_error(errno, "%s: %s", out, strerror(errno));
+	if (err)
+		unlink(out); /* never leave half an archive that looks whole */
+	return err;
+}
+
+/* ---- unpacking ---------------------------------------------------------------- */
+
+static int is_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return n > 0;
+}
+
+/* Names a pack writes: "hosts", ".build-id/xx/HEX[.debug]", and
+ * "EPOCH/PLATFORM/FILE" with plain names (no '/', no leading '.'). */
+static int name_ok(const char *name)
+{
+	const char *s1, *s2;
+
+	if (!strcmp(name, "hosts"))
+		return 1;
+	if (!strncmp(name, ".build-id/", 10)) {
+		const char *h = name + 10, *dot = strchr(h + 3, '.');
+		size_t n = dot ? (size_t)(dot - (h + 3)) : strlen(h + 3);
+
+		return is_hex(h, 2) && h[2] == '/' && is_hex(h + 3, n) &&
+		       (!dot || !strcmp(dot, ".debug"));
+	}
+	s1 = strchr(name, '/');
+	s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+	if (!s1 || !s2 || strchr(s2 + 1, '/') || s1 - name >= DCPI_EPOCH_NAME_MAX)
+		return 0;
+	{
+		char ep[DCPI_EPOCH_NAME_MAX];
+
+		snprintf(ep, sizeof(ep), "%.*s", (int)(s1 - name), name);
+		if (!dcpi_db_is_epoch_name(ep))
+			return 0;
+	}
+	return s2 > s1 + 1 && s1[1] != '.' && s2[1] && s2[1] != '.';
+}
+
+static int mkdirs_for(const char *dir, const char *name)
+{
+	char path[4400];
+
+	for (const char *s = strchr(name, '/'); s; s = strchr(s + 1, '/')) {
+		snprintf(path, sizeof(path), "%s/%.*s", dir, (int)(s - name), name);
+		if (mkdir(path, 0700) && errno != EEXIST)
+			return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	}
+	return 0;
+}
+
+static int extract_one(struct archive *a, struct archive_entry *e, const char *dir,
+		       const char *tar, struct dcpi_tar_stats *st)
+{
+	const char *name = archive_entry_pathname(e);
+	char path[4400], buf[COPY_BUF];
+	la_ssize_t n;
+	int64_t size = archive_entry_size(e);
+	int fd, err;
+
+	if (!name || !name_ok(name))
+		return dcpi_error(EBADMSG, "%s: entry '%s' is not one dcpitar writes: refused", tar,
+				  name ? name : "(no name)");
+	if (archive_entry_filetype(e) != AE_IFREG)
+		return dcpi_error(EBADMSG, "%s: entry '%s' is not a regular file: refused", tar,
+				  name);
+	if (size < 0 || (uint64_t)size > DCPI_TAR_FILE_MAX)
+		return dcpi_error(EFBIG, "%s: entry '%s' is larger than %" PRIu64 " bytes", tar,
+				  name, DCPI_TAR_FILE_MAX);
+	if ((err = mkdirs_for(dir, name)))
+		return err;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	while ((n = archive_read_data(a, buf, sizeof(buf))) > 0 && !err) {
+		if (write(fd, buf, (size_t)n) != n)
+			err = dcpi_error(errno ? errno : EIO, "%s: %s", path, strerror(errno ? errno : EIO));
+		st->bytes += (uint64_t)n;
+	}
+	if (!err && n < 0)
+		err = ar_error(a, "reading", name);
+	if (close(fd) && !err)
+		err = dcpi_error(errno, "%s: %s", path, strerror(errno));
+	if (!err)
+		st->files++;
+	return err;
+}
+
+int dcpi_tar_unpack(const char *tar, const char *dir, struct dcpi_tar_stats *st)
+{
+	struct archive *a;
+	struct archive_entry *e;
+	int r, err = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (mkdir(dir, 0700))
+		return dcpi_error(errno, "%s: %s", dir, errno == EEXIST ? "already exists: unpack "
+				  "into a new directory" : strerror(errno));
+	a = archive_read_new();
+	if (!a)
+		return dcpi_error(ENOMEM, "out of memory");
+	archive_read_support_format_tar(a);
+	archive_read_support_filter_all(a);
+	if (archive_read_open_filename(a, tar, COPY_BUF) != ARCHIVE_OK)
+		err = ar_error(a, "opening", tar);
+	while (!err && (r = archive_read_next_header(a, &e)) != ARCHIVE_EOF) {
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+			err = ar_error(a, "reading", tar);
+			break;
+		}
+		err = extract_one(a, e, dir, tar, st);
+	}
+	if (!err && st->files == 0)
+		err = dcpi_error(EBADMSG, "%s: no entries: not a dcpitar archive", tar);
+	archive_read_free(a);
+	if (err && st->files == 0)
+		rmdir(dir); /* nothing unpacked: leave nothing behind */
+	return err;
+}
