@@ -41,6 +41,8 @@ struct daemon {
 	int unknown_per_pid, reuse_epoch, nodaemon, loglevel, logmaps, nice_val, shared;
 	int buildid_mmap, imagecache, mux;
 	unsigned label_keys;    /* -label */
+	unsigned gc_days;       /* -gc: 0 off */
+	time_t next_gc;
 	uint8_t *cached;        /* per image index: 1 once cached or given up */
 	size_t ncached;
 	uint64_t forgotten;     /* images the loadmap forgot when cached was last valid */
@@ -110,6 +112,8 @@ static void usage(FILE *f)
 "  -bypid IMAGE       per-process profiles for IMAGE (path or file name), repeatable\n"
 "  -unknown           per-process profiles of unattributable samples, by 1 MB region\n"
 "  -merge SECONDS     merge into the database this often (default 60)\n"
+"  -gc DAYS           remove epochs that ended more than DAYS ago (the 3 latest\n"
+"                     stay) and image-cache entries nothing refers to, daily\n"
 "  -epoch             continue the latest epoch instead of starting a new one\n"
 "  -nodaemon          stay in the foreground\n"
 "  -log FILE          log here (default DB/dcpid-HOST.log; '-' for stderr)\n"
@@ -131,7 +135,7 @@ static void usage(FILE *f)
 
 static void parse_options(struct daemon *d, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
+	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_GC, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
 	       O_QUIET, O_VERBOSE, O_LOGMAPS, O_STATUS, O_NICE, O_BUFPAGES, O_SHARED,
 	       O_BUILDID_MMAP, O_IMAGECACHE };
 	static const struct option opts[] = {
@@ -139,6 +143,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 		{ "event", required_argument, NULL, O_EVENT },
 		{ "mux", no_argument, NULL, O_MUX },
 		{ "label", required_argument, NULL, O_LABEL },
+		{ "gc", required_argument, NULL, O_GC },
 		{ "bypid", required_argument, NULL, O_BYPID },
 		{ "unknown", no_argument, NULL, O_UNKNOWN },
 		{ "merge", required_argument, NULL, O_MERGE },
@@ -170,6 +175,11 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 				cli_usage_error("%s", dcpi_errmsg());
 			break;
 		case O_MUX: d->mux = 1; break;
+		case O_GC:
+			d->gc_days = (unsigned)cli_parse_count("gc", optarg);
+			if (d->gc_days == 0 || d->gc_days > 36500)
+				cli_usage_error("-gc wants 1 to 36500 days, not '%s'", optarg);
+			break;
 		case O_LABEL:
 			if (dcpi_label_parse(optarg, &d->label_keys))
 				cli_usage_error("%s", dcpi_errmsg());
@@ -285,6 +295,27 @@ static void forget_cached(struct daemon *d)
 
 static int enter_epoch(struct daemon *d, const char *name);
 
+#define GC_KEEP 3           /* epochs -gc always keeps, as DCPI did */
+#define GC_EVERY 86400      /* seconds between two collections */
+
+/* -gc: old epochs and unreferenced image-cache entries, then what the
+ * database holds, in the log. */
+static void collect_garbage(struct daemon *d)
+{
+	struct dcpi_db_gc g;
+	uint64_t bytes = 0;
+	size_t nepochs = 0;
+
+	d->next_gc = time(NULL) + GC_EVERY;
+	if (dcpi_db_gc(d->db, d->host, d->platform, dcpi_run_epoch(d->run), d->gc_days, GC_KEEP,
+		       time(NULL), &g))
+		logmsg(d, LOG_ERR, "gc: %s", dcpi_errmsg());
+	dcpi_db_usage(d->db, &bytes, &nepochs);
+	logmsg(d, LOG_INFO, "gc: removed %zu epochs older than %u days and %zu image-cache files "
+	       "(%.1f MiB); the database holds %.1f MiB in %zu epochs", g.epochs_removed,
+	       d->gc_days, g.cache_removed, g.freed / 1048576.0, bytes / 1048576.0, nepochs);
+}
+
 /* Epochs are database-wide: when another host sharing the database has
  * started a newer one, continue in it (our samples up to now are merged
  * into the old one). */
@@ -327,9 +358,17 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 	struct dcpi_loadmap_stats ls;
 
 	dcpi_loadmap_stats(dcpi_collector_loadmap(col), &ls);
+	uint64_t bytes = 0;
+	size_t nepochs = 0;
+
 	dcpi_buf_printf(b, "pid: %d\ndatabase: %s\nhost: %s\nplatform: %s\nepoch: %s\ncpus: %u\n",
 			(int)getpid(), d->db, d->host, d->platform, dcpi_run_epoch(d->run),
 			st->ncpus);
+	if (!dcpi_db_usage(d->db, &bytes, &nepochs))
+		dcpi_buf_printf(b, "database size: %.1f MiB in %zu epochs\n", bytes / 1048576.0,
+				nepochs);
+	if (d->gc_days)
+		dcpi_buf_printf(b, "retention: %u days, the 3 latest epochs kept\n", d->gc_days);
 	for (unsigned e = 0; e < d->events.n; e++)
 		dcpi_buf_printf(b, "event: %s period %" PRIu64 "%s samples %" PRIu64
 				" monitored %.1f%%\n", d->events.ev[e].name, d->events.ev[e].period,
@@ -688,6 +727,8 @@ static void tick(struct daemon *d)
 	dcpi_run_rerandomize(d->run);
 	if (now >= d->next_merge)
 		merge(d);
+	if (d->gc_days && now >= d->next_gc)
+		collect_garbage(d);
 	if (d->status_secs && now >= d->next_status) {
 		const struct dcpi_epoch_stats *st = dcpi_run_stats(d->run);
 
@@ -709,6 +750,8 @@ static int poll_timeout(const struct daemon *d)
 
 	if (d->status_secs && d->next_status < next)
 		next = d->next_status;
+	if (d->gc_days && d->next_gc < next)
+		next = d->next_gc;
 	if (dcpi_run_randomized(d->run) && next > now + 1)
 		next = now + 1;
 	return next <= now ? 0 : (int)((next - now) * 1000);
@@ -723,6 +766,7 @@ static void run(struct daemon *d)
 	fds[0] = (struct pollfd){ d->sigfd, POLLIN, 0 };
 	d->next_merge = time(NULL) + d->merge_secs;
 	d->next_status = time(NULL) + d->status_secs;
+	d->next_gc = time(NULL); /* the first, once the loop drains the rings */
 	while (!d->quit) {
 		size_t nfds = 1 + nrings + dcpi_ctl_server_pollfds(&d->ctl, fds + 1 + nrings,
 								    1 + DCPI_CTL_CLIENTS);

@@ -99,6 +99,24 @@ int dcpi_db_lock(const char *root, const char *host, int *fd);
  * (dcpi_stats_recount; *added samples). */
 int dcpi_db_recover(const char *root, const char *host, const char *platform, unsigned mode,
 		    size_t *removed, uint64_t *added);
+/* Retention (dcpid -gc DAYS): host's files in every epoch but the latest
+ * keep, the current one and those that ended (the next one began) within
+ * days of now are removed (all of its platform directory, or in a pooled
+ * one only host's files; the directories when empty); then the image
+ * cache's entries (DB/.build-id/xx/yyyy[.debug]) that no profile of a
+ * kept epoch names and that are older than days.  Each host removes only
+ * what it wrote, so hosts sharing the database may all run it. */
+struct dcpi_db_gc {
+	size_t epochs_removed;  /* epochs whose files of host were removed */
+	size_t cache_removed;   /* image-cache files removed */
+	uint64_t freed;         /* bytes (allocated blocks) freed */
+};
+int dcpi_db_gc(const char *root, const char *host, const char *platform, const char *current,
+	       unsigned days, unsigned keep, time_t now, struct dcpi_db_gc *st);
+/* What the database holds: bytes of its files (allocated blocks; counting
+ * stops after a million files) and its epochs. */
+int dcpi_db_usage(const char *root, uint64_t *bytes, size_t *epochs);
+
 /* The pid recorded in the lock file if the lock is held, else 0. */
 int dcpi_db_lock_holder(const char *root, const char *host);
 

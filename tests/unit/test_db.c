@@ -1,6 +1,8 @@
 /* The database layout: epoch names and order, the writer lock, the
  * epoch statistics file. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,6 +11,7 @@
 
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/profile.h"
 #include "dcpi/snapshot.h"
 #include "dcpi/stats.h"
 #include "dcpi/symtab.h"
@@ -215,6 +218,104 @@ static void test_filenames(void)
 	T_STREQ(n1, "unknown@h.prof", "shared unknown name");
 }
 
+/* A profile of image path with build-id byte id, one sample, into
+ * DB/EPOCH/HOST. */
+static void put_profile(const char *db, const char *epoch, const char *host, uint8_t id)
+{
+	char dir[512];
+	uint64_t off = 0x1000, cnt = 1;
+	struct dcpi_profile p;
+	struct dcpi_profile_event ev = { (char *)"cycles", 1000, 1, 1000000 };
+
+	snprintf(dir, sizeof(dir), "%s/%s/%s", db, epoch, host);
+	dcpi_db_init(dir, 0700);
+	dcpi_profile_init(&p);
+	p.path = (char *)"/usr/bin/prog";
+	p.platform = (char *)host;
+	p.epoch = (char *)epoch;
+	memset(p.build_id, id, 20);
+	p.build_id_len = 20;
+	p.nevents = 1;
+	p.events[0] = ev;
+	p.nrows = 1;
+	p.offsets = &off;
+	p.counts = &cnt;
+	if (dcpi_db_merge_profile(dir, &p, 0600))
+		printf("# merge: %s\n", dcpi_errmsg());
+}
+
+/* A cache entry for build-id byte id, last modified at mtime. */
+static void put_cache(const char *db, uint8_t id, time_t mtime, const char *suffix)
+{
+	char path[512], hex[41];
+	struct timespec ts[2] = { { mtime, 0 }, { mtime, 0 } };
+
+	for (int i = 0; i < 20; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id);
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s", db, hex);
+	dcpi_db_init(path, 0700);
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s%s", db, hex, hex + 2, suffix);
+	write_text(path, "\177ELF");
+	utimensat(AT_FDCWD, path, ts, 0);
+}
+
+static int exists(const char *db, const char *rel)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", db, rel);
+	return access(path, F_OK) == 0;
+}
+
+/* -gc 7 on epochs that began 30, 20, 10, 5, 2 and 1 days ago: those that
+ * ended more than 7 days ago go (the 30- and 20-day ones: the next began
+ * 20 and 10 days ago), the 10-day one stays (it ended 5 days ago); cache
+ * entries of removed epochs' images go when old, a recent one stays. */
+static void test_gc(void)
+{
+	static const int ago[] = { 30, 20, 10, 5, 2, 1 };
+	time_t now = 1795000000;
+	char db[128], names[6][DCPI_EPOCH_NAME_MAX];
+	struct dcpi_db_gc g;
+	uint64_t bytes = 0;
+	size_t nepochs = 0;
+
+	snprintf(db, sizeof(db), "%s/gcdb", tmp);
+	dcpi_db_init(db, 0700);
+	for (int i = 0; i < 6; i++) {
+		dcpi_db_epoch_create(db, now - ago[i] * 86400, 0700, names[i]);
+		put_profile(db, names[i], "h1", (uint8_t)(0x10 + i));
+	}
+	put_profile(db, names[0], "h2", 0x99);           /* another host's: stays */
+	for (int i = 0; i < 6; i++)
+		put_cache(db, (uint8_t)(0x10 + i), now - 40 * 86400, "");
+	put_cache(db, 0x10, now - 40 * 86400, ".debug");
+	put_cache(db, 0x77, now - 86400, "");            /* unreferenced, but recent */
+	put_cache(db, 0x78, now - 40 * 86400, "");       /* unreferenced and old */
+
+	T_EQ(dcpi_db_gc(db, "h1", "h1", names[5], 7, 3, now, &g), 0, "gc runs");
+	T_EQ(g.epochs_removed, 2, "two epochs removed (30 and 20 days)");
+	T_OK(!exists(db, names[1]) && exists(db, names[2]) && exists(db, names[5]),
+	     "the 20-day epoch is gone, the 10-day one (ended 5 days ago) and the latest stay");
+	T_OK(exists(db, names[0]), "the 30-day epoch stays while host h2's files are in it");
+	T_EQ(g.cache_removed, 4, "cache: 0x10 and its .debug, 0x11, 0x78 removed");
+	T_OK(!exists(db, ".build-id/10/10101010101010101010101010101010101010") &&
+	     !exists(db, ".build-id/10/10101010101010101010101010101010101010.debug") &&
+	     exists(db, ".build-id/12/12121212121212121212121212121212121212") &&
+	     exists(db, ".build-id/77/77777777777777777777777777777777777777") &&
+	     !exists(db, ".build-id/78/78787878787878787878787878787878787878"),
+	     "kept epochs' images and a recent entry stay; the rest go");
+	T_EQ(dcpi_db_gc(db, "h2", "h2", names[5], 7, 3, now, &g), 0, "gc as host h2");
+	T_OK(!exists(db, names[0]), "h2's gc removes its own files, and the emptied epoch");
+	T_EQ(dcpi_db_usage(db, &bytes, &nepochs), 0, "usage");
+	T_OK(nepochs == 4 && bytes > 0, "4 epochs, %llu bytes", (unsigned long long)bytes);
+
+	/* -gc 1 with 3 kept: the latest three stay however old */
+	T_EQ(dcpi_db_gc(db, "h1", "h1", NULL, 1, 3, now + 400 * 86400, &g), 0, "gc a year later");
+	T_OK(g.epochs_removed == 1 && exists(db, names[3]) && exists(db, names[5]),
+	     "only the 10-day epoch goes: the 3 latest stay (%zu removed)", g.epochs_removed);
+}
+
 int main(void)
 {
 	char cmd[96];
@@ -227,6 +328,7 @@ int main(void)
 	test_stats();
 	test_snapshot();
 	test_filenames();
+	test_gc();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd))
 		printf("# could not remove %s\n", tmp);
