@@ -25,6 +25,7 @@
 #include "dcpi/file.h"
 #include "dcpi/imagecache.h"
 #include "dcpi/label.h"
+#include "dcpi/overhead.h"
 #include "dcpi/run.h"
 #include "dcpi/version.h"
 
@@ -42,6 +43,11 @@ struct daemon {
 	int buildid_mmap, imagecache, mux;
 	unsigned label_keys;    /* -label */
 	unsigned gc_days;       /* -gc: 0 off */
+	double budget;          /* -budget PCT: 0 off */
+	double ns_per_sample;   /* calibrated cost of one sample; 0 unknown */
+	uint64_t started_ns;    /* when sampling began */
+	double cpu_at_start;    /* our CPU seconds then (start-up is not steady state) */
+	uint64_t samples_at_start, samples_before; /* for the rate: see leave_epoch */
 	time_t next_gc;
 	uint8_t *cached;        /* per image index: 1 once cached or given up */
 	size_t ncached;
@@ -105,6 +111,8 @@ static void usage(FILE *f)
 "                     a+b+c for one set counted at the same time (a perf group;\n"
 "                     see dcpi-events(7)).\n"
 "                     Default: cycles and instructions, or cpu-clock without a PMU\n"
+"  -budget PCT        choose the clock events' periods so that sampling costs at\n"
+"                     most PCT%% of the CPUs (the cost of a sample is measured)\n"
 "  -mux               every event its own group, which the kernel time-multiplexes\n"
 "                     when the PMU has too few counters (DCPI's -mux)\n"
 "  -label KEYS        keep profiles apart by comm, uid and/or cgroup (comma-separated;\n"
@@ -135,7 +143,7 @@ static void usage(FILE *f)
 
 static void parse_options(struct daemon *d, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_GC, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
+	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_GC, O_BUDGET, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
 	       O_QUIET, O_VERBOSE, O_LOGMAPS, O_STATUS, O_NICE, O_BUFPAGES, O_SHARED,
 	       O_BUILDID_MMAP, O_IMAGECACHE };
 	static const struct option opts[] = {
@@ -144,6 +152,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 		{ "mux", no_argument, NULL, O_MUX },
 		{ "label", required_argument, NULL, O_LABEL },
 		{ "gc", required_argument, NULL, O_GC },
+		{ "budget", required_argument, NULL, O_BUDGET },
 		{ "bypid", required_argument, NULL, O_BYPID },
 		{ "unknown", no_argument, NULL, O_UNKNOWN },
 		{ "merge", required_argument, NULL, O_MERGE },
@@ -180,6 +189,15 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 			if (d->gc_days == 0 || d->gc_days > 36500)
 				cli_usage_error("-gc wants 1 to 36500 days, not '%s'", optarg);
 			break;
+		case O_BUDGET: {
+			char *end;
+
+			d->budget = strtod(optarg, &end);
+			if (*end || end == optarg || !(d->budget >= 0.01 && d->budget <= 50))
+				cli_usage_error("-budget wants a percentage of CPU, 0.01 to 50, not '%s'",
+						optarg);
+			break;
+		}
 		case O_LABEL:
 			if (dcpi_label_parse(optarg, &d->label_keys))
 				cli_usage_error("%s", dcpi_errmsg());
@@ -245,21 +263,37 @@ static void log_epoch(struct daemon *d)
 	logmsg(d, LOG_INFO, "epoch %s (%s)", dcpi_run_epoch(d->run), dcpi_run_platdir(d->run));
 }
 
+/* Around an epoch switch: the samples this daemon took in the epoch it
+ * leaves are kept for the overhead estimate (the statistics restart). */
+static void leave_epoch(struct daemon *d)
+{
+	if (d->started_ns)
+		d->samples_before += dcpi_run_stats(d->run)->samples - d->samples_at_start;
+}
+
+static void entered_epoch(struct daemon *d)
+{
+	d->samples_at_start = dcpi_run_stats(d->run)->samples;
+	log_epoch(d);
+}
+
 static int enter_epoch(struct daemon *d, const char *name)
 {
-	int err = dcpi_run_enter_epoch(d->run, name);
+	int err;
 
-	if (!err)
-		log_epoch(d);
+	leave_epoch(d);
+	if (!(err = dcpi_run_enter_epoch(d->run, name)))
+		entered_epoch(d);
 	return err;
 }
 
 static int new_epoch(struct daemon *d)
 {
-	int err = dcpi_run_new_epoch(d->run);
+	int err;
 
-	if (!err)
-		log_epoch(d);
+	leave_epoch(d);
+	if (!(err = dcpi_run_new_epoch(d->run)))
+		entered_epoch(d);
 	return err;
 }
 
@@ -292,8 +326,6 @@ static void forget_cached(struct daemon *d)
 		memset(d->cached, 0, d->ncached);
 	d->forgotten = ls.forgotten;
 }
-
-static int enter_epoch(struct daemon *d, const char *name);
 
 #define GC_KEEP 3           /* epochs -gc always keeps, as DCPI did */
 #define GC_EVERY 86400      /* seconds between two collections */
@@ -351,8 +383,12 @@ static int merge(struct daemon *d)
 	return err;
 }
 
+static void overhead_text(struct daemon *d, char *buf, size_t len);
+
 static void status_text(struct daemon *d, struct dcpi_buf *b)
 {
+	char over[256];
+
 	struct dcpi_collector *col = dcpi_run_collector(d->run);
 	const struct dcpi_epoch_stats *st = dcpi_collector_stats(col);
 	struct dcpi_loadmap_stats ls;
@@ -369,6 +405,8 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 				nepochs);
 	if (d->gc_days)
 		dcpi_buf_printf(b, "retention: %u days, the 3 latest epochs kept\n", d->gc_days);
+	overhead_text(d, over, sizeof(over));
+	dcpi_buf_printf(b, "estimated overhead: %s\n", over);
 	for (unsigned e = 0; e < d->events.n; e++)
 		dcpi_buf_printf(b, "event: %s period %" PRIu64 "%s samples %" PRIu64
 				" monitored %.1f%%\n", d->events.ev[e].name, d->events.ev[e].period,
@@ -532,6 +570,73 @@ static void setup_events(struct daemon *d)
 		dcpi_event_mux(&d->events);
 }
 
+/* Our own CPU time, user and system, in seconds. */
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static int is_clock(const struct dcpi_event_spec *ev)
+{
+	return !strcmp(ev->name, "cpu-clock") || !strcmp(ev->name, "task-clock");
+}
+
+/* The cost of one sample, measured here with the first event, and with
+ * -budget the clock events' periods that keep the interrupts within it. */
+static void calibrate(struct daemon *d)
+{
+	struct dcpi_event_spec *ev = &d->events.ev[0];
+
+	if (dcpi_overhead_calibrate(ev, &d->ns_per_sample)) {
+		d->ns_per_sample = 0;
+		logmsg(d, LOG_INFO, "overhead not estimated: %s", dcpi_errmsg());
+		if (d->budget > 0)
+			cli_die("-budget: the cost of a sample could not be measured: %s",
+				dcpi_errmsg());
+		return;
+	}
+	logmsg(d, LOG_INFO, "one %s sample costs %.1f us here (calibrated: a loop timed with "
+	       "and without sampling)", ev->name, d->ns_per_sample / 1000);
+	if (d->budget <= 0)
+		return;
+	for (unsigned e = 0; e < d->events.n; e++) {
+		struct dcpi_event_spec *x = &d->events.ev[e];
+
+		if (!is_clock(x))
+			cli_die("-budget chooses the period of cpu-clock and task-clock only; give "
+				"%s a period (-event %s:PERIOD)", x->name, x->name);
+		/* the events share the budget */
+		x->period = dcpi_overhead_period_for(d->budget / 100.0 / d->events.n,
+						     d->ns_per_sample);
+		logmsg(d, LOG_INFO, "-budget %g%%: %s every %" PRIu64 " ns (%.0f samples/s per "
+		       "CPU)", d->budget, x->name, x->period, 1e9 / (double)x->period);
+	}
+}
+
+/* The estimated overhead so far: the interrupts (samples per second per
+ * CPU x the calibrated cost) and our own CPU time, as a sentence. */
+static void overhead_text(struct daemon *d, char *buf, size_t len)
+{
+	const struct dcpi_epoch_stats *st = dcpi_run_stats(d->run);
+	unsigned ncpus = dcpi_sampler_ncpus(dcpi_run_sampler(d->run));
+	double secs = (now_ns() - d->started_ns) / 1e9, rate, self;
+
+	if (!d->ns_per_sample || secs <= 0 || !ncpus) {
+		snprintf(buf, len, "not estimated (no calibration)");
+		return;
+	}
+	rate = (double)(d->samples_before + st->samples - d->samples_at_start) / secs / ncpus;
+	self = (cpu_seconds() - d->cpu_at_start) / secs;
+	snprintf(buf, len, "%.2f%% of CPU: %.0f samples/s per CPU x %.1f us, dcpid %.2f%%",
+		 100 * dcpi_overhead_share(rate, d->ns_per_sample, self, ncpus), rate,
+		 d->ns_per_sample / 1000, 100 * self / ncpus);
+}
+
 /* Open the counters (disabled) and the collector, and read the kernel's
  * symbols: everything slow that need not wait for sampling, since from
  * dcpi_sampler_enable() on the rings fill and nobody drains them until
@@ -564,6 +669,9 @@ static void start_sampling(struct daemon *d)
 	 * both, which is harmless, rather than by neither */
 	if (dcpi_run_start(d->run))
 		cli_die_lib("cannot enable sampling");
+	d->started_ns = now_ns();
+	d->samples_at_start = dcpi_run_stats(d->run)->samples;
+	d->cpu_at_start = cpu_seconds();
 	if (dcpi_run_scan(d->run) < 0)
 		logmsg(d, LOG_ERR, "initial process scan: %s", dcpi_errmsg());
 }
@@ -692,6 +800,7 @@ static void setup(struct daemon *d)
 	open_log(d);
 	recover(d);
 	setup_events(d);
+	calibrate(d);
 	open_sampling(d);
 	/* before enabling: entering an epoch copies the kernel's symbols */
 	if (d->reuse_epoch && dcpi_db_epoch_latest(d->db, name) == 0) {
@@ -731,11 +840,13 @@ static void tick(struct daemon *d)
 		collect_garbage(d);
 	if (d->status_secs && now >= d->next_status) {
 		const struct dcpi_epoch_stats *st = dcpi_run_stats(d->run);
+		char over[256];
 
 		drain(d, 0);
+		overhead_text(d, over, sizeof(over));
 		logmsg(d, LOG_INFO, "status: samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64
-		       " unknown %" PRIu64 " pending %" PRIu64, st->samples, st->lost,
-		       st->throttled, st->unknown, pending(d));
+		       " unknown %" PRIu64 " pending %" PRIu64 "; estimated overhead %s",
+		       st->samples, st->lost, st->throttled, st->unknown, pending(d), over);
 		d->next_status = now + d->status_secs;
 	}
 }
@@ -809,6 +920,7 @@ int cmd_dcpid(int argc, char **argv)
 {
 	static struct daemon d; /* large; and one per process */
 	const struct dcpi_epoch_stats *st;
+	char over[256];
 
 	d.lockfd = d.ctlfd = d.sigfd = -1;
 	int ready;
@@ -819,8 +931,10 @@ int cmd_dcpid(int argc, char **argv)
 	daemonize_finish(&d, ready);
 	run(&d);
 	st = dcpi_run_stats(d.run);
+	overhead_text(&d, over, sizeof(over));
 	logmsg(&d, LOG_INFO, "stopped: samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64
-	       " unknown %" PRIu64, st->samples, st->lost, st->throttled, st->unknown);
+	       " unknown %" PRIu64 "; estimated overhead %s", st->samples, st->lost, st->throttled,
+	       st->unknown, over);
 	dcpi_ctl_unlink(d.db, d.host);
 	dcpi_run_free(d.run);
 	return 0;

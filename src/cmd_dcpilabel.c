@@ -122,7 +122,7 @@ int cmd_dcpilabel(int argc, char **argv)
 	struct opts o = { 0 };
 	struct dcpi_profset set;
 	struct dcpi_labelsum t;
-	struct report_warnings w = { 0 };
+	static struct report_warnings w; /* its strings live until exit */
 	int col = 0, labelled = 0;
 
 	parse_options(&o, argc, argv);

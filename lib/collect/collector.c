@@ -287,7 +287,8 @@ int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
 
 	if (c->arena.len > QUEUE_MAX_BYTES)
 		horizon = UINT64_MAX; /* bounded memory beats perfect order */
-	qsort(c->q, c->nq, sizeof(*c->q), cmp_qent);
+	if (c->nq)
+		qsort(c->q, c->nq, sizeof(*c->q), cmp_qent);
 	for (i = 0; i < c->nq && c->q[i].time <= horizon; i++) {
 		struct dcpi_record r;
 		const uint8_t *raw = c->arena.data + c->q[i].off;

@@ -50,6 +50,24 @@ dcpid: logging to $(realpath "$A")/dcpid-$host.log"
 [ $rc -eq 0 ] && [ ! -s "$T/announce" ] && pass "start: -quiet says nothing" ||
 	fail "start: -quiet says nothing" "rc=$rc $(cat "$T/announce")"
 
+# -budget: the cost of a sample is measured and the clock period chosen so
+# that sampling stays within it; status estimates the overhead
+"$DCPI_BIN/dcpid" -db "$A" -budget 2 2>/dev/null; rc=$?
+sleep 1
+st=$("$DCPI_BIN/dcpictl" -db "$A" status 2>&1)
+"$DCPI_BIN/dcpictl" -db "$A" quit >/dev/null 2>&1
+cost=$(sed -n 's/.*one cpu-clock sample costs \([0-9.]*\) us here.*/\1/p' "$A/dcpid-$host.log" | tail -1)
+period=$(sed -n 's/.*-budget 2%: cpu-clock every \([0-9]*\) ns.*/\1/p' "$A/dcpid-$host.log" | tail -1)
+# 2% of a CPU at COST us a sample: a period of COST/0.02 us, within rounding
+want=$(awk -v c="$cost" 'BEGIN { printf "%d", c * 1000 / 0.02 }')
+if [ $rc -eq 0 ] && [ -n "$cost" ] && [ -n "$period" ] &&
+	[ "$period" -ge $((want * 99 / 100)) ] && [ "$period" -le $((want * 101 / 100 + 1000)) ] &&
+	grep -qE "^estimated overhead: [0-9.]+% of CPU: [0-9]+ samples/s per CPU x $cost us" <<<"$st"; then
+	pass "-budget 2: a sample costs $cost us, period $period ns; $(grep overhead <<<"$st")"
+else
+	fail "-budget 2 chooses the period" "rc $rc cost '$cost' period '$period' want $want: $st"
+fi
+
 # --- start ----------------------------------------------------------------
 # -unknown: samples of no image get per-process profiles, so the unknown
 # samples of this test's own processes can be told from the machine's
