@@ -14,6 +14,7 @@
 #include "dcpi/collector.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/jitmap.h"
 #include "dcpi/record.h"
 #include "dcpi/stats.h"
 #include "internal.h"
@@ -39,11 +40,32 @@ struct dcpi_collector {
 	uint64_t seq;
 	uint64_t pending;
 	int unknown_image;           /* the shared unknown@host pseudo-image */
+	struct dcpi_jitmap *jm;      /* NULL without a database to keep JIT code in */
+	int jit_image;               /* bins of JIT code: (jit_image, jitmap key) */
+	char *db;
 	char **bypid;                /* our copy of o.bypid */
 	int *bypid_cache;            /* per image: -1 untested, 0 no, 1 yes */
 	size_t bypid_cache_len;
 	struct dcpi_epoch_stats stats;
 };
+
+/* JIT bins share one placeholder image; the merge writes each bin's own
+ * pseudo-image and names the profile after it. */
+static int new_jit(struct dcpi_collector *c, const struct dcpi_collector_opts *o)
+{
+	struct dcpi_jitmap_opts jo = { o->procroot, o->on_warning, o->arg };
+	struct dcpi_image jit = { .path = "[jit]", .kind = DCPI_IMAGE_FILE };
+	int err;
+
+	c->db = strdup(o->db);
+	if (!c->db)
+		return dcpi_error(ENOMEM, "out of memory");
+	err = dcpi_jitmap_new(&jo, &c->jm);
+	if (err)
+		return err;
+	c->jit_image = dcpi_loadmap_intern(c->lm, &jit);
+	return c->jit_image < 0 ? c->jit_image : 0;
+}
 
 int dcpi_collector_new(const struct dcpi_collector_opts *o, struct dcpi_collector **out)
 {
@@ -77,6 +99,12 @@ int dcpi_collector_new(const struct dcpi_collector_opts *o, struct dcpi_collecto
 		err = c->unknown_image;
 		goto fail;
 	}
+	c->jit_image = DCPI_NO_IMAGE;
+	if (o->db) {
+		err = new_jit(c, o);
+		if (err)
+			goto fail;
+	}
 	c->stats.nevents = c->events.n;
 	for (unsigned i = 0; i < c->events.n; i++) {
 		snprintf(c->stats.ev[i].name, sizeof(c->stats.ev[i].name), "%s", c->events.ev[i].name);
@@ -97,6 +125,8 @@ void dcpi_collector_free(struct dcpi_collector *c)
 	if (c->lm)
 		dcpi_loadmap_free(c->lm);
 	dcpi_agg_free(c->agg);
+	dcpi_jitmap_free(c->jm);
+	free(c->db);
 	dcpi_buf_release(&c->arena);
 	free(c->q);
 	free(c->bypid_cache);
@@ -181,6 +211,13 @@ static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, i
 	if (kernel)
 		c->stats.kernel++;
 	idx = dcpi_loadmap_resolve(c->lm, r->pid, r->ip, kernel, &off);
+	if (idx < 0 && !kernel && c->jm) {
+		err = dcpi_jitmap_resolve(c->jm, r->pid, r->ip, &pid, &off);
+		if (err < 0)
+			return err;
+		if (err == 1)
+			idx = c->jit_image;
+	}
 	if (idx < 0) {
 		c->stats.unknown++;
 		if (c->o.on_unknown)
@@ -195,7 +232,7 @@ static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, i
 			idx = c->unknown_image;
 			off = r->ip;
 		}
-	} else if (is_bypid(c, idx)) {
+	} else if (idx != c->jit_image && is_bypid(c, idx)) {
 		pid = r->pid;
 	}
 	err = dcpi_agg_add(c->agg, idx, pid, off, (unsigned)ev, 1);
@@ -216,10 +253,14 @@ int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, i
 	case PERF_RECORD_MMAP2:
 		return dcpi_loadmap_mmap(c->lm, &r->mmap);
 	case PERF_RECORD_COMM:
+		if (r->exec && c->jm)
+			dcpi_jitmap_exec(c->jm, r->pid);
 		return r->exec ? dcpi_loadmap_exec(c->lm, r->pid) : 0;
 	case PERF_RECORD_FORK:
 		return dcpi_loadmap_fork(c->lm, r->pid, r->ppid);
 	case PERF_RECORD_EXIT:
+		if (r->pid == r->tid && c->jm)
+			dcpi_jitmap_exit(c->jm, r->pid);
 		return r->pid == r->tid ? dcpi_loadmap_exit(c->lm, r->pid) : 0;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
@@ -352,6 +393,34 @@ static void set_identity(struct dcpi_collector *c, const struct dcpi_image *img,
 	}
 }
 
+/* A JIT bin (pid holds the jitmap key): its pseudo-image stored in the
+ * database by content, the profile named after it, per process. */
+static int jit_identity(struct dcpi_collector *c, int64_t key, struct dcpi_profile *p)
+{
+	struct dcpi_buf elf = DCPI_BUF_INIT;
+	uint8_t id[DCPI_SHA1_LEN];
+	char path[128];
+	int32_t pid;
+	int err = dcpi_jitmap_image(c->jm, key, &elf, id, path, sizeof(path), &pid);
+
+	if (!err)
+		err = dcpi_db_put_image(c->db, id, sizeof(id), elf.data, elf.len,
+					c->o.dirmode ? c->o.dirmode : 0700,
+					c->o.filemode ? c->o.filemode : 0600);
+	if (!err) {
+		free(p->path);
+		p->path = strdup(path);
+		memcpy(p->build_id, id, sizeof(id));
+		p->build_id_len = sizeof(id);
+		p->size = elf.len;
+		p->pid = pid;
+		if (!p->path)
+			err = dcpi_error(ENOMEM, "out of memory");
+	}
+	dcpi_buf_release(&elf);
+	return err;
+}
+
 static int count_profiles(const char *platdir, uint64_t *n)
 {
 	char **v;
@@ -386,18 +455,30 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 			continue;
 		dcpi_profile_init(&p);
 		set_identity(c, img, pid, &p);
-		err = dcpi_agg_bin_rows(c->agg, b, &p);
+		if (idx == c->jit_image)
+			err = jit_identity(c, pid, &p);
+		if (err == -ENOENT) { /* cannot happen: keys live until a full merge */
+			c->stats.lost += dcpi_agg_bin_nrows(c->agg, b);
+			dcpi_agg_bin_clear(c->agg, b);
+			dcpi_profile_free(&p);
+			err = 0;
+			continue;
+		}
+		if (!err)
+			err = dcpi_agg_bin_rows(c->agg, b, &p);
 		if (!err)
 			err = dcpi_db_merge_profile(platdir, &p, mode);
 		if (!err)
 			dcpi_agg_bin_clear(c->agg, b);
-		if (!err && c->o.on_merged)
+		if (!err && c->o.on_merged && idx != c->jit_image)
 			c->o.on_merged(c->o.arg, idx, img);
 		dcpi_profile_free(&p);
 	}
 	if (err)
 		return err; /* keep the aggregate: the next merge retries */
 	dcpi_agg_clear(c->agg);
+	if (c->jm)
+		dcpi_jitmap_reap(c->jm); /* no bin names an exited process's key now */
 	c->pending = 0;
 	c->stats.updated = (int64_t)time(NULL);
 	count_profiles(platdir, &c->stats.images);
@@ -407,14 +488,15 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 
 int dcpi_collector_forget(struct dcpi_collector *c)
 {
-	int32_t pin = c->unknown_image;
+	int32_t pin[2] = { c->unknown_image, c->jit_image };
 	size_t n;
 	int err;
 
 	if (dcpi_agg_nbins(c->agg))
 		return 0; /* the aggregate still names images: not now */
-	err = dcpi_loadmap_forget(c->lm, &pin, 1, &n);
-	c->unknown_image = pin;
+	err = dcpi_loadmap_forget(c->lm, pin, 2, &n);
+	c->unknown_image = pin[0];
+	c->jit_image = pin[1];
 	if (n) { /* indices moved: test again when met */
 		free(c->bypid_cache);
 		c->bypid_cache = NULL;

@@ -1,0 +1,108 @@
+/* JIT code of running processes: what the runtimes say about the code
+ * they generate, kept so the samples in it get names, and written out as
+ * pseudo-images (dcpi/jitimage.h) the database keeps.
+ *
+ * Source: perf maps, PROCROOT/PID/root/tmp/perf-NSPID.map (NSPID: the
+ * pid in the process's own namespace), lines "START SIZE name" in hex
+ * with or without 0x.  A process's map is first looked at when one of its
+ * samples falls in memory no image describes, and then read on from where
+ * it stopped whenever such a sample misses (at most every
+ * DCPI_JITMAP_REREAD_NS), and to its end when the process exits.  The file
+ * is opened once and kept open, so it is read after the runtime or anyone
+ * else removed it, and never reopened by name.
+ *
+ * Safety (the daemon runs as root, the file belongs to whoever runs the
+ * JIT): the path is resolved inside the process's root without following
+ * a symbolic link in tmp/ or the file name (O_NOFOLLOW), the open does not
+ * block (a FIFO cannot hang us), and the file is refused unless it is a
+ * regular file owned by root or the process's real or effective user.
+ * Reads stop at DCPI_JITMAP_MAX_BYTES; a process keeps at most
+ * DCPI_JITMAP_MAX_ENTRIES entries; an entry over DCPI_JITMAP_MAX_FUNC bytes,
+ * one that wraps around or reaches the kernel's half, and malformed lines
+ * are skipped and counted.  Every refusal is reported once per file
+ * through on_warning, naming the file and the reason.
+ *
+ * Stale maps: a map last written before the process started belongs to an
+ * earlier process with the same pid: what it holds is not applied, and
+ * only what is appended after is read (CPython appends; node truncates
+ * and the JDK rewrites, both seen as the file shrinking: then it is read
+ * from the start).  A stale map appended to before we first looked cannot
+ * be told from a fresh one: its old lines are applied (the newest entry
+ * for an address wins, so they only name addresses the new process has
+ * not described).
+ *
+ * Ranges may overlap (code freed and reused): the entry read last wins.
+ * Perf maps carry no time, so a sample is named by what the map says when
+ * the sample is processed (within about a second of it).
+ *
+ * Each process's pseudo-image holds the entries its samples hit, in the
+ * order first hit, so offsets given out stay valid: later images only
+ * append.  A process gets a new key when it execs; keys name (process,
+ * program) pairs until dcpi_jitmap_reap.
+ */
+#ifndef DCPI_JITMAP_H
+#define DCPI_JITMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/buf.h"
+#include "dcpi/sha1.h"
+
+#define DCPI_JITMAP_MAX_BYTES ((uint64_t)64 << 20)
+#define DCPI_JITMAP_MAX_ENTRIES (1u << 20)
+#define DCPI_JITMAP_MAX_FUNC ((uint64_t)16 << 20)
+#define DCPI_JITMAP_MAX_LINE 4096
+#define DCPI_JITMAP_MAX_PROCS 65536
+#define DCPI_JITMAP_REREAD_NS 50000000ull   /* 50 ms */
+#define DCPI_JITMAP_RETRY_NS 1000000000ull  /* no map yet: look again after 1 s */
+
+struct dcpi_jitmap_opts {
+	const char *procroot;           /* NULL: "/proc" */
+	/* a complete one-line message: a map refused or partly skipped */
+	void (*on_warning)(void *arg, const char *msg);
+	void *arg;
+};
+
+struct dcpi_jitmap;
+
+int dcpi_jitmap_new(const struct dcpi_jitmap_opts *o, struct dcpi_jitmap **out);
+void dcpi_jitmap_free(struct dcpi_jitmap *jm);
+
+/* A user-space sample at ip of pid that no image describes.  1: JIT code,
+ * *key names the (process, program) and *offset the file offset in its
+ * pseudo-image; 0: nothing describes it; -errno only when out of memory. */
+int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, int64_t *key,
+			uint64_t *offset);
+/* pid exec'd: what its map said belongs to the old program. */
+void dcpi_jitmap_exec(struct dcpi_jitmap *jm, int32_t pid);
+/* pid exited: read its map to the end (the last entries the runtime
+ * wrote), then keep it until dcpi_jitmap_reap. */
+void dcpi_jitmap_exit(struct dcpi_jitmap *jm, int32_t pid);
+/* Free what exited or exec'd; call once every key given out was used. */
+void dcpi_jitmap_reap(struct dcpi_jitmap *jm);
+
+/* The pseudo-image of key: appended to out, with its build-id and the
+ * path it is shown under (the map file's path as the process saw it);
+ * *pid is the process.  -ENOENT for a key not (or no longer) known. */
+int dcpi_jitmap_image(struct dcpi_jitmap *jm, int64_t key, struct dcpi_buf *out,
+		      uint8_t id[DCPI_SHA1_LEN], char *path, size_t pathlen, int32_t *pid);
+
+struct dcpi_jitmap_stats {
+	uint64_t maps;          /* map files opened */
+	uint64_t refused;       /* map files refused (symlink, not regular, owner, ...) */
+	uint64_t stale;         /* map files found stale */
+	uint64_t entries;       /* entries read */
+	uint64_t skipped;       /* lines skipped: malformed, huge, wrapping, over a cap */
+	uint64_t hits;          /* samples named */
+};
+void dcpi_jitmap_stats(const struct dcpi_jitmap *jm, struct dcpi_jitmap_stats *st);
+
+/* One perf-map line (no newline; need not be NUL-terminated): "START SIZE
+ * NAME", START and SIZE in hex with an optional 0x, single spaces or tabs
+ * between, NAME the rest of the line (not empty, may hold spaces).  0 and
+ * the fields, or -EINVAL. */
+int dcpi_jitmap_parse_line(const char *line, size_t len, uint64_t *start, uint64_t *size,
+			   size_t *name_off);
+
+#endif

@@ -1,0 +1,253 @@
+/* JIT code of running processes: the per-process tables, sample lookup
+ * and pseudo-images.  See dcpi/jitmap.h; reading perf maps is in
+ * jitmap_perfmap.c. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcpi/error.h"
+#include "dcpi/jitimage.h"
+#include "dcpi/jitmap.h"
+#include "internal.h"
+#include "jitmap_priv.h"
+
+void dcpi_jm_warn(struct dcpi_jitmap *jm, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!jm->o.on_warning)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	jm->o.on_warning(jm->o.arg, msg);
+}
+
+uint64_t dcpi_jm_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int dcpi_jitmap_new(const struct dcpi_jitmap_opts *o, struct dcpi_jitmap **out)
+{
+	struct dcpi_jitmap *jm = calloc(1, sizeof(*jm));
+
+	*out = NULL;
+	if (!jm)
+		return dcpi_error(ENOMEM, "out of memory");
+	jm->o = *o;
+	jm->procroot = strdup(o->procroot ? o->procroot : "/proc");
+	if (!jm->procroot) {
+		free(jm);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	*out = jm;
+	return 0;
+}
+
+static void proc_free(struct jm_proc *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p->ranges.maps);
+	free(p->ents);
+	free(p->placed);
+	dcpi_buf_release(&p->names);
+	free(p);
+}
+
+void dcpi_jitmap_free(struct dcpi_jitmap *jm)
+{
+	if (!jm)
+		return;
+	for (size_t b = 0; b < JM_BUCKETS; b++)
+		for (struct jm_proc *p = jm->buckets[b], *next; p; p = next) {
+			next = p->next;
+			proc_free(p);
+		}
+	free(jm->procroot);
+	free(jm);
+}
+
+static size_t bucket(int32_t pid)
+{
+	return ((uint32_t)pid * 2654435761u) & (JM_BUCKETS - 1);
+}
+
+static struct jm_proc *live(struct dcpi_jitmap *jm, int32_t pid)
+{
+	for (struct jm_proc *p = jm->buckets[bucket(pid)]; p; p = p->next)
+		if (p->pid == pid && !p->retired)
+			return p;
+	return NULL;
+}
+
+static struct jm_proc *by_key(struct dcpi_jitmap *jm, int64_t key)
+{
+	int32_t pid = (int32_t)(key & 0x7fffffff);
+
+	for (struct jm_proc *p = jm->buckets[bucket(pid)]; p; p = p->next)
+		if (p->key == key)
+			return p;
+	return NULL;
+}
+
+static struct jm_proc *proc_add(struct dcpi_jitmap *jm, int32_t pid)
+{
+	struct jm_proc *p;
+	size_t h = bucket(pid);
+
+	if (jm->nprocs >= DCPI_JITMAP_MAX_PROCS)
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->fd = -1;
+	p->key = (int64_t)pid | (int64_t)(++jm->gen & 0x7fffffff) << 32;
+	p->ranges.pid = pid;
+	p->next = jm->buckets[h];
+	jm->buckets[h] = p;
+	jm->nprocs++;
+	return p;
+}
+
+/* The entry holding ip, reading the map on when it says nothing yet. */
+static const struct lm_map *find(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t ip)
+{
+	const struct lm_map *m = dcpi_lm_lookup(&p->ranges, ip);
+	uint64_t now;
+
+	if (m || p->gave_up)
+		return m;
+	now = dcpi_jm_now();
+	if (p->fd < 0) {
+		if (now < p->next_try)
+			return NULL;
+		dcpi_jm_open(jm, p);
+	} else if (now - p->last_read < DCPI_JITMAP_REREAD_NS) {
+		return NULL;
+	}
+	if (dcpi_jm_read(jm, p, 0) < 0)
+		return NULL;
+	return dcpi_lm_lookup(&p->ranges, ip);
+}
+
+static int place(struct jm_proc *p, struct jm_entry *e)
+{
+	uint64_t at = dcpi_jitimage_place(p->img_end);
+	int err;
+
+	if (e->img_off != JM_UNPLACED)
+		return 0;
+	if (p->nplaced >= DCPI_JITIMAGE_MAX_FUNCS || at > DCPI_JITIMAGE_MAX_TEXT ||
+	    e->size > DCPI_JITIMAGE_MAX_TEXT - at)
+		return -ENOSPC;
+	err = DCPI_GROW(p->placed, p->placed_cap, p->nplaced + 1, DCPI_JITIMAGE_MAX_FUNCS,
+			"functions");
+	if (err)
+		return err;
+	p->placed[p->nplaced++] = (uint32_t)(e - p->ents);
+	e->img_off = at;
+	p->img_end = at + e->size;
+	return 0;
+}
+
+int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, int64_t *key,
+			uint64_t *offset)
+{
+	struct jm_proc *p;
+	const struct lm_map *m;
+	struct jm_entry *e;
+	int err;
+
+	if (pid <= 0)
+		return 0;
+	p = live(jm, pid);
+	if (!p && !(p = proc_add(jm, pid)))
+		return 0; /* over the cap: the sample stays unknown */
+	m = find(jm, p, ip);
+	if (!m)
+		return 0;
+	e = &p->ents[m->image];
+	err = place(p, e);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	*key = p->key;
+	*offset = e->img_off + (ip - m->start + m->pgoff);
+	jm->st.hits++;
+	return 1;
+}
+
+void dcpi_jitmap_exec(struct dcpi_jitmap *jm, int32_t pid)
+{
+	struct jm_proc *p = live(jm, pid);
+
+	if (p)
+		p->retired = 1;
+}
+
+void dcpi_jitmap_exit(struct dcpi_jitmap *jm, int32_t pid)
+{
+	struct jm_proc *p = live(jm, pid);
+
+	if (!p)
+		return;
+	dcpi_jm_read(jm, p, 1);
+	p->retired = 1;
+}
+
+void dcpi_jitmap_reap(struct dcpi_jitmap *jm)
+{
+	for (size_t b = 0; b < JM_BUCKETS; b++) {
+		struct jm_proc **pp = &jm->buckets[b], *p;
+
+		while ((p = *pp) != NULL) {
+			if (!p->retired) {
+				pp = &p->next;
+				continue;
+			}
+			*pp = p->next;
+			proc_free(p);
+			jm->nprocs--;
+		}
+	}
+}
+
+int dcpi_jitmap_image(struct dcpi_jitmap *jm, int64_t key, struct dcpi_buf *out,
+		      uint8_t id[DCPI_SHA1_LEN], char *path, size_t pathlen, int32_t *pid)
+{
+	struct jm_proc *p = by_key(jm, key);
+	struct dcpi_jit_func *f;
+	int err;
+
+	if (!p)
+		return dcpi_error(ENOENT, "no JIT code known for key %lld", (long long)key);
+	f = calloc(p->nplaced ? p->nplaced : 1, sizeof(*f));
+	if (!f)
+		return dcpi_error(ENOMEM, "out of memory");
+	for (size_t i = 0; i < p->nplaced; i++) {
+		const struct jm_entry *e = &p->ents[p->placed[i]];
+
+		f[i] = (struct dcpi_jit_func){ (const char *)p->names.data + e->name_off, e->size,
+					       NULL };
+	}
+	err = dcpi_jitimage_build(f, p->nplaced, out, id);
+	free(f);
+	snprintf(path, pathlen, "%s", p->path);
+	*pid = p->pid;
+	return err;
+}
+
+void dcpi_jitmap_stats(const struct dcpi_jitmap *jm, struct dcpi_jitmap_stats *st)
+{
+	*st = jm->st;
+}
