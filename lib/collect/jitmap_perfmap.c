@@ -249,7 +249,11 @@ void dcpi_jm_open(struct dcpi_jitmap *jm, struct jm_proc *p)
 	if (fd == -ENOENT || fd == -ESRCH)
 		return; /* no map (yet): look again after a while */
 	if (fd == -ELOOP) {
-		refuse(jm, p, "a symbolic link (in tmp/ or the file itself)");
+		refuse(jm, p, "a symbolic link");
+		return;
+	}
+	if (fd == -ENOTDIR) {
+		refuse(jm, p, "tmp/ is not a directory (a symbolic link?)");
 		return;
 	}
 	if (fd < 0) {
@@ -362,6 +366,38 @@ static int lines(struct dcpi_jitmap *jm, struct jm_proc *p, const char *buf, siz
 	return err;
 }
 
+/* The last bytes read, to tell a file rewritten in place (truncated and
+ * written past where we were: the JDK's snapshots) from one appended to. */
+static void keep_tail(struct jm_proc *p, const char *buf, size_t used)
+{
+	char both[2 * sizeof(p->tail)];
+	size_t n = 0, take = used < sizeof(p->tail) ? used : sizeof(p->tail), keep;
+
+	if (used < sizeof(p->tail)) {
+		memcpy(both, p->tail, p->tail_len);
+		n = p->tail_len;
+	}
+	memcpy(both + n, buf + used - take, take);
+	n += take;
+	keep = n < sizeof(p->tail) ? n : sizeof(p->tail);
+	memcpy(p->tail, both + n - keep, keep);
+	p->tail_len = (uint8_t)keep;
+}
+
+static int same_tail(struct jm_proc *p)
+{
+	char now[sizeof(p->tail)];
+
+	if (p->tail_len == 0 || p->pos < p->tail_len)
+		return 1;
+	if (pread(p->fd, now, p->tail_len, (off_t)(p->pos - p->tail_len)) != p->tail_len ||
+	    memcmp(now, p->tail, p->tail_len)) {
+		p->tail_len = 0;
+		return 0;
+	}
+	return 1;
+}
+
 int dcpi_jm_read(struct dcpi_jitmap *jm, struct jm_proc *p, int final)
 {
 	char buf[CHUNK];
@@ -372,8 +408,8 @@ int dcpi_jm_read(struct dcpi_jitmap *jm, struct jm_proc *p, int final)
 	if (p->fd < 0 || fstat(p->fd, &st))
 		return 0;
 	p->last_read = dcpi_jm_now();
-	if ((uint64_t)st.st_size < p->pos)
-		p->pos = 0; /* truncated: the runtime started it afresh */
+	if ((uint64_t)st.st_size < p->pos || !same_tail(p))
+		p->pos = 0; /* truncated or rewritten: the runtime started it afresh */
 	end = (uint64_t)st.st_size;
 	if (end > DCPI_JITMAP_MAX_BYTES) {
 		if (!p->warned_cap++)
@@ -392,6 +428,7 @@ int dcpi_jm_read(struct dcpi_jitmap *jm, struct jm_proc *p, int final)
 		if (used == 0)
 			break; /* a partial last line: read it when it is complete */
 		p->pos += used;
+		keep_tail(p, buf, used);
 	}
 	return err;
 }

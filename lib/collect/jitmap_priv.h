@@ -37,6 +37,8 @@ struct jm_proc {
 	int64_t start_ns;       /* process start, wall clock */
 	uint64_t next_try, last_read;
 	uint64_t pos;           /* next byte of the map to read */
+	char tail[32];          /* the tail_len bytes before pos, as read */
+	uint8_t tail_len;
 	char path[64];          /* as the process sees it */
 	struct lm_proc ranges;
 	struct jm_entry *ents;
