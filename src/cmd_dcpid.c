@@ -635,17 +635,18 @@ static void tick(struct daemon *d)
 	}
 }
 
-/* How long poll may sleep.  The rings wake us when half full, so the
- * daemon sleeps until the next merge or status line: on an idle machine it
- * does not wake every second for nothing.  Randomised periods want a fresh
- * value each second. */
+/* How long poll may sleep: a second at most.  The rings wake us when half
+ * full, but a JIT's perf map is opened through its process (dcpi/jitmap.h),
+ * which must still run when its mmap records are read, so the rings are
+ * also read each second (drained on a timeout); randomised periods want a
+ * fresh value each second too.  One wake-up a second is the price. */
 static int poll_timeout(const struct daemon *d)
 {
 	time_t now = time(NULL), next = d->next_merge;
 
 	if (d->status_secs && d->next_status < next)
 		next = d->next_status;
-	if (d->randomized && next > now + 1)
+	if (next > now + 1)
 		next = now + 1;
 	return next <= now ? 0 : (int)((next - now) * 1000);
 }
@@ -679,7 +680,7 @@ static void run(struct daemon *d)
 			ring_ready |= fds[i].revents & POLLIN;
 		for (size_t i = nrings + 1; i < nfds; i++)
 			ctl_ready |= fds[i].revents;
-		if (ring_ready)
+		if (ring_ready || r == 0)
 			drain(d, 0);
 		if (fds[0].revents & POLLIN) {
 			struct signalfd_siginfo si;

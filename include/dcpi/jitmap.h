@@ -74,8 +74,16 @@ void dcpi_jitmap_free(struct dcpi_jitmap *jm);
  * pseudo-image; 0: nothing describes it; -errno only when out of memory. */
 int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, int64_t *key,
 			uint64_t *offset);
-/* pid exec'd: what its map said belongs to the old program. */
-void dcpi_jitmap_exec(struct dcpi_jitmap *jm, int32_t pid);
+/* pid mapped anonymous executable memory (a JIT's code space): look at
+ * the process now, while it surely runs, rather than when its samples are
+ * processed (about a second later, when a short run may be over).  Call it
+ * as records are read, not in time order.  What is learnt (user, start
+ * time, the map if it exists) is kept; a map created later is still
+ * opened once the process is gone if the process shared our root. */
+void dcpi_jitmap_watch(struct dcpi_jitmap *jm, int32_t pid);
+/* pid exec'd at time (CLOCK_MONOTONIC ns): what its map said belongs to
+ * the old program (state created after time, by a watch, is kept). */
+void dcpi_jitmap_exec(struct dcpi_jitmap *jm, int32_t pid, uint64_t time);
 /* pid exited: read its map to the end (the last entries the runtime
  * wrote), then keep it until dcpi_jitmap_reap. */
 void dcpi_jitmap_exit(struct dcpi_jitmap *jm, int32_t pid);
@@ -97,6 +105,12 @@ struct dcpi_jitmap_stats {
 	uint64_t hits;          /* samples named */
 };
 void dcpi_jitmap_stats(const struct dcpi_jitmap *jm, struct dcpi_jitmap_stats *st);
+
+/* Perf-map text in memory (len bytes, need not end in a NUL or newline)
+ * read as if appended to pid's map, whose path is then shown as
+ * "/tmp/perf-PID.map": for tests and fuzzing, no file or /proc needed.
+ * 0, or -ENOMEM. */
+int dcpi_jitmap_feed_text(struct dcpi_jitmap *jm, int32_t pid, const char *text, size_t len);
 
 /* One perf-map line (no newline; need not be NUL-terminated): "START SIZE
  * NAME", START and SIZE in hex with an optional 0x, single spaces or tabs

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -254,7 +255,7 @@ int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, i
 		return dcpi_loadmap_mmap(c->lm, &r->mmap);
 	case PERF_RECORD_COMM:
 		if (r->exec && c->jm)
-			dcpi_jitmap_exec(c->jm, r->pid);
+			dcpi_jitmap_exec(c->jm, r->pid, r->time);
 		return r->exec ? dcpi_loadmap_exec(c->lm, r->pid) : 0;
 	case PERF_RECORD_FORK:
 		return dcpi_loadmap_fork(c->lm, r->pid, r->ppid);
@@ -276,11 +277,29 @@ int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, i
 
 /* ---- ordering ----------------------------------------------------------- */
 
+/* A JIT maps anonymous executable memory for its code: look at the
+ * process while it surely runs (see dcpi_jitmap_watch). */
+static void watch_jit(struct dcpi_collector *c, const void *raw, size_t len)
+{
+	const struct perf_event_header *h = raw;
+	struct dcpi_record r;
+
+	if (len < sizeof(*h) || h->type != PERF_RECORD_MMAP2 ||
+	    dcpi_record_decode_flags(raw, len, c->o.mmap_build_id ? DCPI_RECORD_WANT_BUILD_ID : 0,
+				     &r))
+		return;
+	if ((r.mmap.prot & PROT_EXEC) && r.mmap.pid > 0 && r.mmap.path &&
+	    (!r.mmap.path[0] || !strcmp(r.mmap.path, "//anon")))
+		dcpi_jitmap_watch(c->jm, r.mmap.pid);
+}
+
 int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len)
 {
 	size_t off = c->arena.len;
 	int err;
 
+	if (c->jm)
+		watch_jit(c, raw, len);
 	if ((err = DCPI_GROW(c->q, c->qcap, c->nq + 1, SIZE_MAX, "queued records")))
 		return err;
 	err = dcpi_buf_put(&c->arena, raw, len);

@@ -114,10 +114,18 @@ static struct jm_proc *proc_add(struct dcpi_jitmap *jm, int32_t pid)
 	p->fd = -1;
 	p->key = (int64_t)pid | (int64_t)(++jm->gen & 0x7fffffff) << 32;
 	p->ranges.pid = pid;
+	p->created = dcpi_jm_now();
 	p->next = jm->buckets[h];
 	jm->buckets[h] = p;
 	jm->nprocs++;
 	return p;
+}
+
+struct jm_proc *dcpi_jm_proc(struct dcpi_jitmap *jm, int32_t pid)
+{
+	struct jm_proc *p = live(jm, pid);
+
+	return p ? p : proc_add(jm, pid);
 }
 
 /* The entry holding ip, reading the map on when it says nothing yet. */
@@ -171,8 +179,8 @@ int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, int64_
 
 	if (pid <= 0)
 		return 0;
-	p = live(jm, pid);
-	if (!p && !(p = proc_add(jm, pid)))
+	p = dcpi_jm_proc(jm, pid);
+	if (!p)
 		return 0; /* over the cap: the sample stays unknown */
 	m = find(jm, p, ip);
 	if (!m)
@@ -187,11 +195,19 @@ int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, int64_
 	return 1;
 }
 
-void dcpi_jitmap_exec(struct dcpi_jitmap *jm, int32_t pid)
+void dcpi_jitmap_watch(struct dcpi_jitmap *jm, int32_t pid)
+{
+	struct jm_proc *p = pid > 0 ? dcpi_jm_proc(jm, pid) : NULL;
+
+	if (p && !p->nspid && !p->gave_up && p->fd < 0)
+		dcpi_jm_open(jm, p);
+}
+
+void dcpi_jitmap_exec(struct dcpi_jitmap *jm, int32_t pid, uint64_t time)
 {
 	struct jm_proc *p = live(jm, pid);
 
-	if (p)
+	if (p && p->created < time)
 		p->retired = 1;
 }
 

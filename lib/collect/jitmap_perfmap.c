@@ -164,6 +164,18 @@ static int proc_start(struct dcpi_jitmap *jm, struct jm_proc *p)
 	return err;
 }
 
+/* Whether the process's root is ours (no container): then its /tmp is
+ * ours too, and a map can be opened there once the process is gone. */
+static int same_root(struct dcpi_jitmap *jm, struct jm_proc *p)
+{
+	char root[4200];
+	struct stat a, b;
+
+	snprintf(root, sizeof(root), "%s/%d/root", jm->procroot, (int)p->pid);
+	return stat(root, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 static int proc_ids(struct dcpi_jitmap *jm, struct jm_proc *p)
 {
 	long long r = -1, e = -1, ns = p->pid;
@@ -180,6 +192,7 @@ static int proc_ids(struct dcpi_jitmap *jm, struct jm_proc *p)
 	p->ruid = (uid_t)r;
 	p->euid = (uid_t)e;
 	p->nspid = (int32_t)ns;
+	p->same_root = same_root(jm, p);
 	return proc_start(jm, p);
 }
 
@@ -201,6 +214,8 @@ static int open_map(struct dcpi_jitmap *jm, struct jm_proc *p)
 	snprintf(root, sizeof(root), "%s/%d/root", jm->procroot, (int)p->pid);
 	snprintf(name, sizeof(name), "perf-%d.map", (int)p->nspid);
 	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0 && p->same_root && (errno == ENOENT || errno == ESRCH))
+		rfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC); /* it exited; same files */
 	if (rfd < 0)
 		return -errno;
 	tfd = openat(rfd, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -246,6 +261,7 @@ void dcpi_jm_open(struct dcpi_jitmap *jm, struct jm_proc *p)
 	}
 	snprintf(p->path, sizeof(p->path), "/tmp/perf-%d.map", (int)p->nspid);
 	fd = open_map(jm, p);
+
 	if (fd == -ENOENT || fd == -ESRCH)
 		return; /* no map (yet): look again after a while */
 	if (fd == -ELOOP) {
@@ -347,8 +363,8 @@ static int one_line(struct dcpi_jitmap *jm, struct jm_proc *p, const char *s, si
 /* Lines of buf[0, n); *used says how many bytes: up to the last newline,
  * all when final; a line without its newline yet is left for later unless
  * it is over the length cap already (then it is skipped). */
-static int lines(struct dcpi_jitmap *jm, struct jm_proc *p, const char *buf, size_t n,
-		 int final, size_t *used)
+int dcpi_jm_lines(struct dcpi_jitmap *jm, struct jm_proc *p, const char *buf, size_t n,
+		  int final, size_t *used)
 {
 	size_t i = 0;
 	int err = 0;
@@ -424,11 +440,23 @@ int dcpi_jm_read(struct dcpi_jitmap *jm, struct jm_proc *p, int final)
 
 		if (r <= 0)
 			break;
-		err = lines(jm, p, buf, (size_t)r, final && p->pos + (uint64_t)r >= end, &used);
+		err = dcpi_jm_lines(jm, p, buf, (size_t)r, final && p->pos + (uint64_t)r >= end, &used);
 		if (used == 0)
 			break; /* a partial last line: read it when it is complete */
 		p->pos += used;
 		keep_tail(p, buf, used);
 	}
 	return err;
+}
+
+int dcpi_jitmap_feed_text(struct dcpi_jitmap *jm, int32_t pid, const char *text, size_t len)
+{
+	struct jm_proc *p = pid > 0 ? dcpi_jm_proc(jm, pid) : NULL;
+	size_t used;
+
+	if (!p)
+		return dcpi_error(ENOSPC, "no JIT state for process %d", (int)pid);
+	p->gave_up = 1; /* no file to look for */
+	snprintf(p->path, sizeof(p->path), "/tmp/perf-%d.map", (int)pid);
+	return dcpi_jm_lines(jm, p, text, len, 1, &used);
 }

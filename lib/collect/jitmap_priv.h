@@ -32,6 +32,8 @@ struct jm_proc {
 	uint8_t retired;        /* exec'd or exited: waits for the reap */
 	uint8_t gave_up;        /* its map was refused: not looked at again */
 	uint8_t warned_cap;
+	uint8_t same_root;      /* its root was ours: the map can be opened after it exits */
+	uint64_t created;       /* CLOCK_MONOTONIC ns */
 	int fd;                 /* the map, or -1 */
 	uid_t ruid, euid;
 	int64_t start_ns;       /* process start, wall clock */
@@ -68,5 +70,10 @@ void dcpi_jm_open(struct dcpi_jitmap *jm, struct jm_proc *p);
 /* Read what was appended; final: also a last line without a newline.
  * -ENOMEM only; other trouble is warned about and skipped. */
 int dcpi_jm_read(struct dcpi_jitmap *jm, struct jm_proc *p, int final);
+/* Lines of buf[0, n) (see dcpi_jm_read); *used: the bytes consumed. */
+int dcpi_jm_lines(struct dcpi_jitmap *jm, struct jm_proc *p, const char *buf, size_t n,
+		  int final, size_t *used);
+/* The live state of pid, created when missing; NULL over the cap. */
+struct jm_proc *dcpi_jm_proc(struct dcpi_jitmap *jm, int32_t pid);
 
 #endif
