@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	dcpi_jitmap_feed_text(jm, 1, (const char *)data, size);
 	for (size_t i = 0; i < nprobes; i++)
-		if (dcpi_jitmap_resolve(jm, 1, probes[i], &key, &off) == 1)
+		if (dcpi_jitmap_resolve(jm, 1, probes[i], UINT64_MAX, &key, &off) == 1)
 			offs[nhit++] = off;
 	if (nhit) {
 		if (dcpi_jitmap_image(jm, key, &img, id, path, sizeof(path), &pid))

@@ -52,6 +52,9 @@
 #define DCPI_JITMAP_MAX_BYTES ((uint64_t)64 << 20)
 #define DCPI_JITMAP_MAX_ENTRIES (1u << 20)
 #define DCPI_JITMAP_MAX_FUNC ((uint64_t)16 << 20)
+#define DCPI_JITMAP_MAX_CODE ((uint64_t)64 << 20)   /* code bytes kept per process */
+#define DCPI_JITMAP_MAX_DUMP ((uint64_t)1 << 30)    /* bytes of a jitdump read */
+#define DCPI_JITMAP_MAX_RECORD ((uint64_t)32 << 20) /* one jitdump record */
 #define DCPI_JITMAP_MAX_LINE 4096
 #define DCPI_JITMAP_MAX_PROCS 65536
 #define DCPI_JITMAP_REREAD_NS 50000000ull   /* 50 ms */
@@ -71,9 +74,10 @@ void dcpi_jitmap_free(struct dcpi_jitmap *jm);
 
 /* A user-space sample at ip of pid that no image describes.  1: JIT code,
  * *key names the (process, program) and *offset the file offset in its
- * pseudo-image; 0: nothing describes it; -errno only when out of memory. */
-int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, int64_t *key,
-			uint64_t *offset);
+ * pseudo-image; 0: nothing describes it.  time (the sample's, CLOCK_MONOTONIC
+ * ns) bounds the jitdump records applied: the code live then is named; -errno only when out of memory. */
+int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64_t time,
+			int64_t *key, uint64_t *offset);
 /* pid mapped anonymous executable memory (a JIT's code space): look at
  * the process now, while it surely runs, rather than when its samples are
  * processed (about a second later, when a short run may be over).  Call it
@@ -81,6 +85,15 @@ int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, int64_
  * time, the map if it exists) is kept; a map created later is still
  * opened once the process is gone if the process shared our root. */
 void dcpi_jitmap_watch(struct dcpi_jitmap *jm, int32_t pid);
+/* pid mapped path, executable, at [start, end), and its name is
+ * jit-N.dump: the jitdump convention.  The file is opened through
+ * PROCROOT/PID/map_files (the file mapped, whatever its path says), checked
+ * like a perf map, and its records are read as samples need them.  Call it
+ * as records are read. */
+int dcpi_jitmap_watch_dump(struct dcpi_jitmap *jm, int32_t pid, uint64_t start, uint64_t end,
+			   const char *path);
+/* Whether path names a jitdump (its last component is jit-DIGITS.dump). */
+int dcpi_jitmap_is_dump(const char *path);
 /* pid exec'd at time (CLOCK_MONOTONIC ns): what its map said belongs to
  * the old program (state created after time, by a watch, is kept). */
 void dcpi_jitmap_exec(struct dcpi_jitmap *jm, int32_t pid, uint64_t time);
@@ -103,6 +116,8 @@ struct dcpi_jitmap_stats {
 	uint64_t entries;       /* entries read */
 	uint64_t skipped;       /* lines skipped: malformed, huge, wrapping, over a cap */
 	uint64_t hits;          /* samples named */
+	uint64_t dumps;         /* jitdump files opened */
+	uint64_t debug_entries; /* jitdump source-line entries seen (not kept yet) */
 };
 void dcpi_jitmap_stats(const struct dcpi_jitmap *jm, struct dcpi_jitmap_stats *st);
 
@@ -111,6 +126,10 @@ void dcpi_jitmap_stats(const struct dcpi_jitmap *jm, struct dcpi_jitmap_stats *s
  * "/tmp/perf-PID.map": for tests and fuzzing, no file or /proc needed.
  * 0, or -ENOMEM. */
 int dcpi_jitmap_feed_text(struct dcpi_jitmap *jm, int32_t pid, const char *text, size_t len);
+
+/* A jitdump in memory read as pid's (a memfd stands for the file): for
+ * tests and fuzzing.  0, or -errno when no memfd could be made. */
+int dcpi_jitmap_feed_dump(struct dcpi_jitmap *jm, int32_t pid, const void *data, size_t len);
 
 /* One perf-map line (no newline; need not be NUL-terminated): "START SIZE
  * NAME", START and SIZE in hex with an optional 0x, single spaces or tabs

@@ -213,7 +213,7 @@ static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, i
 		c->stats.kernel++;
 	idx = dcpi_loadmap_resolve(c->lm, r->pid, r->ip, kernel, &off);
 	if (idx < 0 && !kernel && c->jm) {
-		err = dcpi_jitmap_resolve(c->jm, r->pid, r->ip, &pid, &off);
+		err = dcpi_jitmap_resolve(c->jm, r->pid, r->ip, r->time, &pid, &off);
 		if (err < 0)
 			return err;
 		if (err == 1)
@@ -277,8 +277,9 @@ int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, i
 
 /* ---- ordering ----------------------------------------------------------- */
 
-/* A JIT maps anonymous executable memory for its code: look at the
- * process while it surely runs (see dcpi_jitmap_watch). */
+/* A JIT maps anonymous executable memory for its code, and its jitdump
+ * (executable, for the purpose): look at the process while it surely runs
+ * (dcpi_jitmap_watch, dcpi_jitmap_watch_dump). */
 static void watch_jit(struct dcpi_collector *c, const void *raw, size_t len)
 {
 	const struct perf_event_header *h = raw;
@@ -288,9 +289,13 @@ static void watch_jit(struct dcpi_collector *c, const void *raw, size_t len)
 	    dcpi_record_decode_flags(raw, len, c->o.mmap_build_id ? DCPI_RECORD_WANT_BUILD_ID : 0,
 				     &r))
 		return;
-	if ((r.mmap.prot & PROT_EXEC) && r.mmap.pid > 0 && r.mmap.path &&
-	    (!r.mmap.path[0] || !strcmp(r.mmap.path, "//anon")))
+	if (!(r.mmap.prot & PROT_EXEC) || r.mmap.pid <= 0 || !r.mmap.path)
+		return;
+	if (!r.mmap.path[0] || !strcmp(r.mmap.path, "//anon"))
 		dcpi_jitmap_watch(c->jm, r.mmap.pid);
+	else if (dcpi_jitmap_is_dump(r.mmap.path) && r.mmap.len <= UINT64_MAX - r.mmap.start)
+		dcpi_jitmap_watch_dump(c->jm, r.mmap.pid, r.mmap.start,
+				       r.mmap.start + r.mmap.len, r.mmap.path);
 }
 
 int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len)

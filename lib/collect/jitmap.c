@@ -57,6 +57,9 @@ static void proc_free(struct jm_proc *p)
 {
 	if (p->fd >= 0)
 		close(p->fd);
+	if (p->dump_fd >= 0)
+		close(p->dump_fd);
+	dcpi_buf_release(&p->code);
 	free(p->ranges.maps);
 	free(p->ents);
 	free(p->placed);
@@ -112,6 +115,7 @@ static struct jm_proc *proc_add(struct dcpi_jitmap *jm, int32_t pid)
 		return NULL;
 	p->pid = pid;
 	p->fd = -1;
+	p->dump_fd = -1;
 	p->key = (int64_t)pid | (int64_t)(++jm->gen & 0x7fffffff) << 32;
 	p->ranges.pid = pid;
 	p->created = dcpi_jm_now();
@@ -128,24 +132,39 @@ struct jm_proc *dcpi_jm_proc(struct dcpi_jitmap *jm, int32_t pid)
 	return p ? p : proc_add(jm, pid);
 }
 
-/* The entry holding ip, reading the map on when it says nothing yet. */
-static const struct lm_map *find(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t ip)
+/* Read the perf map on: its first look, or more after a miss. */
+static void map_more(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t now)
 {
-	const struct lm_map *m = dcpi_lm_lookup(&p->ranges, ip);
-	uint64_t now;
-
-	if (m || p->gave_up)
-		return m;
-	now = dcpi_jm_now();
+	if (p->gave_up)
+		return;
 	if (p->fd < 0) {
 		if (now < p->next_try)
-			return NULL;
+			return;
 		dcpi_jm_open(jm, p);
 	} else if (now - p->last_read < DCPI_JITMAP_REREAD_NS) {
-		return NULL;
+		return;
 	}
-	if (dcpi_jm_read(jm, p, 0) < 0)
-		return NULL;
+	dcpi_jm_read(jm, p, 0);
+}
+
+/* The entry holding ip at time, reading the sources on when they say
+ * nothing yet.  The jitdump is read up to time on every sample whose time
+ * passed its next record's, so code replaced later is not applied early. */
+static const struct lm_map *find(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t ip,
+				 uint64_t time)
+{
+	const struct lm_map *m;
+	uint64_t now;
+
+	if (p->dump_fd >= 0 && p->dump_next && time >= p->dump_next)
+		dcpi_jm_dump_read(jm, p, time);
+	m = dcpi_lm_lookup(&p->ranges, ip);
+	if (m)
+		return m;
+	now = dcpi_jm_now();
+	map_more(jm, p, now);
+	if (p->dump_fd >= 0 && !p->dump_done && now - p->dump_checked >= DCPI_JITMAP_REREAD_NS)
+		dcpi_jm_dump_read(jm, p, time);
 	return dcpi_lm_lookup(&p->ranges, ip);
 }
 
@@ -169,8 +188,8 @@ static int place(struct jm_proc *p, struct jm_entry *e)
 	return 0;
 }
 
-int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, int64_t *key,
-			uint64_t *offset)
+int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64_t time,
+			int64_t *key, uint64_t *offset)
 {
 	struct jm_proc *p;
 	const struct lm_map *m;
@@ -182,7 +201,7 @@ int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, int64_
 	p = dcpi_jm_proc(jm, pid);
 	if (!p)
 		return 0; /* over the cap: the sample stays unknown */
-	m = find(jm, p, ip);
+	m = find(jm, p, ip, time);
 	if (!m)
 		return 0;
 	e = &p->ents[m->image];
@@ -218,6 +237,7 @@ void dcpi_jitmap_exit(struct dcpi_jitmap *jm, int32_t pid)
 	if (!p)
 		return;
 	dcpi_jm_read(jm, p, 1);
+	dcpi_jm_dump_read(jm, p, UINT64_MAX);
 	p->retired = 1;
 }
 
@@ -254,13 +274,28 @@ int dcpi_jitmap_image(struct dcpi_jitmap *jm, int64_t key, struct dcpi_buf *out,
 		const struct jm_entry *e = &p->ents[p->placed[i]];
 
 		f[i] = (struct dcpi_jit_func){ (const char *)p->names.data + e->name_off, e->size,
-					       NULL };
+					       e->code_off == JM_NO_CODE ? NULL
+								  : p->code.data + e->code_off };
 	}
 	err = dcpi_jitimage_build(f, p->nplaced, out, id);
 	free(f);
-	snprintf(path, pathlen, "%s", p->path);
+	/* named after the source that described it: the map unless only a
+	   jitdump did */
+	snprintf(path, pathlen, "%s", p->fd < 0 && p->dump_path[0] ? p->dump_path : p->path);
 	*pid = p->pid;
 	return err;
+}
+
+int dcpi_jitmap_is_dump(const char *path)
+{
+	const char *base = strrchr(path, '/'), *d;
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "jit-", 4))
+		return 0;
+	for (d = base + 4; *d >= '0' && *d <= '9'; d++)
+		;
+	return d > base + 4 && !strcmp(d, ".dump");
 }
 
 void dcpi_jitmap_stats(const struct dcpi_jitmap *jm, struct dcpi_jitmap_stats *st)

@@ -196,13 +196,24 @@ static int proc_ids(struct dcpi_jitmap *jm, struct jm_proc *p)
 	return proc_start(jm, p);
 }
 
+int dcpi_jm_ids(struct dcpi_jitmap *jm, struct jm_proc *p)
+{
+	return p->nspid ? 0 : proc_ids(jm, p);
+}
+
 /* ---- opening ------------------------------------------------------------ */
+
+void dcpi_jm_refuse(struct dcpi_jitmap *jm, struct jm_proc *p, const char *what,
+		    const char *path, const char *why)
+{
+	jm->st.refused++;
+	dcpi_jm_warn(jm, "%s %s of process %d: %s: not read", what, path, (int)p->pid, why);
+}
 
 static void refuse(struct dcpi_jitmap *jm, struct jm_proc *p, const char *why)
 {
-	jm->st.refused++;
 	p->gave_up = 1;
-	dcpi_jm_warn(jm, "perf map %s of process %d: %s: not read", p->path, (int)p->pid, why);
+	dcpi_jm_refuse(jm, p, "perf map", p->path, why);
 }
 
 /* The map, opened inside the process's root without following links. */
@@ -229,22 +240,22 @@ static int open_map(struct dcpi_jitmap *jm, struct jm_proc *p)
 	return fd < 0 ? -e : fd;
 }
 
-static int check_map(struct dcpi_jitmap *jm, struct jm_proc *p, int fd, struct stat *st)
+int dcpi_jm_check_file(struct dcpi_jitmap *jm, struct jm_proc *p, int fd, const char *what,
+		       const char *path, struct stat *st)
 {
 	char why[128];
 
 	if (fstat(fd, st)) {
 		snprintf(why, sizeof(why), "fstat: %s", strerror(errno));
-		refuse(jm, p, why);
 	} else if (!S_ISREG(st->st_mode)) {
-		refuse(jm, p, "not a regular file");
+		snprintf(why, sizeof(why), "not a regular file");
 	} else if (st->st_uid != 0 && st->st_uid != p->ruid && st->st_uid != p->euid) {
 		snprintf(why, sizeof(why), "owned by uid %u, not by the process's user (%u) or root",
 			 (unsigned)st->st_uid, (unsigned)p->euid);
-		refuse(jm, p, why);
 	} else {
 		return 0;
 	}
+	dcpi_jm_refuse(jm, p, what, path, why);
 	return -EPERM;
 }
 
@@ -255,7 +266,7 @@ void dcpi_jm_open(struct dcpi_jitmap *jm, struct jm_proc *p)
 	int fd;
 
 	p->next_try = dcpi_jm_now() + DCPI_JITMAP_RETRY_NS;
-	if (!p->nspid && proc_ids(jm, p)) {
+	if (dcpi_jm_ids(jm, p)) {
 		p->gave_up = 1; /* gone, or no /proc entry to check it against */
 		return;
 	}
@@ -276,7 +287,8 @@ void dcpi_jm_open(struct dcpi_jitmap *jm, struct jm_proc *p)
 		refuse(jm, p, strerror(-fd));
 		return;
 	}
-	if (check_map(jm, p, fd, &st)) {
+	if (dcpi_jm_check_file(jm, p, fd, "perf map", p->path, &st)) {
+		p->gave_up = 1;
 		close(fd);
 		return;
 	}
@@ -298,12 +310,13 @@ static void skip_line(struct dcpi_jitmap *jm, struct jm_proc *p, const char *why
 {
 	jm->st.skipped++;
 	if (p->skipped++ == 0)
-		dcpi_jm_warn(jm, "perf map %s of process %d: %s (this and later bad lines "
-			     "skipped)", p->path, (int)p->pid, why);
+		dcpi_jm_warn(jm, "JIT code of process %d (%s): %s (this and later bad entries "
+			     "skipped)", (int)p->pid, p->path, why);
 }
 
-static int add_entry(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t start, uint64_t size,
-		     const char *name, size_t nlen)
+int dcpi_jm_add_entry(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t start,
+		      uint64_t size, const char *name, size_t nlen, const uint8_t *code,
+		      uint64_t code_off)
 {
 	struct jm_entry *e;
 	int err;
@@ -318,20 +331,27 @@ static int add_entry(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t start, 
 	}
 	if (p->nents >= DCPI_JITMAP_MAX_ENTRIES) {
 		if (!p->warned_cap++)
-			dcpi_jm_warn(jm, "perf map %s of process %d: over %u entries, the rest "
-				     "skipped", p->path, (int)p->pid, DCPI_JITMAP_MAX_ENTRIES);
+			dcpi_jm_warn(jm, "JIT code of process %d: over %u entries, the rest "
+				     "skipped", (int)p->pid, DCPI_JITMAP_MAX_ENTRIES);
 		jm->st.skipped++;
 		return 0;
 	}
 	if (nlen > DCPI_JITMAP_MAX_LINE)
 		nlen = DCPI_JITMAP_MAX_LINE;
+	if (code && p->code.len + size <= DCPI_JITMAP_MAX_CODE) {
+		code_off = p->code.len;
+		if ((err = dcpi_buf_put(&p->code, code, size)))
+			return err;
+	} else if (code) {
+		code_off = JM_NO_CODE; /* over the cap: named, not disassembled */
+	}
 	err = DCPI_GROW(p->ents, p->ents_cap, p->nents + 1, DCPI_JITMAP_MAX_ENTRIES, "entries");
 	if (!err)
 		err = dcpi_buf_grow(&p->names, nlen + 1);
 	if (err)
 		return err == -EFBIG ? 0 : err;
 	e = &p->ents[p->nents];
-	*e = (struct jm_entry){ start, size, p->names.len, JM_UNPLACED };
+	*e = (struct jm_entry){ start, size, p->names.len, JM_UNPLACED, code_off };
 	dcpi_buf_put(&p->names, name, nlen);
 	dcpi_buf_put(&p->names, "", 1);
 	err = dcpi_lm_place(&p->ranges, start, start + size, 0, (int32_t)p->nents);
@@ -357,7 +377,7 @@ static int one_line(struct dcpi_jitmap *jm, struct jm_proc *p, const char *s, si
 		skip_line(jm, p, "a line not of the form START SIZE NAME");
 		return 0;
 	}
-	return add_entry(jm, p, start, size, s + name, len - name);
+	return dcpi_jm_add_entry(jm, p, start, size, s + name, len - name, NULL, JM_NO_CODE);
 }
 
 /* Lines of buf[0, n); *used says how many bytes: up to the last newline,

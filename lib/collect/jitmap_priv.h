@@ -10,6 +10,7 @@
 #define DCPI_JITMAP_PRIV_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "dcpi/buf.h"
@@ -19,10 +20,13 @@
 #define JM_UNPLACED UINT64_MAX
 #define JM_BUCKETS 1024u
 
+#define JM_NO_CODE UINT64_MAX
+
 struct jm_entry {
 	uint64_t start, size;
 	uint64_t name_off;      /* in names */
 	uint64_t img_off;
+	uint64_t code_off;      /* size bytes in code, or JM_NO_CODE */
 };
 
 struct jm_proc {
@@ -46,6 +50,15 @@ struct jm_proc {
 	struct jm_entry *ents;
 	size_t nents, ents_cap;
 	struct dcpi_buf names;
+	struct dcpi_buf code;   /* code bytes of jitdump entries */
+	/* jitdump (jit-PID.dump): opened through the process's mapping of it */
+	int dump_fd;
+	uint64_t dump_pos;      /* next record */
+	uint64_t dump_next;     /* time of the record at dump_pos, 0: not read */
+	uint64_t dump_checked;  /* when the file was last looked at for growth */
+	uint8_t dump_done;      /* CLOSE seen, or corrupt: nothing more read */
+	uint8_t dump_timeless;  /* timestamps not CLOCK_MONOTONIC: applied in file order */
+	char dump_path[256];
 	uint32_t *placed;
 	size_t nplaced, placed_cap;
 	uint64_t img_end;
@@ -70,6 +83,22 @@ void dcpi_jm_open(struct dcpi_jitmap *jm, struct jm_proc *p);
 /* Read what was appended; final: also a last line without a newline.
  * -ENOMEM only; other trouble is warned about and skipped. */
 int dcpi_jm_read(struct dcpi_jitmap *jm, struct jm_proc *p, int final);
+/* Apply the jitdump's records stamped up to time (all: UINT64_MAX). */
+int dcpi_jm_dump_read(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t time);
+/* Add an entry (name: nlen bytes, not NUL-terminated; code: NULL or size
+ * bytes, or code_off already in p->code when code is NULL and code_off is
+ * not JM_NO_CODE).  Skipped entries are counted and warned about once. */
+int dcpi_jm_add_entry(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t start,
+		      uint64_t size, const char *name, size_t nlen, const uint8_t *code,
+		      uint64_t code_off);
+/* fd: a regular file of root or the process's user?  Else one warning
+ * ("WHAT PATH of process N: why: not read") and -EPERM. */
+int dcpi_jm_check_file(struct dcpi_jitmap *jm, struct jm_proc *p, int fd, const char *what,
+		       const char *path, struct stat *st);
+void dcpi_jm_refuse(struct dcpi_jitmap *jm, struct jm_proc *p, const char *what,
+		    const char *path, const char *why);
+/* Fetch the process's ids (user, start, namespace pid) once; 0 or -errno. */
+int dcpi_jm_ids(struct dcpi_jitmap *jm, struct jm_proc *p);
 /* Lines of buf[0, n) (see dcpi_jm_read); *used: the bytes consumed. */
 int dcpi_jm_lines(struct dcpi_jitmap *jm, struct jm_proc *p, const char *buf, size_t n,
 		  int final, size_t *used);

@@ -237,15 +237,15 @@ static void test_map_fresh(void)
 
 	fake_proc(100, 0);
 	put(map_path(100), "1000 100 first\n0x2000 0x40 second one\n1000 10 replaces first\n");
-	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x2010, &key, &off), 1, "a sample in second is JIT code");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x2010, 0, &key, &off), 1, "a sample in second is JIT code");
 	T_EQ(off, DCPI_JITIMAGE_TEXT + 0x10, "first hit: placed at the start of the text");
-	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x1004, &key2, &off), 1, "a sample at 0x1004");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x1004, 0, &key2, &off), 1, "a sample at 0x1004");
 	T_EQ(key2, key, "same process, same key");
 	T_EQ(off, DCPI_JITIMAGE_TEXT + 0x40 + 4, "placed after second: the newest entry wins");
-	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x1050, &key2, &off), 1, "0x1050: what is left of first");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x1050, 0, &key2, &off), 1, "0x1050: what is left of first");
 	T_EQ(off, DCPI_JITIMAGE_TEXT + 0x50 + 0x50,
 	     "placed third, at its offset from its own start");
-	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x3000, &key2, &off), 0, "outside every entry");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x3000, 0, &key2, &off), 0, "outside every entry");
 	T_EQ(dcpi_jitmap_image(jm, key, &b, id, path, sizeof(path), &pid), 0, "its image");
 	T_STREQ(path, "/tmp/perf-100.map", "shown as the map the process wrote");
 	T_EQ(pid, 100, "of process 100");
@@ -253,8 +253,8 @@ static void test_map_fresh(void)
 	dcpi_buf_release(&b);
 	/* appended later, read on a miss after the re-read interval */
 	append(map_path(100), "4000 10 late\n5000 10 no newli");
-	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x4001, &key2, &off), 1, "an appended entry is read");
-	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x5001, &key2, &off), 0, "a partial line waits");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x4001, 0, &key2, &off), 1, "an appended entry is read");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x5001, 0, &key2, &off), 0, "a partial line waits");
 	dcpi_jitmap_exit(jm, 100);
 	T_EQ(dcpi_jitmap_image(jm, key, &b, id, path, sizeof(path), &pid), 0,
 	     "an exited process's image is there until the reap");
@@ -264,7 +264,7 @@ static void test_map_fresh(void)
 	unlink(map_path(100));
 	/* the file is kept open: deleted, it is still read */
 	put(map_path(100), "1000 100 a\n");
-	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x1001, &key2, &off), 1, "a new process 100");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x1001, 0, &key2, &off), 1, "a new process 100");
 	T_OK(key2 != key, "with a new key");
 	dcpi_jitmap_free(jm);
 }
@@ -279,15 +279,15 @@ static void test_map_stale(void)
 	fake_proc(101, 0);
 	put(map_path(101), "1000 100 old\n");
 	age(map_path(101), 3600);
-	T_EQ(dcpi_jitmap_resolve(jm, 101, 0x1010, &key, &off), 0,
+	T_EQ(dcpi_jitmap_resolve(jm, 101, 0x1010, 0, &key, &off), 0,
 	     "a map last written before the process started is not applied");
 	T_OK(strstr(warnings, "earlier process") != NULL, "and said so: %s", warnings);
 	append(map_path(101), "3000 10 appended\n");
-	T_EQ(dcpi_jitmap_resolve(jm, 101, 0x3004, &key, &off), 1, "what this process appends is");
-	T_EQ(dcpi_jitmap_resolve(jm, 101, 0x1010, &key, &off), 0, "the old lines still are not");
+	T_EQ(dcpi_jitmap_resolve(jm, 101, 0x3004, 0, &key, &off), 1, "what this process appends is");
+	T_EQ(dcpi_jitmap_resolve(jm, 101, 0x1010, 0, &key, &off), 0, "the old lines still are not");
 	put(map_path(101), "1000 8 truncated and rewritten\n");
 	usleep(60000);
-	T_EQ(dcpi_jitmap_resolve(jm, 101, 0x1004, &key, &off), 1,
+	T_EQ(dcpi_jitmap_resolve(jm, 101, 0x1004, 0, &key, &off), 1,
 	     "a map that shrank is read again from the start");
 	dcpi_jitmap_stats(jm, &st);
 	T_EQ(st.stale, 1, "one stale map counted");
@@ -302,12 +302,12 @@ static void refused(int pid, const char *what, const char *expect)
 	uint64_t off;
 	time_t t0 = time(NULL);
 
-	T_EQ(dcpi_jitmap_resolve(jm, pid, 0x1010, &key, &off), 0, "%s: not applied", what);
+	T_EQ(dcpi_jitmap_resolve(jm, pid, 0x1010, 0, &key, &off), 0, "%s: not applied", what);
 	T_OK(time(NULL) - t0 < 2, "%s: did not block", what);
 	T_OK(strstr(warnings, expect) != NULL, "%s: a clear log line: %s", what, warnings);
 	dcpi_jitmap_stats(jm, &st);
 	T_EQ(st.refused, 1, "%s: counted as refused", what);
-	T_EQ(dcpi_jitmap_resolve(jm, pid, 0x1010, &key, &off), 0, "%s: asked again", what);
+	T_EQ(dcpi_jitmap_resolve(jm, pid, 0x1010, 0, &key, &off), 0, "%s: asked again", what);
 	T_EQ(nwarnings, 1, "%s: said once", what);
 	dcpi_jitmap_free(jm);
 }
@@ -351,8 +351,8 @@ static void test_map_hostile(void)
 			   "ffff900000000000 10 kernel half\n2000 10 good\n"
 			   "2000 zz bad size\n");
 	jm = new_jm();
-	T_EQ(dcpi_jitmap_resolve(jm, 106, 0x2004, &key, &off), 1, "the good line among bad ones");
-	T_EQ(dcpi_jitmap_resolve(jm, 106, 0x1004, &key, &off), 0, "the huge entry is not applied");
+	T_EQ(dcpi_jitmap_resolve(jm, 106, 0x2004, 0, &key, &off), 1, "the good line among bad ones");
+	T_EQ(dcpi_jitmap_resolve(jm, 106, 0x1004, 0, &key, &off), 0, "the huge entry is not applied");
 	dcpi_jitmap_stats(jm, &st);
 	T_EQ(st.skipped, 5, "five lines skipped");
 	T_EQ(nwarnings, 1, "one warning for the file: %s", warnings);
@@ -369,8 +369,8 @@ static void test_map_hostile(void)
 		free(line);
 	}
 	jm = new_jm();
-	T_EQ(dcpi_jitmap_resolve(jm, 107, 0x5004, &key, &off), 1, "an entry after a 100 kB line");
-	T_EQ(dcpi_jitmap_resolve(jm, 107, 0x3004, &key, &off), 0, "the long line skipped");
+	T_EQ(dcpi_jitmap_resolve(jm, 107, 0x5004, 0, &key, &off), 1, "an entry after a 100 kB line");
+	T_EQ(dcpi_jitmap_resolve(jm, 107, 0x3004, 0, &key, &off), 0, "the long line skipped");
 	dcpi_jitmap_free(jm);
 }
 
