@@ -85,6 +85,20 @@ int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64
  * time, the map if it exists) is kept; a map created later is still
  * opened once the process is gone if the process shared our root. */
 void dcpi_jitmap_watch(struct dcpi_jitmap *jm, int32_t pid);
+/* A sample resolve() could not name, of a process whose map or jitdump is
+ * open: runtimes write those through a buffer, so what describes it may
+ * reach the file only later (node's jitdump: at exit).  Kept (ip, time
+ * and event; at most DCPI_JITMAP_MAX_DEFER per process) to be named by
+ * dcpi_jitmap_settle.  1: kept; 0: not (no source, or over the cap). */
+#define DCPI_JITMAP_MAX_DEFER (1u << 20)
+int dcpi_jitmap_defer(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64_t time,
+		      unsigned ev);
+/* Read every source to its end and call fn for each kept sample: hit 1
+ * with its key and offset, or 0 (then it is unknown).  Before a merge. */
+typedef int (*dcpi_jitmap_settle_fn)(void *arg, int32_t pid, uint64_t ip, unsigned ev, int hit,
+				     int64_t key, uint64_t offset);
+int dcpi_jitmap_settle(struct dcpi_jitmap *jm, dcpi_jitmap_settle_fn fn, void *arg);
+
 /* pid mapped path, executable, at [start, end), and its name is
  * jit-N.dump: the jitdump convention.  The file is opened through
  * PROCROOT/PID/map_files (the file mapped, whatever its path says), checked
@@ -116,6 +130,7 @@ struct dcpi_jitmap_stats {
 	uint64_t entries;       /* entries read */
 	uint64_t skipped;       /* lines skipped: malformed, huge, wrapping, over a cap */
 	uint64_t hits;          /* samples named */
+	uint64_t deferred;      /* samples kept until the next settle */
 	uint64_t dumps;         /* jitdump files opened */
 	uint64_t debug_entries; /* jitdump source-line entries seen (not kept yet) */
 };

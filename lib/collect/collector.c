@@ -198,6 +198,36 @@ static int unknown_region_image(struct dcpi_collector *c, uint64_t ip)
 	return dcpi_loadmap_intern(c->lm, &t);
 }
 
+static int agg_add(struct dcpi_collector *c, int idx, int64_t pid, uint64_t off, unsigned ev)
+{
+	int err = dcpi_agg_add(c->agg, idx, pid, off, ev, 1);
+
+	if (err == -ENOSPC) {
+		c->stats.lost++; /* counted, never silent */
+		return 0;
+	}
+	if (!err)
+		c->pending++;
+	return err;
+}
+
+/* A user or kernel sample no image describes. */
+static int count_unknown(struct dcpi_collector *c, int32_t rpid, uint64_t ip, int kernel,
+			 unsigned ev)
+{
+	c->stats.unknown++;
+	if (c->o.on_unknown)
+		c->o.on_unknown(c->o.arg, rpid, ip, kernel);
+	if (c->o.unknown_per_pid && rpid > 0) {
+		int idx = unknown_region_image(c, ip);
+
+		if (idx < 0)
+			return idx;
+		return agg_add(c, idx, rpid, ip - (ip >> REGION_SHIFT << REGION_SHIFT), ev);
+	}
+	return agg_add(c, c->unknown_image, -1, ip, ev);
+}
+
 static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, int ev)
 {
 	int kernel = (r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
@@ -218,32 +248,14 @@ static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, i
 			return err;
 		if (err == 1)
 			idx = c->jit_image;
+		else if (dcpi_jitmap_defer(c->jm, r->pid, r->ip, r->time, (unsigned)ev))
+			return 0; /* named or counted unknown at the next merge */
 	}
-	if (idx < 0) {
-		c->stats.unknown++;
-		if (c->o.on_unknown)
-			c->o.on_unknown(c->o.arg, r->pid, r->ip, kernel);
-		if (c->o.unknown_per_pid && r->pid > 0) {
-			idx = unknown_region_image(c, r->ip);
-			if (idx < 0)
-				return idx;
-			pid = r->pid;
-			off = r->ip - (r->ip >> REGION_SHIFT << REGION_SHIFT);
-		} else {
-			idx = c->unknown_image;
-			off = r->ip;
-		}
-	} else if (idx != c->jit_image && is_bypid(c, idx)) {
+	if (idx < 0)
+		return count_unknown(c, r->pid, r->ip, kernel, (unsigned)ev);
+	if (idx != c->jit_image && is_bypid(c, idx))
 		pid = r->pid;
-	}
-	err = dcpi_agg_add(c->agg, idx, pid, off, (unsigned)ev, 1);
-	if (err == -ENOSPC) {
-		c->stats.lost++; /* counted, never silent */
-		return 0;
-	}
-	if (!err)
-		c->pending++;
-	return err;
+	return agg_add(c, idx, pid, off, (unsigned)ev);
 }
 
 int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, int ev)
@@ -458,11 +470,20 @@ static int count_profiles(const char *platdir, uint64_t *n)
 	return 0;
 }
 
+/* A JIT sample kept for later (dcpi_jitmap_defer), now named or not. */
+static int settled(void *arg, int32_t pid, uint64_t ip, unsigned ev, int hit, int64_t key,
+		   uint64_t off)
+{
+	struct dcpi_collector *c = arg;
+
+	return hit ? agg_add(c, c->jit_image, key, off, ev) : count_unknown(c, pid, ip, 0, ev);
+}
+
 int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 {
 	unsigned mode = c->o.filemode ? c->o.filemode : 0600;
 	char spath[4096];
-	int err = 0;
+	int err = c->jm ? dcpi_jitmap_settle(c->jm, settled, c) : 0;
 
 	/* Each bin is cleared once it is on disk, so a merge that fails half
 	 * way (a full disk) neither loses nor double-counts: the next retries

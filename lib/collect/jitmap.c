@@ -60,6 +60,7 @@ static void proc_free(struct jm_proc *p)
 	if (p->dump_fd >= 0)
 		close(p->dump_fd);
 	dcpi_buf_release(&p->code);
+	free(p->defer);
 	free(p->ranges.maps);
 	free(p->ents);
 	free(p->placed);
@@ -188,23 +189,13 @@ static int place(struct jm_proc *p, struct jm_entry *e)
 	return 0;
 }
 
-int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64_t time,
-			int64_t *key, uint64_t *offset)
+/* The offset of ip in m's entry, placing the entry on its first hit. */
+static int hit(struct dcpi_jitmap *jm, struct jm_proc *p, const struct lm_map *m, uint64_t ip,
+	       int64_t *key, uint64_t *offset)
 {
-	struct jm_proc *p;
-	const struct lm_map *m;
-	struct jm_entry *e;
+	struct jm_entry *e = &p->ents[m->image];
 	int err;
 
-	if (pid <= 0)
-		return 0;
-	p = dcpi_jm_proc(jm, pid);
-	if (!p)
-		return 0; /* over the cap: the sample stays unknown */
-	m = find(jm, p, ip, time);
-	if (!m)
-		return 0;
-	e = &p->ents[m->image];
 	err = place(p, e);
 	if (err)
 		return err == -ENOMEM ? err : 0;
@@ -212,6 +203,69 @@ int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64
 	*offset = e->img_off + (ip - m->start + m->pgoff);
 	jm->st.hits++;
 	return 1;
+}
+
+int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64_t time,
+			int64_t *key, uint64_t *offset)
+{
+	struct jm_proc *p;
+	const struct lm_map *m;
+
+	if (pid <= 0)
+		return 0;
+	p = dcpi_jm_proc(jm, pid);
+	if (!p)
+		return 0; /* over the cap: the sample stays unknown */
+	m = find(jm, p, ip, time);
+	return m ? hit(jm, p, m, ip, key, offset) : 0;
+}
+
+int dcpi_jitmap_defer(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64_t time,
+		      unsigned ev)
+{
+	struct jm_proc *p = pid > 0 ? live(jm, pid) : NULL;
+
+	if (!p || (p->fd < 0 && p->dump_fd < 0) || p->ndefer >= DCPI_JITMAP_MAX_DEFER ||
+	    DCPI_GROW(p->defer, p->defer_cap, p->ndefer + 1, DCPI_JITMAP_MAX_DEFER, "samples"))
+		return 0;
+	p->defer[p->ndefer++] = (struct jm_deferred){ ip, time, ev };
+	jm->st.deferred++;
+	return 1;
+}
+
+static int settle_proc(struct dcpi_jitmap *jm, struct jm_proc *p, dcpi_jitmap_settle_fn fn,
+		       void *arg)
+{
+	int err = 0;
+
+	if (!p->retired) {
+		dcpi_jm_read(jm, p, 0);
+		dcpi_jm_dump_read(jm, p, UINT64_MAX);
+	}
+	for (size_t i = 0; i < p->ndefer && !err; i++) {
+		const struct jm_deferred *d = &p->defer[i];
+		const struct lm_map *m = dcpi_lm_lookup(&p->ranges, d->ip);
+		int64_t key = 0;
+		uint64_t off = 0;
+		int h = m ? hit(jm, p, m, d->ip, &key, &off) : 0;
+
+		if (h < 0)
+			return h;
+		err = fn(arg, p->pid, d->ip, d->ev, h, key, off);
+	}
+	p->ndefer = 0;
+	return err;
+}
+
+int dcpi_jitmap_settle(struct dcpi_jitmap *jm, dcpi_jitmap_settle_fn fn, void *arg)
+{
+	int err = 0;
+
+	for (size_t b = 0; b < JM_BUCKETS && !err; b++)
+		for (struct jm_proc *p = jm->buckets[b]; p && !err; p = p->next)
+			if (p->ndefer)
+				err = settle_proc(jm, p, fn, arg);
+	return err;
 }
 
 void dcpi_jitmap_watch(struct dcpi_jitmap *jm, int32_t pid)

@@ -29,6 +29,11 @@ struct jm_entry {
 	uint64_t code_off;      /* size bytes in code, or JM_NO_CODE */
 };
 
+struct jm_deferred {
+	uint64_t ip, time;
+	unsigned ev;
+};
+
 struct jm_proc {
 	struct jm_proc *next;   /* hash chain, by pid */
 	int32_t pid, nspid;
@@ -59,6 +64,8 @@ struct jm_proc {
 	uint8_t dump_done;      /* CLOSE seen, or corrupt: nothing more read */
 	uint8_t dump_timeless;  /* timestamps not CLOCK_MONOTONIC: applied in file order */
 	char dump_path[256];
+	struct jm_deferred *defer;
+	size_t ndefer, defer_cap;
 	uint32_t *placed;
 	size_t nplaced, placed_cap;
 	uint64_t img_end;

@@ -83,6 +83,34 @@ list=$("$DCPI_BIN/dcpilist" -db "$DB" "$addr" "$img" 2>&1)
 grep -q "no bytes" <<<"$list" && pass "dcpilist says a perf map gives no code" ||
 	fail "dcpilist says a perf map gives no code" "addr=$addr $list"
 
+# --- jitdump (node --perf-prof): code bytes, so dcpilist disassembles --------------
+DB3=$T/db3
+(cd "$T" && "$REC" -quiet -db "$DB3" -- node --perf-prof "$T/hot.js" 1500 >/dev/null 2>"$T/err3")
+dump=$(ls "$T"/jit-*.dump 2>/dev/null | head -1)
+[ -n "$dump" ] && pass "node --perf-prof wrote $(basename "$dump")" || fail "node --perf-prof wrote a jitdump"
+rm -f "$dump" "$T"/*.log
+csv=$("$DCPI_BIN/dcpiprof" -db "$DB3" -i -csv 2>/dev/null)
+churn=$(awk -F, '$1 ~ /jit-[0-9]+\.dump$/ && $2 ~ /^JS:.churn / { s += $NF } END { print s + 0 }' <<<"$csv")
+all=$(awk -F, 'NR > 1 && ($1 ~ /jit-[0-9]+\.dump$/ || $1 ~ /\/node$/ || $1 ~ /unknown/) { s += $NF } END { print s + 0 }' <<<"$csv")
+named=$(awk -F, '$1 ~ /jit-[0-9]+\.dump$/ { s += $NF } END { print s + 0 }' <<<"$csv")
+echo "# jitdump: $named of $all node samples named from the dump, $churn in churn"
+[ "$churn" -gt 0 ] && [ $((named * 100 / (all > 0 ? all : 1))) -ge 80 ] &&
+	pass "samples named from the jitdump after it is deleted ($named of $all)" ||
+	fail "samples named from the jitdump" "$csv"
+img=$(basename "$(ls "$DB3"/*/*/jit-*.dump-*.prof | head -1)" | sed 's/-[0-9a-f]*_.*//')
+addrs=$("$DCPI_BIN/dcpilist" -db "$DB3" "JS:*churn" "$img" 2>&1 | awk '$1 ~ /^0x/ { print $1 }')
+best=0 bestaddr=
+for a in $addrs; do
+	out=$("$DCPI_BIN/dcpilist" -db "$DB3" -asm "$a" "$img" 2>&1)
+	n=$(awk '$3 ~ /^0x/ && $1 > 0 { s += $1 } END { print s + 0 }' <<<"$out")
+	[ "$n" -gt "$best" ] && best=$n bestaddr=$a list=$out
+done
+insns=$(awk '$3 ~ /^0x/ && $4 ~ /^[a-z]/' <<<"$list" | wc -l)
+echo "# dcpilist $bestaddr: $insns instructions, $best samples on them"
+[ "$insns" -gt 5 ] && [ "$best" -gt 0 ] &&
+	pass "dcpilist disassembles JS:*churn from the pseudo-image with samples on its instructions" ||
+	fail "dcpilist disassembles JIT code" "$list"
+
 # --- the daemon --------------------------------------------------------------------
 if [ "$(id -u)" -ne 0 ]; then
 	skip "dcpid samples system-wide: needs root"
