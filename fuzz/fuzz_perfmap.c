@@ -10,6 +10,7 @@
 
 #include "dcpi/jitimage.h"
 #include "dcpi/jitmap.h"
+#include "jit_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,13 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dcpi_jitmap_opts o = { "/nonexistent", NULL, NULL };
 	struct dcpi_jitmap *jm;
-	struct dcpi_buf img = DCPI_BUF_INIT;
 	uint64_t probes[PROBES], offs[PROBES], off;
 	size_t nprobes = 0, nhit = 0, pos = 0;
-	uint8_t id[DCPI_SHA1_LEN];
 	int64_t key = 0;
-	char path[64];
-	int32_t pid;
 
 	while (pos < size) {
 		const uint8_t *nl = memchr(data + pos, '\n', size - pos);
@@ -46,14 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < nprobes; i++)
 		if (dcpi_jitmap_resolve(jm, 1, probes[i], UINT64_MAX, &key, &off) == 1)
 			offs[nhit++] = off;
-	if (nhit) {
-		if (dcpi_jitmap_image(jm, key, &img, id, path, sizeof(path), &pid))
-			abort();
-		for (size_t i = 0; i < nhit; i++)
-			if (offs[i] < DCPI_JITIMAGE_TEXT || offs[i] >= img.len)
-				abort();
-	}
-	dcpi_buf_release(&img);
+	jit_check_image(jm, key, offs, nhit);
 	dcpi_jitmap_free(jm);
 	return 0;
 }

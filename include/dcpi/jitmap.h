@@ -142,8 +142,10 @@ void dcpi_jitmap_stats(const struct dcpi_jitmap *jm, struct dcpi_jitmap_stats *s
  * 0, or -ENOMEM. */
 int dcpi_jitmap_feed_text(struct dcpi_jitmap *jm, int32_t pid, const char *text, size_t len);
 
-/* A jitdump in memory read as pid's (a memfd stands for the file): for
- * tests and fuzzing.  0, or -errno when no memfd could be made. */
+/* A jitdump in memory taken as pid's (a memfd stands for the file): its
+ * header is checked now, its records read as samples need them, as from
+ * a file.  For tests and fuzzing.  0, or -errno when no memfd could be
+ * made. */
 int dcpi_jitmap_feed_dump(struct dcpi_jitmap *jm, int32_t pid, const void *data, size_t len);
 
 /* One perf-map line (no newline; need not be NUL-terminated): "START SIZE

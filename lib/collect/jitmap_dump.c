@@ -307,7 +307,7 @@ int dcpi_jitmap_feed_dump(struct dcpi_jitmap *jm, int32_t pid, const void *data,
 		p->dump_fd = -1;
 	}
 	p->dump_done = 0;
-	if (take_dump(jm, p, fd, path))
-		return 0;
-	return dcpi_jm_dump_read(jm, p, UINT64_MAX);
+	p->dump_checked = 0;
+	take_dump(jm, p, fd, path);
+	return 0;
 }

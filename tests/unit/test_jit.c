@@ -374,6 +374,180 @@ static void test_map_hostile(void)
 	dcpi_jitmap_free(jm);
 }
 
+/* ---- jitdump ----------------------------------------------------------- */
+
+static void put_hdr(struct dcpi_buf *b, uint32_t id, uint32_t size, uint64_t ts)
+{
+	dcpi_buf_put(b, &id, 4);
+	dcpi_buf_put(b, &size, 4);
+	dcpi_buf_put(b, &ts, 8);
+}
+
+static void put64(struct dcpi_buf *b, uint64_t v)
+{
+	dcpi_buf_put(b, &v, 8);
+}
+
+static void dump_header(struct dcpi_buf *b, uint64_t flags)
+{
+	uint32_t h[6] = { 0x4A695444, 1, 40, 62, 0, 120 };
+
+	dcpi_buf_put(b, h, sizeof(h));
+	put64(b, 0);
+	put64(b, flags);
+}
+
+static void dump_load(struct dcpi_buf *b, uint64_t ts, uint64_t addr, const char *name,
+		      const uint8_t *code, size_t n)
+{
+	uint32_t ids[2] = { 120, 120 };
+
+	put_hdr(b, 0, (uint32_t)(16 + 40 + strlen(name) + 1 + n), ts);
+	dcpi_buf_put(b, ids, 8);
+	put64(b, addr);
+	put64(b, addr);
+	put64(b, n);
+	put64(b, 7);
+	dcpi_buf_put(b, name, strlen(name) + 1);
+	dcpi_buf_put(b, code, n);
+}
+
+static void dump_move(struct dcpi_buf *b, uint64_t ts, uint64_t from, uint64_t to, uint64_t n)
+{
+	uint32_t ids[2] = { 120, 120 };
+
+	put_hdr(b, 1, 16 + 48, ts);
+	dcpi_buf_put(b, ids, 8);
+	put64(b, to);
+	put64(b, from);
+	put64(b, to);
+	put64(b, n);
+	put64(b, 7);
+}
+
+static void dump_debug(struct dcpi_buf *b, uint64_t ts, uint64_t addr)
+{
+	uint32_t line[2] = { 12, 0 };
+
+	put_hdr(b, 2, 16 + 16 + 16 + 6, ts);
+	put64(b, addr);
+	put64(b, 1);
+	put64(b, addr);
+	dcpi_buf_put(b, line, 8);
+	dcpi_buf_put(b, "x.js", 5);
+	dcpi_buf_put(b, "", 1); /* pad: one byte more than the entry */
+}
+
+static void test_dump(void)
+{
+	struct dcpi_jitmap *jm = new_jm();
+	struct dcpi_jitmap_stats st;
+	struct dcpi_buf b = DCPI_BUF_INIT, img = DCPI_BUF_INIT;
+	int64_t key = 0;
+	uint64_t off = 0;
+	uint8_t id[20];
+	char path[128], file[300];
+	int32_t pid;
+	struct dcpi_disasm *d = NULL;
+	struct dcpi_insn *in = NULL;
+	size_t nin = 0;
+
+	dump_header(&b, 0);
+	dump_debug(&b, 100, 0x5000);
+	dump_load(&b, 100, 0x5000, "JS:*f x.js:1:1", code_f, sizeof(code_f));
+	dump_load(&b, 200, 0x6000, "JS:*g x.js:5:1", code_g, sizeof(code_g));
+	dump_move(&b, 300, 0x6000, 0x7000, sizeof(code_g));
+	dump_load(&b, 400, 0x5000, "JS:*f2 x.js:1:1", code_g, sizeof(code_g));
+	put_hdr(&b, 3, 16, 500);
+	T_EQ(dcpi_jitmap_feed_dump(jm, 120, b.data, 40), 0, "a dump of just a header");
+	T_EQ(dcpi_jitmap_feed_dump(jm, 120, b.data, b.len), 0, "a whole dump");
+	T_EQ(dcpi_jitmap_resolve(jm, 120, 0x5002, 150, &key, &off), 1, "f at time 150");
+	T_EQ(off, DCPI_JITIMAGE_TEXT + 2, "its offset");
+	T_EQ(dcpi_jitmap_resolve(jm, 120, 0x6001, 150, &key, &off), 0,
+	     "g is not there yet at time 150");
+	T_EQ(dcpi_jitmap_resolve(jm, 120, 0x7001, 350, &key, &off), 1, "g where it moved");
+	T_EQ(dcpi_jitimage_place(DCPI_JITIMAGE_TEXT + sizeof(code_f)) + 1, off,
+	     "placed after f, at its offset");
+	T_EQ(dcpi_jitmap_resolve(jm, 120, 0x5002, 350, &key, &off), 1, "f still, at time 350");
+	T_EQ(off, DCPI_JITIMAGE_TEXT + 2, "same place");
+	T_EQ(dcpi_jitmap_resolve(jm, 120, 0x5001, 450, &key, &off), 1, "at 450 f2 replaced f");
+	T_OK(off > DCPI_JITIMAGE_TEXT + 0x20, "f2 is a procedure of its own (offset 0x%llx)",
+	     (unsigned long long)off);
+	dcpi_jitmap_stats(jm, &st);
+	T_EQ(st.debug_entries, 1, "the DEBUG_INFO record was read");
+	T_EQ(dcpi_jitmap_image(jm, key, &img, id, path, sizeof(path), &pid), 0, "its image");
+	T_STREQ(path, "/tmp/jit-120.dump", "named after the dump");
+	snprintf(file, sizeof(file), "%s/dumpimg", tmp);
+	dcpi_file_write_atomic(file, img.data, img.len, 0600);
+	T_EQ(dcpi_disasm_open(file, &d), 0, "the image disassembles");
+	if (d) {
+		T_EQ(dcpi_disasm_collect(d, DCPI_JITIMAGE_TEXT, DCPI_JITIMAGE_TEXT + sizeof(code_f),
+					 &in, &nin), 0, "f's code bytes are there");
+		T_OK(nin == 4 && !strncmp(in[3].mnemonic, "ret", 3), "push ... ret");
+		free(in);
+		dcpi_disasm_close(d);
+	}
+	dcpi_buf_release(&img);
+	dcpi_jitmap_free(jm);
+
+	/* hostile dumps: each is a clear warning, never a crash */
+	{
+		static const struct { const char *what, *expect; size_t cut; uint32_t patch_at, patch; }
+		cases[] = {
+			{ "bad magic", "bad magic", 0, 0, 0x12345678 },
+			{ "other byte order", "other byte order", 0, 0, 0x4454694A },
+			{ "a record of 4 GiB", "impossible size", 0, 44, 0xffffffff },
+			{ "a record of 8 bytes", "impossible size", 0, 44, 8 },
+			{ "a short header", "shorter than", 20, 0, 0 },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			struct dcpi_buf h = DCPI_BUF_INIT;
+
+			dump_header(&h, 0);
+			dump_load(&h, 100, 0x5000, "f", code_f, sizeof(code_f));
+			if (cases[i].patch_at)
+				memcpy(h.data + cases[i].patch_at, &cases[i].patch, 4);
+			else if (!cases[i].cut)
+				memcpy(h.data, &cases[i].patch, 4);
+			jm = new_jm();
+			T_EQ(dcpi_jitmap_feed_dump(jm, 122, h.data, cases[i].cut ? cases[i].cut : h.len), 0,
+			     "%s: read", cases[i].what);
+			T_EQ(dcpi_jitmap_resolve(jm, 122, 0x5001, UINT64_MAX, &key, &off), 0,
+			     "%s: nothing applied", cases[i].what);
+			T_OK(strstr(warnings, cases[i].expect) != NULL, "%s: said: %s", cases[i].what,
+			     warnings);
+			dcpi_jitmap_free(jm);
+			dcpi_buf_release(&h);
+		}
+	}
+	/* a LOAD whose code runs past its record, after a good one */
+	b.len = 0;
+	dump_header(&b, 0);
+	dump_load(&b, 100, 0x5000, "good", code_f, sizeof(code_f));
+	dump_load(&b, 100, 0x6000, "bad", code_g, sizeof(code_g));
+	{
+		uint64_t huge = 1u << 20;
+		memcpy(b.data + b.len - sizeof(code_g) - 4 - 8 - 8, &huge, 8); /* its code_size */
+	}
+	jm = new_jm();
+	dcpi_jitmap_feed_dump(jm, 123, b.data, b.len);
+	T_EQ(dcpi_jitmap_resolve(jm, 123, 0x5001, UINT64_MAX, &key, &off), 1, "the good LOAD");
+	T_EQ(dcpi_jitmap_resolve(jm, 123, 0x6001, UINT64_MAX, &key, &off), 0, "not the bad one");
+	T_OK(strstr(warnings, "code runs past") != NULL, "said: %s", warnings);
+	dcpi_jitmap_free(jm);
+	/* truncated in the middle of a record: what is whole is read */
+	for (size_t cut = 41; cut < b.len; cut += 7) {
+		jm = new_jm();
+		dcpi_jitmap_feed_dump(jm, 124, b.data, cut);
+		dcpi_jitmap_resolve(jm, 124, 0x5001, UINT64_MAX, &key, &off);
+		dcpi_jitmap_exit(jm, 124);
+		dcpi_jitmap_free(jm);
+	}
+	T_OK(1, "every truncation of a dump read without a crash");
+	dcpi_buf_release(&b);
+}
+
 /* ---- through the collector --------------------------------------------- */
 
 static int fx_mkdirs(const char *dir)
@@ -454,6 +628,7 @@ int main(void)
 		test_map_hostile();
 		test_collector();
 	}
+	test_dump();
 	{
 		char cmd[300];
 
