@@ -2,7 +2,8 @@
  * they generate, kept so the samples in it get names, and written out as
  * pseudo-images (dcpi/jitimage.h) the database keeps.
  *
- * Source: perf maps, PROCROOT/PID/root/tmp/perf-NSPID.map (NSPID: the
+ * Sources: jitdumps (jitmap_dump.c; dcpi_jitmap_watch_dump) and perf
+ * maps, PROCROOT/PID/root/tmp/perf-NSPID.map (NSPID: the
  * pid in the process's own namespace), lines "START SIZE name" in hex
  * with or without 0x.  A process's map is first looked at when one of its
  * samples falls in memory no image describes, and then read on from where
