@@ -225,10 +225,14 @@ int dcpi_jitmap_defer(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64_t
 {
 	struct jm_proc *p = pid > 0 ? live(jm, pid) : NULL;
 
-	if (!p || (p->fd < 0 && p->dump_fd < 0) || p->ndefer >= DCPI_JITMAP_MAX_DEFER ||
+	/* a process with a source open, or one known (it mapped anonymous
+	   executable memory) whose map may come at exit (the JDK's) */
+	if (!p || (p->fd < 0 && p->dump_fd < 0 && (p->gave_up || !p->nspid)) ||
+	    p->ndefer >= DCPI_JITMAP_MAX_DEFER || jm->ndefer >= DCPI_JITMAP_MAX_DEFER_ALL ||
 	    DCPI_GROW(p->defer, p->defer_cap, p->ndefer + 1, DCPI_JITMAP_MAX_DEFER, "samples"))
 		return 0;
 	p->defer[p->ndefer++] = (struct jm_deferred){ ip, time, ev };
+	jm->ndefer++;
 	jm->st.deferred++;
 	return 1;
 }
@@ -253,6 +257,7 @@ static int settle_proc(struct dcpi_jitmap *jm, struct jm_proc *p, dcpi_jitmap_se
 			return h;
 		err = fn(arg, p->pid, d->ip, d->ev, h, key, off);
 	}
+	jm->ndefer -= p->ndefer;
 	p->ndefer = 0;
 	return err;
 }
@@ -290,6 +295,10 @@ void dcpi_jitmap_exit(struct dcpi_jitmap *jm, int32_t pid)
 
 	if (!p)
 		return;
+	/* the JDK writes its map at exit: a last look (through our root if
+	   the process is gone, when it shared it) */
+	if (p->fd < 0 && !p->gave_up && p->nspid)
+		dcpi_jm_open(jm, p);
 	dcpi_jm_read(jm, p, 1);
 	dcpi_jm_dump_read(jm, p, UINT64_MAX);
 	p->retired = 1;

@@ -77,6 +77,7 @@ struct dcpi_jitmap {
 	char *procroot;
 	struct jm_proc *buckets[JM_BUCKETS];
 	size_t nprocs;
+	size_t ndefer;          /* samples kept, all processes */
 	uint32_t gen;
 	struct dcpi_jitmap_stats st;
 };
