@@ -313,6 +313,23 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 
 /* ---- control requests --------------------------------------------------- */
 
+/* dcpictl image: a mapping the kernel did not report (a program's own
+ * loader), registered as if it had; samples read from now on find it. */
+static int image_request(struct daemon *d, const char *req)
+{
+	struct dcpi_mmap_event ev;
+	int err = dcpi_ctl_parse_image(req, &ev);
+
+	if (!err) {
+		drain(d, 0); /* what was sampled before is attributed before */
+		err = dcpi_loadmap_mmap(dcpi_collector_loadmap(dcpi_run_collector(d->run)), &ev);
+	}
+	if (!err)
+		logmsg(d, LOG_INFO, "image %s in process %d at 0x%llx+0x%llx (dcpictl)", ev.path,
+		       (int)ev.pid, (unsigned long long)ev.start, (unsigned long long)ev.len);
+	return err;
+}
+
 static void handle_request(struct daemon *d, int conn, const char *req)
 {
 	struct dcpi_buf out = DCPI_BUF_INIT;
@@ -331,6 +348,8 @@ static void handle_request(struct daemon *d, int conn, const char *req)
 			err = new_epoch(d);
 		if (!err)
 			dcpi_buf_printf(&out, "epoch: %s\n", dcpi_run_epoch(d->run));
+	} else if (!strncmp(req, "image ", 6)) {
+		err = image_request(d, req);
 	} else if (!strcmp(req, "quit")) {
 		/* A daemon that cannot write keeps its samples and runs on:
 		 * quitting would lose them.  SIGTERM still stops it. */
@@ -340,7 +359,7 @@ static void handle_request(struct daemon *d, int conn, const char *req)
 					  "stops anyway and loses them)");
 		d->quit = !err;
 	} else {
-		dcpi_error(EINVAL, "unknown request '%.64s' (status, flush, epoch, quit)", req);
+		dcpi_error(EINVAL, "unknown request '%.64s' (status, flush, epoch, image, quit)", req);
 		err = -EINVAL;
 	}
 	if (err)
