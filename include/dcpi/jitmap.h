@@ -93,8 +93,8 @@ void dcpi_jitmap_watch(struct dcpi_jitmap *jm, int32_t pid);
  * dcpi_jitmap_settle; so are those of a process that mapped anonymous
  * executable memory and has no map yet (the JDK writes its at exit).
  * 1: kept; 0: not (nothing to expect, or over a cap). */
-#define DCPI_JITMAP_MAX_DEFER (1u << 20)
-#define DCPI_JITMAP_MAX_DEFER_ALL (4u << 20)
+#define DCPI_JITMAP_MAX_DEFER (1u << 18)
+#define DCPI_JITMAP_MAX_DEFER_ALL (1u << 20)
 int dcpi_jitmap_defer(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64_t time,
 		      unsigned ev);
 /* Read every source to its end and call fn for each kept sample: hit 1

@@ -15,6 +15,7 @@
 
 #include "dcpi/buildid.h"
 #include "dcpi/collector.h"
+#include "dcpi/ctl.h"
 #include "dcpi/disasm.h"
 #include "dcpi/error.h"
 #include "dcpi/file.h"
@@ -612,6 +613,26 @@ static void test_collector(void)
 	dcpi_collector_free(c);
 }
 
+static void test_ctl_image(void)
+{
+	struct dcpi_mmap_event ev;
+
+	T_EQ(dcpi_ctl_parse_image("image 42 0x7f0000000000 0x2000 0x1000 /opt/a b/x.so", &ev), 0,
+	     "an image request parses");
+	T_OK(ev.pid == 42 && ev.start == 0x7f0000000000ull && ev.len == 0x2000 &&
+	     ev.pgoff == 0x1000 && !strcmp(ev.path, "/opt/a b/x.so"), "its fields, spaces in the path");
+	T_EQ(dcpi_ctl_parse_image("image 42 4096 100 0 x.so", &ev), -EINVAL, "a relative path");
+	T_EQ(dcpi_ctl_parse_image("image 0 4096 100 0 /x", &ev), -EINVAL, "pid 0");
+	T_EQ(dcpi_ctl_parse_image("image 42 4096 0 0 /x", &ev), -EINVAL, "length 0");
+	T_EQ(dcpi_ctl_parse_image("image 42 0xffffffffffffff00 0x1000 0 /x", &ev), -EINVAL,
+	     "a range that wraps");
+	T_EQ(dcpi_ctl_parse_image("image 42 0xffff800000000000 0x1000 0 /x", &ev), -EINVAL,
+	     "the kernel's half");
+	T_EQ(dcpi_ctl_parse_image("image 42 4096x 100 0 /x", &ev), -EINVAL, "a bad number");
+	T_EQ(dcpi_ctl_parse_image("image 42 4096", &ev), -EINVAL, "missing fields");
+	T_EQ(dcpi_ctl_parse_image("image 99999999999 4096 1 0 /x", &ev), -EINVAL, "a pid too big");
+}
+
 int main(void)
 {
 	snprintf(tmp, sizeof(tmp), "/tmp/dcpi-test-jit.XXXXXX");
@@ -629,6 +650,7 @@ int main(void)
 		test_collector();
 	}
 	test_dump();
+	test_ctl_image();
 	{
 		char cmd[300];
 
