@@ -11,6 +11,10 @@
  * a .note.gnu.build-id holds the SHA-1 of the content (names, sizes and
  * code), so identical code from many processes gets one name and the same
  * bytes.  File offsets equal addresses: profile offsets are file offsets.
+ * Source lines, when any function has some, are a DWARF 4 line table
+ * (.debug_line) with one compile unit covering the text (.debug_info,
+ * .debug_abbrev), so the tools' line reader needs nothing special; lines
+ * out of order or past their function are dropped.
  */
 #ifndef DCPI_JITIMAGE_H
 #define DCPI_JITIMAGE_H
@@ -26,11 +30,20 @@
 #define DCPI_JITIMAGE_MAX_FUNCS (1u << 20)
 #define DCPI_JITIMAGE_MAX_TEXT ((uint64_t)1 << 30)  /* bytes of code in one image */
 #define DCPI_JITIMAGE_NAME_MAX 4096
+#define DCPI_JITIMAGE_MAX_FILES 65536 /* distinct source files in one image */
+
+struct dcpi_jit_line {
+	uint64_t offset;        /* in the function, < its size */
+	uint32_t line;          /* > 0 */
+	const char *file;       /* NUL-terminated, not empty */
+};
 
 struct dcpi_jit_func {
 	const char *name;       /* NUL-terminated, at most DCPI_JITIMAGE_NAME_MAX */
 	uint64_t size;          /* > 0 */
 	const uint8_t *code;    /* size bytes, or NULL: not known */
+	const struct dcpi_jit_line *lines; /* by ascending offset; NULL or nlines */
+	size_t nlines;
 };
 
 /* Where function i of n lands: the offset (= address) following a

@@ -6,6 +6,7 @@
 
 #include "dcpi/error.h"
 #include "dcpi/jitimage.h"
+#include "jitimage_priv.h"
 
 #if defined(__x86_64__)
 #define JIT_MACHINE EM_X86_64
@@ -15,7 +16,9 @@
 #define JIT_MACHINE EM_NONE
 #endif
 
-#define MAX_SECTIONS 0xfe00u /* below SHN_LORESERVE: no extended numbering */
+#define MAX_SECTIONS 0xfe00u
+#define SHSTRTAB "\0.note.gnu.build-id\0.text\0.jit.nocode\0.symtab\0.strtab\0.shstrtab" \
+		 "\0.debug_abbrev\0.debug_info\0.debug_line" /* below SHN_LORESERVE: no extended numbering */
 #define NOTE_OFF (sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Phdr))
 #define NOTE_LEN (sizeof(Elf64_Nhdr) + 4 + DCPI_SHA1_LEN)
 
@@ -39,6 +42,10 @@ struct layout {
 	size_t nruns;
 	uint64_t text_end, symtab, strtab, strsz, shstrtab, shstrsz, shdrs;
 	unsigned nsec;
+	/* DWARF, when some function has lines: .debug_abbrev, _info, _line */
+	struct dcpi_buf dw[3];
+	uint64_t dw_off[3];
+	int has_lines;
 };
 
 static int check_funcs(const struct dcpi_jit_func *f, size_t n)
@@ -92,17 +99,22 @@ static int plan(const struct dcpi_jit_func *f, size_t n, struct layout *L)
 		L->runs[L->nruns - 1].end = end;
 		L->strsz += strlen(f[i].name) + 1;
 	}
-	/* null, note, runs, .symtab, .strtab, .shstrtab */
-	if (L->nruns + 5 > MAX_SECTIONS)
+	/* null, note, runs, .symtab, .strtab, .shstrtab (+ 3 DWARF sections) */
+	if (L->nruns + 8 > MAX_SECTIONS)
 		return dcpi_error(EINVAL, "pseudo-image with %zu code runs (over %u)", L->nruns,
-				  MAX_SECTIONS - 5);
-	L->nsec = (unsigned)L->nruns + 5;
+				  MAX_SECTIONS - 8);
 	L->text_end = end;
+	if (dcpi_jitimage_dwarf(f, n, L->at, end, L->dw, &L->has_lines))
+		return dcpi_error(ENOMEM, "out of memory for a pseudo-image's lines");
+	L->nsec = (unsigned)L->nruns + 5 + (L->has_lines ? 3 : 0);
 	L->symtab = align8(end);
 	L->strtab = L->symtab + (uint64_t)(n + 1) * sizeof(Elf64_Sym);
 	L->shstrtab = L->strtab + L->strsz;
-	L->shstrsz = sizeof("\0.note.gnu.build-id\0.text\0.jit.nocode\0.symtab\0.strtab\0.shstrtab");
-	L->shdrs = align8(L->shstrtab + L->shstrsz);
+	L->shstrsz = sizeof(SHSTRTAB);
+	L->dw_off[0] = L->shstrtab + L->shstrsz;
+	for (int k = 1; k < 3; k++)
+		L->dw_off[k] = L->dw_off[k - 1] + L->dw[k - 1].len;
+	L->shdrs = align8(L->dw_off[2] + L->dw[2].len);
 	return 0;
 }
 
@@ -122,6 +134,16 @@ static void content_id(const struct dcpi_jit_func *f, size_t n, uint8_t id[DCPI_
 		dcpi_sha1_update(&s, f[i].name, strlen(f[i].name) + 1);
 		if (f[i].code)
 			dcpi_sha1_update(&s, f[i].code, f[i].size);
+		for (size_t l = 0; l < f[i].nlines; l++) {
+			uint8_t lv[12];
+
+			for (int b = 0; b < 8; b++)
+				lv[b] = (uint8_t)(f[i].lines[l].offset >> (8 * b));
+			for (int b = 0; b < 4; b++)
+				lv[8 + b] = (uint8_t)(f[i].lines[l].line >> (8 * b));
+			dcpi_sha1_update(&s, lv, sizeof(lv));
+			dcpi_sha1_update(&s, f[i].lines[l].file, strlen(f[i].lines[l].file) + 1);
+		}
 	}
 	dcpi_sha1_final(&s, id);
 }
@@ -132,7 +154,7 @@ static void put_headers(uint8_t *img, const struct layout *L, const uint8_t *id)
 			  .e_phoff = sizeof(Elf64_Ehdr), .e_shoff = L->shdrs,
 			  .e_ehsize = sizeof(Elf64_Ehdr), .e_phentsize = sizeof(Elf64_Phdr),
 			  .e_phnum = 2, .e_shentsize = sizeof(Elf64_Shdr),
-			  .e_shnum = (Elf64_Half)L->nsec, .e_shstrndx = (Elf64_Half)(L->nsec - 1) };
+			  .e_shnum = (Elf64_Half)L->nsec, .e_shstrndx = (Elf64_Half)(L->nruns + 4) };
 	Elf64_Phdr ph[2] = {
 		{ .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = DCPI_JITIMAGE_TEXT,
 		  .p_vaddr = DCPI_JITIMAGE_TEXT, .p_paddr = DCPI_JITIMAGE_TEXT,
@@ -156,7 +178,7 @@ static void put_headers(uint8_t *img, const struct layout *L, const uint8_t *id)
 
 /* Section name offsets in the .shstrtab written by plan's literal. */
 enum { SN_NOTE = 1, SN_TEXT = 20, SN_NOCODE = 26, SN_SYMTAB = 38, SN_STRTAB = 46,
-       SN_SHSTRTAB = 54 };
+       SN_SHSTRTAB = 54, SN_DEBUG = 64 /* then +14, +26: _abbrev, _info, _line */ };
 
 static void put_sections(uint8_t *img, const struct layout *L, size_t nfuncs)
 {
@@ -181,6 +203,10 @@ static void put_sections(uint8_t *img, const struct layout *L, size_t nfuncs)
 				.sh_offset = L->strtab, .sh_size = L->strsz, .sh_addralign = 1 };
 	sh[k++] = (Elf64_Shdr){ .sh_name = SN_SHSTRTAB, .sh_type = SHT_STRTAB,
 				.sh_offset = L->shstrtab, .sh_size = L->shstrsz, .sh_addralign = 1 };
+	for (int d = 0; L->has_lines && d < 3; d++)
+		sh[k++] = (Elf64_Shdr){ .sh_name = SN_DEBUG + (d == 0 ? 0 : d == 1 ? 14 : 26),
+					.sh_type = SHT_PROGBITS, .sh_offset = L->dw_off[d],
+					.sh_size = L->dw[d].len, .sh_addralign = 1 };
 }
 
 static void put_body(uint8_t *img, const struct layout *L, const struct dcpi_jit_func *f,
@@ -204,8 +230,10 @@ static void put_body(uint8_t *img, const struct layout *L, const struct dcpi_jit
 		memcpy(img + L->strtab + str, f[i].name, len + 1);
 		str += len + 1;
 	}
-	memcpy(img + L->shstrtab,
-	       "\0.note.gnu.build-id\0.text\0.jit.nocode\0.symtab\0.strtab\0.shstrtab", L->shstrsz);
+	memcpy(img + L->shstrtab, SHSTRTAB, L->shstrsz);
+	for (int d = 0; d < 3; d++)
+		if (L->dw[d].len)
+			memcpy(img + L->dw_off[d], L->dw[d].data, L->dw[d].len);
 }
 
 int dcpi_jitimage_build(const struct dcpi_jit_func *funcs, size_t n, struct dcpi_buf *out,
@@ -235,5 +263,7 @@ int dcpi_jitimage_build(const struct dcpi_jit_func *funcs, size_t n, struct dcpi
 out:
 	free(L.at);
 	free(L.runs);
+	for (int d = 0; d < 3; d++)
+		dcpi_buf_release(&L.dw[d]);
 	return err;
 }

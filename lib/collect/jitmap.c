@@ -60,6 +60,7 @@ static void proc_free(struct jm_proc *p)
 	if (p->dump_fd >= 0)
 		close(p->dump_fd);
 	dcpi_buf_release(&p->code);
+	free(p->lines);
 	free(p->defer);
 	free(p->ranges.maps);
 	free(p->ents);
@@ -326,22 +327,39 @@ int dcpi_jitmap_image(struct dcpi_jitmap *jm, int64_t key, struct dcpi_buf *out,
 {
 	struct jm_proc *p = by_key(jm, key);
 	struct dcpi_jit_func *f;
+	struct dcpi_jit_line *lines = NULL;
+	size_t nl = 0;
 	int err;
 
 	if (!p)
 		return dcpi_error(ENOENT, "no JIT code known for key %lld", (long long)key);
+	for (size_t i = 0; i < p->nplaced; i++)
+		nl += p->ents[p->placed[i]].nlines;
 	f = calloc(p->nplaced ? p->nplaced : 1, sizeof(*f));
-	if (!f)
+	lines = calloc(nl ? nl : 1, sizeof(*lines));
+	if (!f || !lines) {
+		free(f);
+		free(lines);
 		return dcpi_error(ENOMEM, "out of memory");
+	}
+	nl = 0;
 	for (size_t i = 0; i < p->nplaced; i++) {
 		const struct jm_entry *e = &p->ents[p->placed[i]];
 
 		f[i] = (struct dcpi_jit_func){ (const char *)p->names.data + e->name_off, e->size,
 					       e->code_off == JM_NO_CODE ? NULL
-								  : p->code.data + e->code_off };
+								  : p->code.data + e->code_off,
+					       lines + nl, e->nlines };
+		for (uint32_t l = 0; l < e->nlines; l++) {
+			const struct jm_line *x = &p->lines[e->line0 + l];
+
+			lines[nl++] = (struct dcpi_jit_line){ x->off, x->line,
+				(const char *)p->names.data + x->file_off };
+		}
 	}
 	err = dcpi_jitimage_build(f, p->nplaced, out, id);
 	free(f);
+	free(lines);
 	/* named after the source that described it: the map unless only a
 	   jitdump did */
 	snprintf(path, pathlen, "%s", p->fd < 0 && p->dump_path[0] ? p->dump_path : p->path);

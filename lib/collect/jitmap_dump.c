@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dcpi/error.h"
+#include "internal.h"
 #include "jitmap_priv.h"
 
 #define JD_MAGIC 0x4A695444u
@@ -49,11 +50,104 @@ static void corrupt(struct dcpi_jitmap *jm, struct jm_proc *p, const char *why)
 
 /* ---- records -------------------------------------------------------------- */
 
+/* One pending line (its address absolute until a LOAD takes it); lines
+ * over the cap, of line 0 or without a file are dropped.  A file name of
+ * the one byte 0xff means the previous entry's (perf's jitdump.h). */
+static int keep_line(struct jm_proc *p, uint64_t addr, uint32_t line, const char *file,
+		     size_t flen)
+{
+	int err;
+
+	if (!line || !flen || p->nlines >= JM_MAX_LINES)
+		return 0;
+	if (flen == 1 && (uint8_t)file[0] == 0xff) { /* "as the entry before" */
+		if (p->nlines == p->pending0)
+			return 0;
+		err = DCPI_GROW(p->lines, p->lines_cap, p->nlines + 1, JM_MAX_LINES, "lines");
+		if (err)
+			return err == -EFBIG ? 0 : err;
+		p->lines[p->nlines] = (struct jm_line){ addr, p->lines[p->nlines - 1].file_off, line };
+		p->nlines++;
+		return 0;
+	}
+	if (flen > DCPI_JITMAP_MAX_LINE)
+		flen = DCPI_JITMAP_MAX_LINE;
+	for (size_t i = 0; i < flen; i++)
+		if ((uint8_t)file[i] < 0x20 || file[i] == 0x7f) {
+			/* not a file name (node 20 writes such garbage now and
+			   then): take_lines finds one in the procedure's name */
+			err = DCPI_GROW(p->lines, p->lines_cap, p->nlines + 1, JM_MAX_LINES,
+					"lines");
+			if (err)
+				return err == -EFBIG ? 0 : err;
+			p->lines[p->nlines++] = (struct jm_line){ addr, JM_NO_FILE, line };
+			return 0;
+		}
+	err = DCPI_GROW(p->lines, p->lines_cap, p->nlines + 1, JM_MAX_LINES, "lines");
+	if (!err)
+		err = dcpi_buf_grow(&p->names, flen + 1);
+	if (err)
+		return err == -EFBIG ? 0 : err;
+	p->lines[p->nlines++] = (struct jm_line){ addr, p->names.len, line };
+	dcpi_buf_put(&p->names, file, flen);
+	return dcpi_buf_put(&p->names, "", 1);
+}
+
+/* The file in a procedure name of node's form "JS:*f /path/x.js:LINE:COL"
+ * (stored in names), for lines whose file name was unreadable; else
+ * JM_NO_FILE. */
+static uint64_t name_file(struct jm_proc *p, const struct jm_entry *e)
+{
+	const char *name = (const char *)p->names.data + e->name_off;
+	const char *sp = strrchr(name, ' '), *c2, *c1;
+	uint64_t off;
+
+	if (!sp || !(c2 = strrchr(sp, ':')) || c2 == sp + 1)
+		return JM_NO_FILE;
+	for (c1 = c2 - 1; c1 > sp && *c1 != ':'; c1--)
+		;
+	if (c1 == sp || c1 == sp + 1 || dcpi_buf_grow(&p->names, (size_t)(c1 - sp)))
+		return JM_NO_FILE;
+	off = p->names.len;
+	name = (const char *)p->names.data + e->name_off; /* the grow may move it */
+	sp = strrchr(name, ' ');
+	dcpi_buf_put(&p->names, sp + 1, (size_t)(c1 - (sp + 1)));
+	dcpi_buf_put(&p->names, "", 1);
+	return off;
+}
+
+/* The pending lines go to entry e, loaded at addr: offsets from its start. */
+static void take_lines(struct jm_proc *p, struct jm_entry *e, uint64_t addr)
+{
+	size_t k = p->pending0;
+
+	if (p->pending_addr != addr || p->nlines == p->pending0) {
+		p->nlines = p->pending0;
+		return;
+	}
+	uint64_t guess = name_file(p, e);
+
+	for (size_t i = p->pending0; i < p->nlines; i++)
+		if (p->lines[i].off >= addr && p->lines[i].off - addr < e->size &&
+		    (p->lines[i].file_off != JM_NO_FILE || guess != JM_NO_FILE)) {
+			p->lines[k] = p->lines[i];
+			p->lines[k].off -= addr;
+			if (p->lines[k].file_off == JM_NO_FILE)
+				p->lines[k].file_off = guess;
+			k++;
+		}
+	e->line0 = (uint32_t)p->pending0;
+	e->nlines = (uint32_t)(k - p->pending0);
+	p->nlines = p->pending0 = k;
+}
+
 /* LOAD: pid, tid, vma, code_addr, code_size, code_index, name, code. */
 static int rec_load(struct dcpi_jitmap *jm, struct jm_proc *p, const uint8_t *r, size_t n)
 {
 	const uint8_t *name = r + JD_REC_HEADER + 40, *nul;
 	uint64_t addr, size;
+	size_t n0;
+	int err;
 
 	if (n < JD_REC_HEADER + 41 || !(nul = memchr(name, '\0', n - (JD_REC_HEADER + 40)))) {
 		corrupt(jm, p, "a LOAD record too short or with an unterminated name");
@@ -69,8 +163,14 @@ static int rec_load(struct dcpi_jitmap *jm, struct jm_proc *p, const uint8_t *r,
 		corrupt(jm, p, "a LOAD record without a name");
 		return 0;
 	}
-	return dcpi_jm_add_entry(jm, p, addr, size, (const char *)name, (size_t)(nul - name),
-				 nul + 1, JM_NO_CODE);
+	n0 = p->nents;
+	err = dcpi_jm_add_entry(jm, p, addr, size, (const char *)name, (size_t)(nul - name),
+				nul + 1, JM_NO_CODE);
+	if (!err && p->nents > n0)
+		take_lines(p, &p->ents[n0], addr);
+	else
+		p->nlines = p->pending0;
+	return err;
 }
 
 /* MOVE: pid, tid, vma, old_code_addr, new_code_addr, code_size, index. */
@@ -79,6 +179,8 @@ static int rec_move(struct dcpi_jitmap *jm, struct jm_proc *p, const uint8_t *r,
 	const struct lm_map *m;
 	const struct jm_entry *e;
 	uint64_t from, to, size;
+	uint32_t line0, nlines;
+	size_t n0;
 	char *name;
 	int err;
 
@@ -98,31 +200,45 @@ static int rec_move(struct dcpi_jitmap *jm, struct jm_proc *p, const uint8_t *r,
 	name = strdup((const char *)p->names.data + e->name_off); /* names may move */
 	if (!name)
 		return -ENOMEM;
+	line0 = e->line0;
+	nlines = e->nlines;
+	n0 = p->nents;
 	err = dcpi_jm_add_entry(jm, p, to, size, name, strlen(name), NULL, e->code_off);
 	free(name);
+	if (!err && p->nents > n0) {
+		p->ents[n0].line0 = line0;
+		p->ents[n0].nlines = nlines;
+	}
 	return err;
 }
 
 /* DEBUG_INFO: code_addr, nr_entry, then entries of (addr, line, discrim,
- * file name).  Checked, so a corrupt one stops the reading; the lines
- * themselves are not kept yet. */
+ * file name): kept as pending for the LOAD of code_addr that follows. */
 static int rec_debug(struct dcpi_jitmap *jm, struct jm_proc *p, const uint8_t *r, size_t n)
 {
 	size_t pos = JD_REC_HEADER + 16;
 	uint64_t nr;
 
+	p->nlines = p->pending0; /* an earlier DEBUG_INFO no LOAD took */
 	if (n < pos) {
 		corrupt(jm, p, "a DEBUG_INFO record too short");
 		return 0;
 	}
+	p->pending_addr = get64(r + JD_REC_HEADER);
 	nr = get64(r + JD_REC_HEADER + 8);
 	for (uint64_t i = 0; i < nr; i++) {
 		const uint8_t *nul;
+		int err;
 
 		if (n - pos < 17 || !(nul = memchr(r + pos + 16, '\0', n - pos - 16))) {
+			p->nlines = p->pending0;
 			corrupt(jm, p, "a DEBUG_INFO record whose entries run past its end");
 			return 0;
 		}
+		err = keep_line(p, get64(r + pos), get32(r + pos + 8), (const char *)r + pos + 16,
+				(size_t)(nul - (r + pos + 16)));
+		if (err)
+			return err;
 		pos = (size_t)(nul + 1 - r);
 	}
 	jm->st.debug_entries += nr;

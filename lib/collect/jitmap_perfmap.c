@@ -351,7 +351,7 @@ int dcpi_jm_add_entry(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t start,
 	if (err)
 		return err == -EFBIG ? 0 : err;
 	e = &p->ents[p->nents];
-	*e = (struct jm_entry){ start, size, p->names.len, JM_UNPLACED, code_off };
+	*e = (struct jm_entry){ start, size, p->names.len, JM_UNPLACED, code_off, 0, 0 };
 	dcpi_buf_put(&p->names, name, nlen);
 	dcpi_buf_put(&p->names, "", 1);
 	err = dcpi_lm_place(&p->ranges, start, start + size, 0, (int32_t)p->nents);

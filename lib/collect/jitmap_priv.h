@@ -27,7 +27,19 @@ struct jm_entry {
 	uint64_t name_off;      /* in names */
 	uint64_t img_off;
 	uint64_t code_off;      /* size bytes in code, or JM_NO_CODE */
+	uint32_t line0, nlines; /* its source lines: lines[line0, line0 + nlines) */
 };
+
+/* A source line: offset in its code (or, pending, the address), line,
+ * and the file's name in names. */
+struct jm_line {
+	uint64_t off;
+	uint64_t file_off;
+	uint32_t line;
+};
+
+#define JM_MAX_LINES (1u << 20) /* per process */
+#define JM_NO_FILE UINT64_MAX
 
 struct jm_deferred {
 	uint64_t ip, time;
@@ -56,6 +68,10 @@ struct jm_proc {
 	size_t nents, ents_cap;
 	struct dcpi_buf names;
 	struct dcpi_buf code;   /* code bytes of jitdump entries */
+	struct jm_line *lines;
+	size_t nlines, lines_cap;
+	size_t pending0;        /* lines[pending0, nlines): the last DEBUG_INFO's, */
+	uint64_t pending_addr;  /* for the LOAD of this address */
 	/* jitdump (jit-PID.dump): opened through the process's mapping of it */
 	int dump_fd;
 	uint64_t dump_pos;      /* next record */

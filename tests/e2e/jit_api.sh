@@ -35,6 +35,11 @@ grep -qE '^ *[1-9][0-9]* .*decl +%ecx' <<<"$list" && grep -q 'jne' <<<"$list" &&
 	pass "dcpilist disassembles jit_hot, samples on its loop" ||
 	fail "dcpilist disassembles jit_hot" "$list"
 
+src=$("$DCPI_BIN/dcpilist" -db "$T/db" -source jit_hot "$img" 2>&1)
+grep -q '^-- jit.src' <<<"$src" && grep -qE '^ *[1-9][0-9]* .* 11 ' <<<"$src" &&
+	pass "dcpilist shows the source lines given to dcpi_dyn_add, samples on line 11" ||
+	fail "dcpilist shows the source lines given to dcpi_dyn_add" "$src"
+
 DCPI_DYN=0 DCPI_DYN_DIR=$T/dyn "$T/jitc" 10 && [ -z "$(ls "$T/dyn")" ] &&
 	pass "DCPI_DYN=0: nothing written" || fail "DCPI_DYN=0: nothing written" "$(ls "$T/dyn")"
 out=$(DCPI_DYN_DIR=$T/nonexistent "$T/jitc" 10 2>&1); rc=$?

@@ -110,6 +110,10 @@ echo "# dcpilist $bestaddr: $insns instructions, $best samples on them"
 [ "$insns" -gt 5 ] && [ "$best" -gt 0 ] &&
 	pass "dcpilist disassembles JS:*churn from the pseudo-image with samples on its instructions" ||
 	fail "dcpilist disassembles JIT code" "$list"
+src=$("$DCPI_BIN/dcpilist" -db "$DB3" -source "$bestaddr" "$img" 2>&1)
+grep -q "^-- $T/hot.js" <<<"$src" && grep -qE '^ *[1-9][0-9]* .* 1  function churn' <<<"$src" &&
+	pass "dcpilist shows JS:*churn's source line, from the dump's DEBUG_INFO" ||
+	fail "dcpilist shows JS:*churn's source line" "$src"
 
 # --- the daemon --------------------------------------------------------------------
 if [ "$(id -u)" -ne 0 ]; then

@@ -23,6 +23,7 @@
 #include "dcpi/jitimage.h"
 #include "dcpi/jitmap.h"
 #include "dcpi/sha1.h"
+#include "dcpi/srcline.h"
 #include "dcpi/symtab.h"
 #include "tap.h"
 
@@ -99,8 +100,8 @@ static int build(const struct dcpi_jit_func *f, size_t n, const char *path, uint
 
 static void test_image(void)
 {
-	struct dcpi_jit_func f[3] = { { "f", sizeof(code_f), code_f }, { "nocode", 40, NULL },
-				      { "g", sizeof(code_g), code_g } };
+	struct dcpi_jit_func f[3] = { { "f", sizeof(code_f), code_f, NULL, 0 }, { "nocode", 40, NULL, NULL, 0 },
+				      { "g", sizeof(code_g), code_g, NULL, 0 } };
 	uint8_t id[20], id2[20], id3[20], got[64];
 	char path[300];
 	struct dcpi_symtab *st = NULL;
@@ -145,7 +146,7 @@ static void test_image(void)
 	T_OK(memcmp(id, id3, 20), "other content, other build-id");
 	f[1].size = 0;
 	T_EQ(build(f, 3, path, id3), -EINVAL, "a zero size is refused");
-	f[1] = (struct dcpi_jit_func){ "", 4, NULL };
+	f[1] = (struct dcpi_jit_func){ "", 4, NULL, NULL, 0 };
 	T_EQ(build(f, 3, path, id3), -EINVAL, "an empty name is refused");
 }
 
@@ -480,6 +481,16 @@ static void test_dump(void)
 	T_STREQ(path, "/tmp/jit-120.dump", "named after the dump");
 	snprintf(file, sizeof(file), "%s/dumpimg", tmp);
 	dcpi_file_write_atomic(file, img.data, img.len, 0600);
+	{
+		struct dcpi_srclines *sl = NULL;
+		struct dcpi_srcloc loc;
+
+		T_EQ(dcpi_srcline_open(file, &sl), 0, "the image has DWARF lines: %s", dcpi_errmsg());
+		T_OK(sl && dcpi_srcline_lookup(sl, DCPI_JITIMAGE_TEXT + 1, &loc) == 0 &&
+		     loc.line == 12 && loc.file && strstr(loc.file, "x.js"),
+		     "f's code is x.js:12, from the DEBUG_INFO before its LOAD");
+		dcpi_srcline_close(sl);
+	}
 	T_EQ(dcpi_disasm_open(file, &d), 0, "the image disassembles");
 	if (d) {
 		T_EQ(dcpi_disasm_collect(d, DCPI_JITIMAGE_TEXT, DCPI_JITIMAGE_TEXT + sizeof(code_f),
