@@ -110,6 +110,9 @@ int dcpi_jitmap_settle(struct dcpi_jitmap *jm, dcpi_jitmap_settle_fn fn, void *a
  * as records are read. */
 int dcpi_jitmap_watch_dump(struct dcpi_jitmap *jm, int32_t pid, uint64_t start, uint64_t end,
 			   const char *path);
+/* The command of pid if it was looked at (it mapped anonymous executable
+ * memory, or a sample there missed): 1 and buf, else 0. */
+int dcpi_jitmap_comm(struct dcpi_jitmap *jm, int32_t pid, char *buf, size_t len);
 /* Whether path names a jitdump (its last component is jit-DIGITS.dump). */
 int dcpi_jitmap_is_dump(const char *path);
 /* pid exec'd at time (CLOCK_MONOTONIC ns): what its map said belongs to

@@ -211,13 +211,35 @@ static int agg_add(struct dcpi_collector *c, int idx, int64_t pid, uint64_t off,
 	return err;
 }
 
+static int anon_region_image(struct dcpi_collector *c, const char *comm, uint64_t ip)
+{
+	char path[96];
+	uint64_t region = ip >> REGION_SHIFT << REGION_SHIFT;
+	struct dcpi_image t = { .path = path, .kind = DCPI_IMAGE_ANON, .text_start = region,
+				.text_size = 1u << REGION_SHIFT };
+
+	snprintf(path, sizeof(path), "[anon:%s@0x%" PRIx64 "]", comm, region);
+	return dcpi_loadmap_intern(c->lm, &t);
+}
+
 /* A user or kernel sample no image describes. */
 static int count_unknown(struct dcpi_collector *c, int32_t rpid, uint64_t ip, int kernel,
 			 unsigned ev)
 {
+	char comm[32];
+
 	c->stats.unknown++;
 	if (c->o.on_unknown)
 		c->o.on_unknown(c->o.arg, rpid, ip, kernel);
+	if (!kernel && rpid > 0 && c->jm && dcpi_jitmap_comm(c->jm, rpid, comm, sizeof(comm))) {
+		/* anonymous code nothing describes: kept per process and region,
+		   under its command */
+		int idx = anon_region_image(c, comm, ip);
+
+		if (idx < 0)
+			return idx;
+		return agg_add(c, idx, rpid, ip - (ip >> REGION_SHIFT << REGION_SHIFT), ev);
+	}
 	if (c->o.unknown_per_pid && rpid > 0) {
 		int idx = unknown_region_image(c, ip);
 

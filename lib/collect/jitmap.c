@@ -367,6 +367,16 @@ int dcpi_jitmap_image(struct dcpi_jitmap *jm, int64_t key, struct dcpi_buf *out,
 	return err;
 }
 
+int dcpi_jitmap_comm(struct dcpi_jitmap *jm, int32_t pid, char *buf, size_t len)
+{
+	for (struct jm_proc *p = jm->buckets[bucket(pid)]; p; p = p->next)
+		if (p->pid == pid && p->comm[0]) {
+			snprintf(buf, len, "%s", p->comm);
+			return 1;
+		}
+	return 0;
+}
+
 int dcpi_jitmap_is_dump(const char *path)
 {
 	const char *base = strrchr(path, '/'), *d;

@@ -186,6 +186,8 @@ static int proc_ids(struct dcpi_jitmap *jm, struct jm_proc *p)
 		err = status_field(s, "\nUid:", 0, &r) ?: status_field(s, "\nUid:", 1, &e);
 	if (!err)
 		status_field(s, "\nNSpid:", -1, &ns); /* older kernels: no namespaces */
+	if (!err && !strncmp(s, "Name:\t", 6))
+		snprintf(p->comm, sizeof(p->comm), "%.*s", (int)strcspn(s + 6, "\n"), s + 6);
 	free(s);
 	if (err || r < 0 || e < 0 || ns <= 0 || ns > INT32_MAX)
 		return err ? err : -EINVAL;

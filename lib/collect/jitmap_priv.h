@@ -63,6 +63,7 @@ struct jm_proc {
 	char tail[32];          /* the tail_len bytes before pos, as read */
 	uint8_t tail_len;
 	char path[64];          /* as the process sees it */
+	char comm[17];          /* its command (status "Name:"), or "" */
 	struct lm_proc ranges;
 	struct jm_entry *ents;
 	size_t nents, ents_cap;

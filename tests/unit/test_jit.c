@@ -597,6 +597,8 @@ static void test_collector(void)
 	snprintf(dcpi_collector_stats(c)->epoch, DCPI_EPOCH_NAME_MAX, "e");
 	for (int i = 0; i < 3; i++)
 		T_EQ(dcpi_collector_feed(c, &r, 0), 0, "sample %d", i);
+	r.ip = 0x9004; /* anonymous code the map does not describe */
+	T_EQ(dcpi_collector_feed(c, &r, 0), 0, "a sample nothing describes");
 	T_EQ(dcpi_collector_merge(c, platdir), 0, "merged: %s", dcpi_errmsg());
 	T_EQ(dcpi_db_profiles(platdir, &files, &n), 0, "profiles listed");
 	for (size_t i = 0; i < n; i++) {
@@ -607,7 +609,7 @@ static void test_collector(void)
 		if (dcpi_profile_read(files[i], &p))
 			continue;
 		if (!strcmp(p.path, "/tmp/perf-110.map")) {
-			found = 1;
+			found |= 1;
 			T_EQ(p.pid, 110, "per process");
 			T_EQ(p.nrows, 1, "one row");
 			T_EQ(p.nrows ? p.offsets[0] : 0, DCPI_JITIMAGE_TEXT + 4, "at hot+4");
@@ -616,11 +618,17 @@ static void test_collector(void)
 			snprintf(cache, sizeof(cache), "%s/.build-id/%.2s/%s", db, hex, hex + 2);
 			T_OK(access(cache, R_OK) == 0, "the pseudo-image is in the database: %s", cache);
 		}
+		if (!strcmp(p.path, "[anon:node@0x0]")) {
+			found |= 2;
+			T_OK(p.pid == 110 && p.kind == DCPI_IMAGE_ANON && p.nrows == 1 &&
+			     p.offsets[0] == 0x9004, "per process and region, under its command");
+		}
 		dcpi_profile_free(&p);
 	}
 	dcpi_db_names_free(files, n);
-	T_OK(found, "a profile of /tmp/perf-110.map");
-	T_EQ(dcpi_collector_stats(c)->unknown, 0, "no sample unknown");
+	T_OK(found & 1, "a profile of /tmp/perf-110.map");
+	T_OK(found & 2, "a profile of node's undescribed anonymous code");
+	T_EQ(dcpi_collector_stats(c)->unknown, 1, "that sample counted unknown, the others not");
 	dcpi_collector_free(c);
 }
 
