@@ -38,13 +38,20 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 COMMANDS  := dcpid dcpictl dcpiepoch dcpiflush dcpiquit dcpicat dcpiprof dcpilist dcpitopcounts dcpidiff dcpistats dcpilabel dcpitar dcpi-record
 BIN       := bin/dcpi $(COMMANDS:%=bin/%)
 
-all: $(BIN) $(UNIT_BIN)
+all: $(BIN) $(UNIT_BIN) $(O)/libdcpidyn.a
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(O)/lib/base/version.o: VERSION
+
+# The dynamic-code API for JITs (dcpi_dyn(3)): standalone, nothing of libdcpi.
+$(O)/libdcpidyn.a: dyn/dcpi_dyn.c dyn/dcpi_dyn.h
+	@mkdir -p $(O)/dyn
+	$(CC) $(ALL_CFLAGS) -fPIC -c -o $(O)/dyn/dcpi_dyn.o $<
+	@rm -f $@
+	ar rcs $@ $(O)/dyn/dcpi_dyn.o
 
 $(O)/libdcpi.a: $(LIB_OBJ)
 	@rm -f $@
@@ -124,11 +131,14 @@ bench: deps
 
 # ---- install ---------------------------------------------------------------
 install: all
-	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 \
-	  $(DESTDIR)$(mandir)/man7 $(DESTDIR)$(mandir)/man8
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man3 \
+	  $(DESTDIR)$(mandir)/man5 $(DESTDIR)$(mandir)/man7 $(DESTDIR)$(mandir)/man8 \
+	  $(DESTDIR)$(prefix)/include $(DESTDIR)$(prefix)/lib
+	install -m 644 dyn/dcpi_dyn.h $(DESTDIR)$(prefix)/include/
+	install -m 644 $(O)/libdcpidyn.a $(DESTDIR)$(prefix)/lib/
 	install -m 755 bin/dcpi $(DESTDIR)$(bindir)/dcpi
 	for c in $(COMMANDS); do ln -sf dcpi $(DESTDIR)$(bindir)/$$c; done
-	for m in man/*.[1578]; do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(mandir)/man$$s/; done
+	for m in man/*.[13578]; do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(mandir)/man$$s/; done
 
 clean:
 	rm -rf build build-asan build-fuzz bin

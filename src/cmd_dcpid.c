@@ -425,6 +425,23 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 
 /* ---- control requests --------------------------------------------------- */
 
+/* dcpictl image: a mapping the kernel did not report (a program's own
+ * loader), registered as if it had; samples read from now on find it. */
+static int image_request(struct daemon *d, const char *req)
+{
+	struct dcpi_mmap_event ev;
+	int err = dcpi_ctl_parse_image(req, &ev);
+
+	if (!err) {
+		drain(d, 0); /* what was sampled before is attributed before */
+		err = dcpi_loadmap_mmap(dcpi_collector_loadmap(dcpi_run_collector(d->run)), &ev);
+	}
+	if (!err)
+		logmsg(d, LOG_INFO, "image %s in process %d at 0x%llx+0x%llx (dcpictl)", ev.path,
+		       (int)ev.pid, (unsigned long long)ev.start, (unsigned long long)ev.len);
+	return err;
+}
+
 static void handle_request(struct daemon *d, int conn, const char *req)
 {
 	struct dcpi_buf out = DCPI_BUF_INIT;
@@ -443,6 +460,8 @@ static void handle_request(struct daemon *d, int conn, const char *req)
 			err = new_epoch(d);
 		if (!err)
 			dcpi_buf_printf(&out, "epoch: %s\n", dcpi_run_epoch(d->run));
+	} else if (!strncmp(req, "image ", 6)) {
+		err = image_request(d, req);
 	} else if (!strcmp(req, "quit")) {
 		/* A daemon that cannot write keeps its samples and runs on:
 		 * quitting would lose them.  SIGTERM still stops it. */
@@ -452,7 +471,7 @@ static void handle_request(struct daemon *d, int conn, const char *req)
 					  "stops anyway and loses them)");
 		d->quit = !err;
 	} else {
-		dcpi_error(EINVAL, "unknown request '%.64s' (status, flush, epoch, quit)", req);
+		dcpi_error(EINVAL, "unknown request '%.64s' (status, flush, epoch, image, quit)", req);
 		err = -EINVAL;
 	}
 	if (err)
@@ -851,10 +870,11 @@ static void tick(struct daemon *d)
 	}
 }
 
-/* How long poll may sleep.  The rings wake us when half full, so the
- * daemon sleeps until the next merge or status line: on an idle machine it
- * does not wake every second for nothing.  Randomised periods want a fresh
- * value each second. */
+/* How long poll may sleep: a second at most.  The rings wake us when half
+ * full, but a JIT's perf map is opened through its process (dcpi/jitmap.h),
+ * which must still run when its mmap records are read, so the rings are
+ * also read each second (drained on a timeout); randomised periods want a
+ * fresh value each second too.  One wake-up a second is the price. */
 static int poll_timeout(const struct daemon *d)
 {
 	time_t now = time(NULL), next = d->next_merge;
@@ -863,7 +883,7 @@ static int poll_timeout(const struct daemon *d)
 		next = d->next_status;
 	if (d->gc_days && d->next_gc < next)
 		next = d->next_gc;
-	if (dcpi_run_randomized(d->run) && next > now + 1)
+	if (next > now + 1)
 		next = now + 1;
 	return next <= now ? 0 : (int)((next - now) * 1000);
 }
@@ -896,7 +916,7 @@ static void run(struct daemon *d)
 			ring_ready |= fds[i].revents & POLLIN;
 		for (size_t i = nrings + 1; i < nfds; i++)
 			ctl_ready |= fds[i].revents;
-		if (ring_ready)
+		if (ring_ready || r == 0)
 			drain(d, 0);
 		if (fds[0].revents & POLLIN) {
 			struct signalfd_siginfo si;

@@ -38,6 +38,14 @@ struct dcpi_collector_opts {
 	void (*on_unknown)(void *arg, int32_t pid, uint64_t ip, int kernel);
 	/* each image whose profile a merge wrote (e.g. to cache its file) */
 	void (*on_merged)(void *arg, int index, const struct dcpi_image *img);
+	/* JIT code (dcpi/jitmap.h): with db set, samples in memory no image
+	   describes are looked up in the process's perf map, and each merge
+	   stores the pseudo-images they name in db (dcpi_db_put_image, with
+	   dirmode) */
+	const char *db;
+	unsigned dirmode;
+	/* a complete one-line message: something was refused or skipped */
+	void (*on_warning)(void *arg, const char *msg);
 	void *arg;
 };
 

@@ -1,7 +1,7 @@
 /* The control socket between dcpictl and dcpid: DB/.dcpid-HOST.sock.
  *
  * Protocol: the client sends one request line ("status", "flush",
- * "epoch", "quit"), the daemon answers with zero or more lines of text and
+ * "epoch", "quit", "image PID START LENGTH OFFSET PATH"), the daemon answers with zero or more lines of text and
  * a last line "ok" or "error: MESSAGE", then closes.  Requests are at most
  * DCPI_CTL_LINE_MAX bytes.  The daemon serves only peers whose uid is 0
  * or its own (SO_PEERCRED); the socket file is 0600 as well.
@@ -65,5 +65,14 @@ int dcpi_ctl_server_next(struct dcpi_ctl_server *s, int *conn, char *req, size_t
  * bounds the whole exchange, connecting included: -ETIMEDOUT after it. */
 int dcpi_ctl_request(const char *root, const char *host, const char *req,
 		     struct dcpi_buf *reply, int timeout_ms);
+
+/* "image PID START LENGTH OFFSET PATH" (numbers decimal or 0x hex; PATH
+ * the rest of the line, absolute): an image loaded into process PID at
+ * [START, START + LENGTH) from file offset OFFSET, which the kernel did
+ * not report (a program's own loader): dcpictl image.  Parsed into ev
+ * (path points into req; prot executable).  0, or -EINVAL with a message
+ * naming what is wrong. */
+struct dcpi_mmap_event;
+int dcpi_ctl_parse_image(const char *req, struct dcpi_mmap_event *ev);
 
 #endif

@@ -136,4 +136,12 @@ int dcpi_db_profile_name(const struct dcpi_profile *p, char *out, size_t len);
  * caller keeps p and retries. */
 int dcpi_db_merge_profile(const char *dir, struct dcpi_profile *p, unsigned mode);
 
+/* Store an image the database itself holds (a JIT pseudo-image) under
+ * DB/.build-id/xx/yyyy by its build-id, the layout the image cache uses
+ * and the tools search: written atomically with mode, the directories
+ * created with dirmode and checked (dcpi_db_check_dir).  Nothing is
+ * written when a file of that id exists: ids name content.  0 or -errno. */
+int dcpi_db_put_image(const char *root, const uint8_t *id, size_t idlen, const void *data,
+		      size_t len, unsigned dirmode, unsigned mode);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "dcpi/collector.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/jitmap.h"
 #include "dcpi/label.h"
 #include "dcpi/record.h"
 #include "dcpi/stats.h"
@@ -40,12 +42,33 @@ struct dcpi_collector {
 	uint64_t seq;
 	uint64_t pending;
 	int unknown_image;           /* the shared unknown@host pseudo-image */
+	struct dcpi_jitmap *jm;      /* NULL without a database to keep JIT code in */
+	int jit_image;               /* bins of JIT code: (jit_image, jitmap key) */
+	char *db;
 	char **bypid;                /* our copy of o.bypid */
 	int *bypid_cache;            /* per image: -1 untested, 0 no, 1 yes */
 	size_t bypid_cache_len;
 	struct dcpi_labeler *lab;    /* -label; NULL: profiles are not labelled */
 	struct dcpi_epoch_stats stats;
 };
+
+/* JIT bins share one placeholder image; the merge writes each bin's own
+ * pseudo-image and names the profile after it. */
+static int new_jit(struct dcpi_collector *c, const struct dcpi_collector_opts *o)
+{
+	struct dcpi_jitmap_opts jo = { o->procroot, o->on_warning, o->arg };
+	struct dcpi_image jit = { .path = "[jit]", .kind = DCPI_IMAGE_FILE };
+	int err;
+
+	c->db = strdup(o->db);
+	if (!c->db)
+		return dcpi_error(ENOMEM, "out of memory");
+	err = dcpi_jitmap_new(&jo, &c->jm);
+	if (err)
+		return err;
+	c->jit_image = dcpi_loadmap_intern(c->lm, &jit);
+	return c->jit_image < 0 ? c->jit_image : 0;
+}
 
 int dcpi_collector_new(const struct dcpi_collector_opts *o, struct dcpi_collector **out)
 {
@@ -83,6 +106,12 @@ int dcpi_collector_new(const struct dcpi_collector_opts *o, struct dcpi_collecto
 		err = c->unknown_image;
 		goto fail;
 	}
+	c->jit_image = DCPI_NO_IMAGE;
+	if (o->db) {
+		err = new_jit(c, o);
+		if (err)
+			goto fail;
+	}
 	c->stats.nevents = c->events.n;
 	for (unsigned i = 0; i < c->events.n; i++) {
 		snprintf(c->stats.ev[i].name, sizeof(c->stats.ev[i].name), "%s", c->events.ev[i].name);
@@ -104,6 +133,8 @@ void dcpi_collector_free(struct dcpi_collector *c)
 		dcpi_loadmap_free(c->lm);
 	dcpi_agg_free(c->agg);
 	dcpi_labeler_free(c->lab);
+	dcpi_jitmap_free(c->jm);
+	free(c->db);
 	dcpi_buf_release(&c->arena);
 	free(c->q);
 	free(c->bypid_cache);
@@ -174,12 +205,75 @@ static int unknown_region_image(struct dcpi_collector *c, uint64_t ip)
 	return dcpi_loadmap_intern(c->lm, &t);
 }
 
+/* Count one sample of process rpid at (idx, pid, off), under rpid's
+ * label when profiles are labelled. */
+static int agg_add(struct dcpi_collector *c, int idx, int64_t pid, int32_t rpid, uint64_t off,
+		   unsigned ev)
+{
+	uint32_t label = 0;
+	int err;
+
+	if (c->lab) {
+		if ((err = dcpi_labeler_get(c->lab, rpid, &label)))
+			return err;
+		if (label == 0)
+			c->stats.label_other++; /* past the cap: counted, and said */
+	}
+	err = dcpi_agg_add(c->agg, idx, pid, label, off, ev, 1);
+
+	if (err == -ENOSPC) {
+		c->stats.lost++; /* counted, never silent */
+		return 0;
+	}
+	if (!err)
+		c->pending++;
+	return err;
+}
+
+static int anon_region_image(struct dcpi_collector *c, const char *comm, uint64_t ip)
+{
+	char path[96];
+	uint64_t region = ip >> REGION_SHIFT << REGION_SHIFT;
+	struct dcpi_image t = { .path = path, .kind = DCPI_IMAGE_ANON, .text_start = region,
+				.text_size = 1u << REGION_SHIFT };
+
+	snprintf(path, sizeof(path), "[anon:%s@0x%" PRIx64 "]", comm, region);
+	return dcpi_loadmap_intern(c->lm, &t);
+}
+
+/* A user or kernel sample no image describes. */
+static int count_unknown(struct dcpi_collector *c, int32_t rpid, uint64_t ip, int kernel,
+			 unsigned ev)
+{
+	char comm[32];
+
+	c->stats.unknown++;
+	if (c->o.on_unknown)
+		c->o.on_unknown(c->o.arg, rpid, ip, kernel);
+	if (!kernel && rpid > 0 && c->jm && dcpi_jitmap_comm(c->jm, rpid, comm, sizeof(comm))) {
+		/* anonymous code nothing describes: kept per process and region,
+		   under its command */
+		int idx = anon_region_image(c, comm, ip);
+
+		if (idx < 0)
+			return idx;
+		return agg_add(c, idx, rpid, rpid, ip - (ip >> REGION_SHIFT << REGION_SHIFT), ev);
+	}
+	if (c->o.unknown_per_pid && rpid > 0) {
+		int idx = unknown_region_image(c, ip);
+
+		if (idx < 0)
+			return idx;
+		return agg_add(c, idx, rpid, rpid, ip - (ip >> REGION_SHIFT << REGION_SHIFT), ev);
+	}
+	return agg_add(c, c->unknown_image, -1, rpid, ip, ev);
+}
+
 static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, int ev)
 {
 	int kernel = (r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	uint64_t off;
 	int64_t pid = -1;
-	uint32_t label = 0;
 	int idx, err;
 
 	if (ev < 0 || (unsigned)ev >= c->events.n)
@@ -189,37 +283,20 @@ static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, i
 	if (kernel)
 		c->stats.kernel++;
 	idx = dcpi_loadmap_resolve(c->lm, r->pid, r->ip, kernel, &off);
-	if (idx < 0) {
-		c->stats.unknown++;
-		if (c->o.on_unknown)
-			c->o.on_unknown(c->o.arg, r->pid, r->ip, kernel);
-		if (c->o.unknown_per_pid && r->pid > 0) {
-			idx = unknown_region_image(c, r->ip);
-			if (idx < 0)
-				return idx;
-			pid = r->pid;
-			off = r->ip - (r->ip >> REGION_SHIFT << REGION_SHIFT);
-		} else {
-			idx = c->unknown_image;
-			off = r->ip;
-		}
-	} else if (is_bypid(c, idx)) {
-		pid = r->pid;
-	}
-	if (c->lab) {
-		if ((err = dcpi_labeler_get(c->lab, r->pid, &label)))
+	if (idx < 0 && !kernel && c->jm) {
+		err = dcpi_jitmap_resolve(c->jm, r->pid, r->ip, r->time, &pid, &off);
+		if (err < 0)
 			return err;
-		if (label == 0)
-			c->stats.label_other++; /* past the cap: counted, and said */
+		if (err == 1)
+			idx = c->jit_image;
+		else if (dcpi_jitmap_defer(c->jm, r->pid, r->ip, r->time, (unsigned)ev))
+			return 0; /* named or counted unknown at the next merge */
 	}
-	err = dcpi_agg_add(c->agg, idx, pid, label, off, (unsigned)ev, 1);
-	if (err == -ENOSPC) {
-		c->stats.lost++; /* counted, never silent */
-		return 0;
-	}
-	if (!err)
-		c->pending++;
-	return err;
+	if (idx < 0)
+		return count_unknown(c, r->pid, r->ip, kernel, (unsigned)ev);
+	if (idx != c->jit_image && is_bypid(c, idx))
+		pid = r->pid;
+	return agg_add(c, idx, pid, r->pid, off, (unsigned)ev);
 }
 
 int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, int ev)
@@ -232,6 +309,8 @@ int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, i
 	case PERF_RECORD_COMM:
 		if (c->lab && r->pid == r->tid)
 			dcpi_labeler_comm(c->lab, r->pid, r->comm);
+		if (r->exec && c->jm)
+			dcpi_jitmap_exec(c->jm, r->pid, r->time);
 		return r->exec ? dcpi_loadmap_exec(c->lm, r->pid) : 0;
 	case PERF_RECORD_FORK:
 		return dcpi_loadmap_fork(c->lm, r->pid, r->ppid);
@@ -240,6 +319,8 @@ int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, i
 			return 0;
 		if (c->lab)
 			dcpi_labeler_exit(c->lab, r->pid);
+		if (c->jm)
+			dcpi_jitmap_exit(c->jm, r->pid);
 		return dcpi_loadmap_exit(c->lm, r->pid);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
@@ -255,11 +336,34 @@ int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, i
 
 /* ---- ordering ----------------------------------------------------------- */
 
+/* A JIT maps anonymous executable memory for its code, and its jitdump
+ * (executable, for the purpose): look at the process while it surely runs
+ * (dcpi_jitmap_watch, dcpi_jitmap_watch_dump). */
+static void watch_jit(struct dcpi_collector *c, const void *raw, size_t len)
+{
+	const struct perf_event_header *h = raw;
+	struct dcpi_record r;
+
+	if (len < sizeof(*h) || h->type != PERF_RECORD_MMAP2 ||
+	    dcpi_record_decode_flags(raw, len, c->o.mmap_build_id ? DCPI_RECORD_WANT_BUILD_ID : 0,
+				     &r))
+		return;
+	if (!(r.mmap.prot & PROT_EXEC) || r.mmap.pid <= 0 || !r.mmap.path)
+		return;
+	if (!r.mmap.path[0] || !strcmp(r.mmap.path, "//anon"))
+		dcpi_jitmap_watch(c->jm, r.mmap.pid);
+	else if (dcpi_jitmap_is_dump(r.mmap.path) && r.mmap.len <= UINT64_MAX - r.mmap.start)
+		dcpi_jitmap_watch_dump(c->jm, r.mmap.pid, r.mmap.start,
+				       r.mmap.start + r.mmap.len, r.mmap.path);
+}
+
 int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len)
 {
 	size_t off = c->arena.len;
 	int err;
 
+	if (c->jm)
+		watch_jit(c, raw, len);
 	if ((err = DCPI_GROW(c->q, c->qcap, c->nq + 1, SIZE_MAX, "queued records")))
 		return err;
 	err = dcpi_buf_put(&c->arena, raw, len);
@@ -374,6 +478,34 @@ static void set_identity(struct dcpi_collector *c, const struct dcpi_image *img,
 	}
 }
 
+/* A JIT bin (pid holds the jitmap key): its pseudo-image stored in the
+ * database by content, the profile named after it, per process. */
+static int jit_identity(struct dcpi_collector *c, int64_t key, struct dcpi_profile *p)
+{
+	struct dcpi_buf elf = DCPI_BUF_INIT;
+	uint8_t id[DCPI_SHA1_LEN];
+	char path[128];
+	int32_t pid;
+	int err = dcpi_jitmap_image(c->jm, key, &elf, id, path, sizeof(path), &pid);
+
+	if (!err)
+		err = dcpi_db_put_image(c->db, id, sizeof(id), elf.data, elf.len,
+					c->o.dirmode ? c->o.dirmode : 0700,
+					c->o.filemode ? c->o.filemode : 0600);
+	if (!err) {
+		free(p->path);
+		p->path = strdup(path);
+		memcpy(p->build_id, id, sizeof(id));
+		p->build_id_len = sizeof(id);
+		p->size = elf.len;
+		p->pid = pid;
+		if (!p->path)
+			err = dcpi_error(ENOMEM, "out of memory");
+	}
+	dcpi_buf_release(&elf);
+	return err;
+}
+
 static int count_profiles(const char *platdir, uint64_t *n)
 {
 	char **v;
@@ -387,11 +519,20 @@ static int count_profiles(const char *platdir, uint64_t *n)
 	return 0;
 }
 
+/* A JIT sample kept for later (dcpi_jitmap_defer), now named or not. */
+static int settled(void *arg, int32_t pid, uint64_t ip, unsigned ev, int hit, int64_t key,
+		   uint64_t off)
+{
+	struct dcpi_collector *c = arg;
+
+	return hit ? agg_add(c, c->jit_image, key, pid, off, ev) : count_unknown(c, pid, ip, 0, ev);
+}
+
 int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 {
 	unsigned mode = c->o.filemode ? c->o.filemode : 0600;
 	char spath[4096];
-	int err = 0;
+	int err = c->jm ? dcpi_jitmap_settle(c->jm, settled, c) : 0;
 
 	/* Each bin is cleared once it is on disk, so a merge that fails half
 	 * way (a full disk) neither loses nor double-counts: the next retries
@@ -409,18 +550,30 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 			continue;
 		dcpi_profile_init(&p);
 		set_identity(c, img, pid, label, &p);
-		err = dcpi_agg_bin_rows(c->agg, b, &p);
+		if (idx == c->jit_image)
+			err = jit_identity(c, pid, &p);
+		if (err == -ENOENT) { /* cannot happen: keys live until a full merge */
+			c->stats.lost += dcpi_agg_bin_nrows(c->agg, b);
+			dcpi_agg_bin_clear(c->agg, b);
+			dcpi_profile_free(&p);
+			err = 0;
+			continue;
+		}
+		if (!err)
+			err = dcpi_agg_bin_rows(c->agg, b, &p);
 		if (!err)
 			err = dcpi_db_merge_profile(platdir, &p, mode);
 		if (!err)
 			dcpi_agg_bin_clear(c->agg, b);
-		if (!err && c->o.on_merged)
+		if (!err && c->o.on_merged && idx != c->jit_image)
 			c->o.on_merged(c->o.arg, idx, img);
 		dcpi_profile_free(&p);
 	}
 	if (err)
 		return err; /* keep the aggregate: the next merge retries */
 	dcpi_agg_clear(c->agg);
+	if (c->jm)
+		dcpi_jitmap_reap(c->jm); /* no bin names an exited process's key now */
 	c->pending = 0;
 	c->stats.updated = (int64_t)time(NULL);
 	if (c->lab)
@@ -433,14 +586,15 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 
 int dcpi_collector_forget(struct dcpi_collector *c)
 {
-	int32_t pin = c->unknown_image;
+	int32_t pin[2] = { c->unknown_image, c->jit_image };
 	size_t n;
 	int err;
 
 	if (dcpi_agg_nbins(c->agg))
 		return 0; /* the aggregate still names images: not now */
-	err = dcpi_loadmap_forget(c->lm, &pin, 1, &n);
-	c->unknown_image = pin;
+	err = dcpi_loadmap_forget(c->lm, pin, 2, &n);
+	c->unknown_image = pin[0];
+	c->jit_image = pin[1];
 	if (n) { /* indices moved: test again when met */
 		free(c->bypid_cache);
 		c->bypid_cache = NULL;

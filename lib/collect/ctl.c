@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -14,6 +16,7 @@
 #include "dcpi/ctl.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/loadmap.h"
 
 /* A sockaddr for DB/.dcpid-HOST.sock.  sun_path holds 108 bytes; for a
  * longer database path we go through an O_PATH descriptor of the database
@@ -311,4 +314,51 @@ out:
 	if (dfd >= 0)
 		close(dfd);
 	return err;
+}
+
+/* ---- requests with arguments -------------------------------------------------- */
+
+static int get_num(const char **p, uint64_t *v)
+{
+	char *end;
+
+	while (**p == ' ')
+		(*p)++;
+	if (**p < '0' || **p > '9')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(*p, &end, 0);
+	if (errno || (*end != ' ' && *end != '\0'))
+		return -EINVAL;
+	*p = end;
+	return 0;
+}
+
+int dcpi_ctl_parse_image(const char *req, struct dcpi_mmap_event *ev)
+{
+	const char *p = req;
+	uint64_t pid, start, len, off;
+
+	if (strncmp(p, "image ", 6))
+		return dcpi_error(EINVAL, "not an image request");
+	p += 6;
+	if (get_num(&p, &pid) || get_num(&p, &start) || get_num(&p, &len) || get_num(&p, &off))
+		return dcpi_error(EINVAL, "image: want PID START LENGTH OFFSET PATH (numbers)");
+	while (*p == ' ')
+		p++;
+	if (pid == 0 || pid > INT32_MAX)
+		return dcpi_error(EINVAL, "image: no process %llu", (unsigned long long)pid);
+	if (len == 0 || len > UINT64_MAX - start || start + len > 0xffff800000000000ull)
+		return dcpi_error(EINVAL, "image: %#llx+%#llx is no user-space range",
+				  (unsigned long long)start, (unsigned long long)len);
+	if (*p != '/')
+		return dcpi_error(EINVAL, "image: PATH must be absolute");
+	memset(ev, 0, sizeof(*ev));
+	ev->pid = ev->tid = (int32_t)pid;
+	ev->start = start;
+	ev->len = len;
+	ev->pgoff = off;
+	ev->prot = PROT_READ | PROT_EXEC;
+	ev->path = p;
+	return 0;
 }

@@ -13,6 +13,7 @@
 #include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/file.h"
+#include "dcpi/hex.h"
 #include "dcpi/stats.h"
 #include "internal.h"
 
@@ -402,4 +403,38 @@ int dcpi_db_recover(const char *root, const char *host, const char *platform, un
 		e2 = dcpi_stats_recount(p, host, mode, added);
 	dcpi_db_names_free(epochs, n);
 	return err ? err : e2;
+}
+
+/* ---- images the database holds ---------------------------------------------- */
+
+static int mkdir_checked(const char *dir, unsigned dirmode)
+{
+	if (mkdir(dir, dirmode) && errno != EEXIST)
+		return dcpi_error(errno, "%s: %s", dir, strerror(errno));
+	return dcpi_db_check_dir(dir);
+}
+
+int dcpi_db_put_image(const char *root, const uint8_t *id, size_t idlen, const void *data,
+		      size_t len, unsigned dirmode, unsigned mode)
+{
+	char hex[2 * DCPI_BUILD_ID_MAX + 1], cdir[4096], dir[4200], file[4300];
+	int err;
+
+	if (idlen == 0 || idlen > DCPI_BUILD_ID_MAX)
+		return dcpi_error(EINVAL, "an image without a build-id cannot be stored");
+	dcpi_hex(id, idlen, hex);
+	err = dcpi_db_path(cdir, sizeof(cdir), root, NULL, NULL, ".build-id");
+	if (err)
+		return err;
+	if (snprintf(dir, sizeof(dir), "%s/%.2s", cdir, hex) >= (int)sizeof(dir) ||
+	    snprintf(file, sizeof(file), "%s/%s", dir, hex + 2) >= (int)sizeof(file))
+		return dcpi_error(ENAMETOOLONG, "%s: path too long", root);
+	if (access(file, F_OK) == 0)
+		return 0;
+	err = mkdir_checked(cdir, dirmode);
+	if (!err)
+		err = mkdir_checked(dir, dirmode);
+	if (!err)
+		err = dcpi_file_write_atomic(file, data, len, mode);
+	return err;
 }

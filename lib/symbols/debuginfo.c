@@ -282,6 +282,7 @@ int dcpi_debuginfo_find_image(struct dcpi_symtab *st, const char *path, const ui
 	struct want w = { id, idlen, 0, 0 };
 	char full[PATH_MAX], have[2 * DCPI_BUILD_ID_MAX + 1] = "none",
 	     want_hex[2 * DCPI_BUILD_ID_MAX + 1], note[PATH_MAX + 96] = "";
+	char unreadable[512] = "";
 	int err, had_file = 0;
 
 	if (mkpath(full, "%s%s", opts && opts->root ? opts->root : "", path))
@@ -293,8 +294,12 @@ int dcpi_debuginfo_find_image(struct dcpi_symtab *st, const char *path, const ui
 		had_file = 1;
 		dcpi_hex(img->id, img->idlen, have);
 		dcpi_symelf_close(img);
-	} else if (err != -ENOENT && err != -ENOTDIR) {
+	} else if (err != -ENOENT && err != -ENOTDIR && !idlen) {
 		return err;
+	} else if (err != -ENOENT && err != -ENOTDIR) {
+		/* not an ELF file (a JIT's perf map names its pseudo-image): the
+		 * copy by build-id is the image */
+		snprintf(unreadable, sizeof(unreadable), " (%s)", dcpi_errmsg());
 	} else if (!idlen) {
 		return dcpi_error(ENOENT, "%s: no such file, and the profile has no build-id "
 				  "to find a copy by", full);
@@ -312,6 +317,9 @@ int dcpi_debuginfo_find_image(struct dcpi_symtab *st, const char *path, const ui
 	if (had_file)
 		return dcpi_error(ESTALE, "%s: file changed since profiling (build-id %s, profile "
 				  "has %s); no matching copy found%s", full, have, want_hex, note);
+	if (*unreadable)
+		return dcpi_error(ENOENT, "%s: not a readable image%s, and no copy with build-id %s "
+				  "found%s", full, unreadable, want_hex, note);
 	return dcpi_error(ENOENT, "%s: no such file, and no copy with build-id %s found%s", full,
 			  want_hex, note);
 }

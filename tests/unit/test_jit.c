@@ -1,0 +1,681 @@
+/* JIT code: SHA-1, perf-map lines, ELF pseudo-images read back by the
+ * symbol and disassembly code the tools use, and the jitmap on a fake
+ * /proc tree: fresh, stale, overlapping, truncated and hostile maps (a
+ * symlink, a FIFO, another user's file, huge and malformed entries), and
+ * the collector storing a pseudo-image per process in the database. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcpi/buildid.h"
+#include "dcpi/collector.h"
+#include "dcpi/ctl.h"
+#include "dcpi/disasm.h"
+#include "dcpi/error.h"
+#include "dcpi/file.h"
+#include "dcpi/hex.h"
+#include "dcpi/jitimage.h"
+#include "dcpi/jitmap.h"
+#include "dcpi/sha1.h"
+#include "dcpi/srcline.h"
+#include "dcpi/symtab.h"
+#include "tap.h"
+
+static char tmp[256];
+static char warnings[8192];
+static int nwarnings;
+
+static void on_warning(void *arg, const char *msg)
+{
+	(void)arg;
+	nwarnings++;
+	strncat(warnings, msg, sizeof(warnings) - strlen(warnings) - 2);
+	strcat(warnings, "\n");
+}
+
+static void test_sha1(void)
+{
+	struct dcpi_sha1 s;
+	uint8_t out[20];
+	char hex[41];
+	static char big[1000];
+
+	dcpi_sha1_init(&s);
+	dcpi_sha1_update(&s, "abc", 3);
+	dcpi_sha1_final(&s, out);
+	dcpi_hex(out, 20, hex);
+	T_STREQ(hex, "a9993e364706816aba3e25717850c26c9cd0d89d", "SHA-1 of abc");
+	memset(big, 'a', sizeof(big));
+	dcpi_sha1_init(&s);
+	for (int i = 0; i < 1000; i++)
+		dcpi_sha1_update(&s, big, sizeof(big));
+	dcpi_sha1_final(&s, out);
+	dcpi_hex(out, 20, hex);
+	T_STREQ(hex, "34aa973cd4c4daa4f61eeb2bdbad27316534016f", "SHA-1 of a million a's");
+}
+
+static void test_parse(void)
+{
+	uint64_t a, n;
+	size_t name;
+	const char *l1 = "7f7b64006040 1e0 JS:*churn /tmp/hot.js:1:15";
+	const char *l2 = "0x1000\t0X20\tlong Hot.churn(long)\r";
+
+	T_EQ(dcpi_jitmap_parse_line(l1, strlen(l1), &a, &n, &name), 0, "node line parses");
+	T_EQ(a, 0x7f7b64006040ull, "its start");
+	T_EQ(n, 0x1e0, "its size");
+	T_STREQ(l1 + name, "JS:*churn /tmp/hot.js:1:15", "its name, spaces kept");
+	T_EQ(dcpi_jitmap_parse_line(l2, strlen(l2), &a, &n, &name), 0, "0x and tabs parse");
+	T_EQ(a + n, 0x1020, "0x1000 + 0x20");
+	T_OK(!strncmp(l2 + name, "long Hot.churn(long)", 20), "name without the CR");
+	T_EQ(dcpi_jitmap_parse_line("1000 20", 7, &a, &n, &name), -EINVAL, "no name: refused");
+	T_EQ(dcpi_jitmap_parse_line("1000 20 ", 8, &a, &n, &name), -EINVAL, "empty name: refused");
+	T_EQ(dcpi_jitmap_parse_line("10g0 20 f", 9, &a, &n, &name), -EINVAL, "not hex: refused");
+	T_EQ(dcpi_jitmap_parse_line("11112222333344445 20 f", 22, &a, &n, &name), -EINVAL,
+	     "17 hex digits: refused");
+	T_EQ(dcpi_jitmap_parse_line("1000 20 f\0g", 11, &a, &n, &name), -EINVAL,
+	     "a NUL in the name: refused");
+	T_EQ(dcpi_jitmap_parse_line("", 0, &a, &n, &name), -EINVAL, "empty line: refused");
+}
+
+static const uint8_t code_f[] = { 0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3 }; /* push rbp; ... ret */
+static const uint8_t code_g[] = { 0x31, 0xc0, 0xc3 };                   /* xor eax; ret */
+
+static int build(const struct dcpi_jit_func *f, size_t n, const char *path, uint8_t id[20])
+{
+	struct dcpi_buf b = DCPI_BUF_INIT;
+	int err = dcpi_jitimage_build(f, n, &b, id);
+
+	if (!err)
+		err = dcpi_file_write_atomic(path, b.data, b.len, 0600);
+	dcpi_buf_release(&b);
+	return err;
+}
+
+static void test_image(void)
+{
+	struct dcpi_jit_func f[3] = { { "f", sizeof(code_f), code_f, NULL, 0 }, { "nocode", 40, NULL, NULL, 0 },
+				      { "g", sizeof(code_g), code_g, NULL, 0 } };
+	uint8_t id[20], id2[20], id3[20], got[64];
+	char path[300];
+	struct dcpi_symtab *st = NULL;
+	struct dcpi_disasm *d = NULL;
+	struct dcpi_insn *in = NULL;
+	size_t nin = 0;
+	uint64_t at1 = dcpi_jitimage_place(0), at2, at3;
+
+	at2 = dcpi_jitimage_place(at1 + sizeof(code_f));
+	at3 = dcpi_jitimage_place(at2 + 40);
+	snprintf(path, sizeof(path), "%s/img", tmp);
+	T_EQ(build(f, 3, path, id), 0, "image built");
+	T_EQ(dcpi_buildid_elf(path, got, sizeof(got)), 20, "the image has a 20-byte build-id");
+	T_OK(!memcmp(got, id, 20), "the one returned");
+	T_EQ(dcpi_symtab_open(path, id, 20, NULL, &st), 0, "symtab opens it: %s", dcpi_errmsg());
+	if (st) {
+		const struct dcpi_sym *s = dcpi_symtab_lookup(st, at1 + 3);
+		T_OK(s && !strcmp(s->name, "f"), "offset in f names f");
+		s = dcpi_symtab_lookup(st, at2 + 39);
+		T_OK(s && !strcmp(s->name, "nocode"), "last byte of nocode names it");
+		s = dcpi_symtab_lookup(st, at3);
+		T_OK(s && !strcmp(s->name, "g") && s->size == sizeof(code_g), "g, with its size");
+		dcpi_symtab_close(st);
+	}
+	T_EQ(dcpi_disasm_open(path, &d), 0, "disassembler opens it");
+	if (d) {
+		T_EQ(dcpi_disasm_collect(d, at1, at1 + sizeof(code_f), &in, &nin), 0, "f decodes");
+		T_OK(nin == 4 && !strncmp(in[0].mnemonic, "push", 4) &&
+		     !strncmp(in[3].mnemonic, "ret", 3), "push ... ret (%zu instructions: %s)", nin,
+		     nin ? in[0].mnemonic : "");
+		free(in);
+		in = NULL;
+		T_EQ(dcpi_disasm_collect(d, at2, at2 + 40, &in, &nin), -ENODATA,
+		     "code never given is said to be absent, not shown as zeros");
+		free(in);
+		dcpi_disasm_close(d);
+	}
+	T_EQ(build(f, 3, path, id2), 0, "built again");
+	T_OK(!memcmp(id, id2, 20), "same content, same build-id");
+	f[0].name = "f2";
+	T_EQ(build(f, 3, path, id3), 0, "renamed");
+	T_OK(memcmp(id, id3, 20), "other content, other build-id");
+	f[1].size = 0;
+	T_EQ(build(f, 3, path, id3), -EINVAL, "a zero size is refused");
+	f[1] = (struct dcpi_jit_func){ "", 4, NULL, NULL, 0 };
+	T_EQ(build(f, 3, path, id3), -EINVAL, "an empty name is refused");
+}
+
+/* ---- a fake /proc ---------------------------------------------------------- */
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		abort();
+}
+
+/* PROC/PID with status, stat (started 100 s ago), root/tmp */
+static void fake_proc(int pid, int uid)
+{
+	char p[512], s[600];
+	long hz = sysconf(_SC_CLK_TCK);
+	time_t now = time(NULL);
+
+	snprintf(p, sizeof(p), "%s/proc/%d/root/tmp", tmp, pid);
+	snprintf(s, sizeof(s), "mkdir -p %s", p);
+	if (system(s))
+		abort();
+	snprintf(p, sizeof(p), "%s/proc/stat", tmp);
+	snprintf(s, sizeof(s), "cpu 1 2 3\nbtime %lld\n", (long long)now - 1000);
+	put(p, s);
+	snprintf(p, sizeof(p), "%s/proc/%d/status", tmp, pid);
+	snprintf(s, sizeof(s), "Name:\tnode\nUid:\t%d\t%d\t%d\t%d\nNSpid:\t%d\n", uid, uid, uid, uid,
+		 pid);
+	put(p, s);
+	snprintf(p, sizeof(p), "%s/proc/%d/stat", tmp, pid);
+	snprintf(s, sizeof(s), "%d (no de) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %lld 0 0\n", pid,
+		 (long long)(900 * hz));
+	put(p, s);
+}
+
+/* Append, then wait out the re-read interval. */
+static void append(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		abort();
+	usleep(DCPI_JITMAP_REREAD_NS / 1000 + 10000);
+}
+
+static char *map_path(int pid)
+{
+	static char p[600];
+
+	snprintf(p, sizeof(p), "%s/proc/%d/root/tmp/perf-%d.map", tmp, pid, pid);
+	return p;
+}
+
+static struct dcpi_jitmap *new_jm(void)
+{
+	char procroot[300];
+	struct dcpi_jitmap_opts o = { procroot, on_warning, NULL };
+	struct dcpi_jitmap *jm = NULL;
+
+	snprintf(procroot, sizeof(procroot), "%s/proc", tmp);
+	if (dcpi_jitmap_new(&o, &jm))
+		abort();
+	warnings[0] = '\0';
+	nwarnings = 0;
+	return jm;
+}
+
+static void age(const char *path, int seconds_ago)
+{
+	struct timespec t[2];
+
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= seconds_ago;
+	t[1] = t[0];
+	if (utimensat(AT_FDCWD, path, t, 0))
+		abort();
+}
+
+static void test_map_fresh(void)
+{
+	struct dcpi_jitmap *jm = new_jm();
+	struct dcpi_buf b = DCPI_BUF_INIT;
+	uint8_t id[20];
+	char path[128];
+	int64_t key = 0, key2 = 0;
+	uint64_t off = 0;
+	int32_t pid = 0;
+
+	fake_proc(100, 0);
+	put(map_path(100), "1000 100 first\n0x2000 0x40 second one\n1000 10 replaces first\n");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x2010, 0, &key, &off), 1, "a sample in second is JIT code");
+	T_EQ(off, DCPI_JITIMAGE_TEXT + 0x10, "first hit: placed at the start of the text");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x1004, 0, &key2, &off), 1, "a sample at 0x1004");
+	T_EQ(key2, key, "same process, same key");
+	T_EQ(off, DCPI_JITIMAGE_TEXT + 0x40 + 4, "placed after second: the newest entry wins");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x1050, 0, &key2, &off), 1, "0x1050: what is left of first");
+	T_EQ(off, DCPI_JITIMAGE_TEXT + 0x50 + 0x50,
+	     "placed third, at its offset from its own start");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x3000, 0, &key2, &off), 0, "outside every entry");
+	T_EQ(dcpi_jitmap_image(jm, key, &b, id, path, sizeof(path), &pid), 0, "its image");
+	T_STREQ(path, "/tmp/perf-100.map", "shown as the map the process wrote");
+	T_EQ(pid, 100, "of process 100");
+	T_EQ(nwarnings, 0, "no warnings: %s", warnings);
+	dcpi_buf_release(&b);
+	/* appended later, read on a miss after the re-read interval */
+	append(map_path(100), "4000 10 late\n5000 10 no newli");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x4001, 0, &key2, &off), 1, "an appended entry is read");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x5001, 0, &key2, &off), 0, "a partial line waits");
+	dcpi_jitmap_exit(jm, 100);
+	T_EQ(dcpi_jitmap_image(jm, key, &b, id, path, sizeof(path), &pid), 0,
+	     "an exited process's image is there until the reap");
+	dcpi_buf_release(&b);
+	dcpi_jitmap_reap(jm);
+	T_EQ(dcpi_jitmap_image(jm, key, &b, id, path, sizeof(path), &pid), -ENOENT, "reaped");
+	unlink(map_path(100));
+	/* the file is kept open: deleted, it is still read */
+	put(map_path(100), "1000 100 a\n");
+	T_EQ(dcpi_jitmap_resolve(jm, 100, 0x1001, 0, &key2, &off), 1, "a new process 100");
+	T_OK(key2 != key, "with a new key");
+	dcpi_jitmap_free(jm);
+}
+
+static void test_map_stale(void)
+{
+	struct dcpi_jitmap *jm = new_jm();
+	struct dcpi_jitmap_stats st;
+	int64_t key;
+	uint64_t off;
+
+	fake_proc(101, 0);
+	put(map_path(101), "1000 100 old\n");
+	age(map_path(101), 3600);
+	T_EQ(dcpi_jitmap_resolve(jm, 101, 0x1010, 0, &key, &off), 0,
+	     "a map last written before the process started is not applied");
+	T_OK(strstr(warnings, "earlier process") != NULL, "and said so: %s", warnings);
+	append(map_path(101), "3000 10 appended\n");
+	T_EQ(dcpi_jitmap_resolve(jm, 101, 0x3004, 0, &key, &off), 1, "what this process appends is");
+	T_EQ(dcpi_jitmap_resolve(jm, 101, 0x1010, 0, &key, &off), 0, "the old lines still are not");
+	put(map_path(101), "1000 8 truncated and rewritten\n");
+	usleep(60000);
+	T_EQ(dcpi_jitmap_resolve(jm, 101, 0x1004, 0, &key, &off), 1,
+	     "a map that shrank is read again from the start");
+	dcpi_jitmap_stats(jm, &st);
+	T_EQ(st.stale, 1, "one stale map counted");
+	dcpi_jitmap_free(jm);
+}
+
+static void refused(int pid, const char *what, const char *expect)
+{
+	struct dcpi_jitmap *jm = new_jm();
+	struct dcpi_jitmap_stats st;
+	int64_t key;
+	uint64_t off;
+	time_t t0 = time(NULL);
+
+	T_EQ(dcpi_jitmap_resolve(jm, pid, 0x1010, 0, &key, &off), 0, "%s: not applied", what);
+	T_OK(time(NULL) - t0 < 2, "%s: did not block", what);
+	T_OK(strstr(warnings, expect) != NULL, "%s: a clear log line: %s", what, warnings);
+	dcpi_jitmap_stats(jm, &st);
+	T_EQ(st.refused, 1, "%s: counted as refused", what);
+	T_EQ(dcpi_jitmap_resolve(jm, pid, 0x1010, 0, &key, &off), 0, "%s: asked again", what);
+	T_EQ(nwarnings, 1, "%s: said once", what);
+	dcpi_jitmap_free(jm);
+}
+
+static void test_map_hostile(void)
+{
+	char target[512], tmpdir[512];
+	struct dcpi_jitmap *jm;
+	struct dcpi_jitmap_stats st;
+	int64_t key;
+	uint64_t off;
+
+	fake_proc(102, 0);
+	snprintf(target, sizeof(target), "%s/secret", tmp);
+	put(target, "1000 100 from a file the user could not read\n");
+	if (symlink(target, map_path(102)))
+		abort();
+	refused(102, "a symlink", "symbolic link");
+
+	fake_proc(103, 0);
+	if (mkfifo(map_path(103), 0600))
+		abort();
+	refused(103, "a FIFO", "not a regular file");
+
+	fake_proc(104, 1000);
+	put(map_path(104), "1000 100 planted\n");
+	if (chown(map_path(104), 2000, 2000))
+		abort();
+	refused(104, "another user's file", "owned by uid 2000");
+
+	fake_proc(105, 0);
+	snprintf(tmpdir, sizeof(tmpdir), "%s/proc/105/root/tmp", tmp);
+	rmdir(tmpdir);
+	snprintf(target, sizeof(target), "%s/proc/103/root/tmp", tmp);
+	if (symlink(target, tmpdir))
+		abort();
+	refused(105, "a symlinked tmp/", "not a directory");
+
+	fake_proc(106, 0);
+	put(map_path(106), "garbage\n1000 ffffffffffff huge\nfffffffffffffff0 100 wraps\n"
+			   "ffff900000000000 10 kernel half\n2000 10 good\n"
+			   "2000 zz bad size\n");
+	jm = new_jm();
+	T_EQ(dcpi_jitmap_resolve(jm, 106, 0x2004, 0, &key, &off), 1, "the good line among bad ones");
+	T_EQ(dcpi_jitmap_resolve(jm, 106, 0x1004, 0, &key, &off), 0, "the huge entry is not applied");
+	dcpi_jitmap_stats(jm, &st);
+	T_EQ(st.skipped, 5, "five lines skipped");
+	T_EQ(nwarnings, 1, "one warning for the file: %s", warnings);
+	dcpi_jitmap_free(jm);
+
+	fake_proc(107, 0);
+	{
+		char *line = malloc(100000);
+		memset(line, 'x', 99999);
+		line[99999] = '\0';
+		FILE *f = fopen(map_path(107), "w");
+		fprintf(f, "1000 10 a\n3000 10 %s\n5000 10 c\n", line);
+		fclose(f);
+		free(line);
+	}
+	jm = new_jm();
+	T_EQ(dcpi_jitmap_resolve(jm, 107, 0x5004, 0, &key, &off), 1, "an entry after a 100 kB line");
+	T_EQ(dcpi_jitmap_resolve(jm, 107, 0x3004, 0, &key, &off), 0, "the long line skipped");
+	dcpi_jitmap_free(jm);
+}
+
+/* ---- jitdump ----------------------------------------------------------- */
+
+static void put_hdr(struct dcpi_buf *b, uint32_t id, uint32_t size, uint64_t ts)
+{
+	dcpi_buf_put(b, &id, 4);
+	dcpi_buf_put(b, &size, 4);
+	dcpi_buf_put(b, &ts, 8);
+}
+
+static void put64(struct dcpi_buf *b, uint64_t v)
+{
+	dcpi_buf_put(b, &v, 8);
+}
+
+static void dump_header(struct dcpi_buf *b, uint64_t flags)
+{
+	uint32_t h[6] = { 0x4A695444, 1, 40, 62, 0, 120 };
+
+	dcpi_buf_put(b, h, sizeof(h));
+	put64(b, 0);
+	put64(b, flags);
+}
+
+static void dump_load(struct dcpi_buf *b, uint64_t ts, uint64_t addr, const char *name,
+		      const uint8_t *code, size_t n)
+{
+	uint32_t ids[2] = { 120, 120 };
+
+	put_hdr(b, 0, (uint32_t)(16 + 40 + strlen(name) + 1 + n), ts);
+	dcpi_buf_put(b, ids, 8);
+	put64(b, addr);
+	put64(b, addr);
+	put64(b, n);
+	put64(b, 7);
+	dcpi_buf_put(b, name, strlen(name) + 1);
+	dcpi_buf_put(b, code, n);
+}
+
+static void dump_move(struct dcpi_buf *b, uint64_t ts, uint64_t from, uint64_t to, uint64_t n)
+{
+	uint32_t ids[2] = { 120, 120 };
+
+	put_hdr(b, 1, 16 + 48, ts);
+	dcpi_buf_put(b, ids, 8);
+	put64(b, to);
+	put64(b, from);
+	put64(b, to);
+	put64(b, n);
+	put64(b, 7);
+}
+
+static void dump_debug(struct dcpi_buf *b, uint64_t ts, uint64_t addr)
+{
+	uint32_t line[2] = { 12, 0 };
+
+	put_hdr(b, 2, 16 + 16 + 16 + 6, ts);
+	put64(b, addr);
+	put64(b, 1);
+	put64(b, addr);
+	dcpi_buf_put(b, line, 8);
+	dcpi_buf_put(b, "x.js", 5);
+	dcpi_buf_put(b, "", 1); /* pad: one byte more than the entry */
+}
+
+static void test_dump(void)
+{
+	struct dcpi_jitmap *jm = new_jm();
+	struct dcpi_jitmap_stats st;
+	struct dcpi_buf b = DCPI_BUF_INIT, img = DCPI_BUF_INIT;
+	int64_t key = 0;
+	uint64_t off = 0;
+	uint8_t id[20];
+	char path[128], file[300];
+	int32_t pid;
+	struct dcpi_disasm *d = NULL;
+	struct dcpi_insn *in = NULL;
+	size_t nin = 0;
+
+	dump_header(&b, 0);
+	dump_debug(&b, 100, 0x5000);
+	dump_load(&b, 100, 0x5000, "JS:*f x.js:1:1", code_f, sizeof(code_f));
+	dump_load(&b, 200, 0x6000, "JS:*g x.js:5:1", code_g, sizeof(code_g));
+	dump_move(&b, 300, 0x6000, 0x7000, sizeof(code_g));
+	dump_load(&b, 400, 0x5000, "JS:*f2 x.js:1:1", code_g, sizeof(code_g));
+	put_hdr(&b, 3, 16, 500);
+	T_EQ(dcpi_jitmap_feed_dump(jm, 120, b.data, 40), 0, "a dump of just a header");
+	T_EQ(dcpi_jitmap_feed_dump(jm, 120, b.data, b.len), 0, "a whole dump");
+	T_EQ(dcpi_jitmap_resolve(jm, 120, 0x5002, 150, &key, &off), 1, "f at time 150");
+	T_EQ(off, DCPI_JITIMAGE_TEXT + 2, "its offset");
+	T_EQ(dcpi_jitmap_resolve(jm, 120, 0x6001, 150, &key, &off), 0,
+	     "g is not there yet at time 150");
+	T_EQ(dcpi_jitmap_resolve(jm, 120, 0x7001, 350, &key, &off), 1, "g where it moved");
+	T_EQ(dcpi_jitimage_place(DCPI_JITIMAGE_TEXT + sizeof(code_f)) + 1, off,
+	     "placed after f, at its offset");
+	T_EQ(dcpi_jitmap_resolve(jm, 120, 0x5002, 350, &key, &off), 1, "f still, at time 350");
+	T_EQ(off, DCPI_JITIMAGE_TEXT + 2, "same place");
+	T_EQ(dcpi_jitmap_resolve(jm, 120, 0x5001, 450, &key, &off), 1, "at 450 f2 replaced f");
+	T_OK(off > DCPI_JITIMAGE_TEXT + 0x20, "f2 is a procedure of its own (offset 0x%llx)",
+	     (unsigned long long)off);
+	dcpi_jitmap_stats(jm, &st);
+	T_EQ(st.debug_entries, 1, "the DEBUG_INFO record was read");
+	T_EQ(dcpi_jitmap_image(jm, key, &img, id, path, sizeof(path), &pid), 0, "its image");
+	T_STREQ(path, "/tmp/jit-120.dump", "named after the dump");
+	snprintf(file, sizeof(file), "%s/dumpimg", tmp);
+	dcpi_file_write_atomic(file, img.data, img.len, 0600);
+	{
+		struct dcpi_srclines *sl = NULL;
+		struct dcpi_srcloc loc;
+
+		T_EQ(dcpi_srcline_open(file, &sl), 0, "the image has DWARF lines: %s", dcpi_errmsg());
+		T_OK(sl && dcpi_srcline_lookup(sl, DCPI_JITIMAGE_TEXT + 1, &loc) == 0 &&
+		     loc.line == 12 && loc.file && strstr(loc.file, "x.js"),
+		     "f's code is x.js:12, from the DEBUG_INFO before its LOAD");
+		dcpi_srcline_close(sl);
+	}
+	T_EQ(dcpi_disasm_open(file, &d), 0, "the image disassembles");
+	if (d) {
+		T_EQ(dcpi_disasm_collect(d, DCPI_JITIMAGE_TEXT, DCPI_JITIMAGE_TEXT + sizeof(code_f),
+					 &in, &nin), 0, "f's code bytes are there");
+		T_OK(nin == 4 && !strncmp(in[3].mnemonic, "ret", 3), "push ... ret");
+		free(in);
+		dcpi_disasm_close(d);
+	}
+	dcpi_buf_release(&img);
+	dcpi_jitmap_free(jm);
+
+	/* hostile dumps: each is a clear warning, never a crash */
+	{
+		static const struct { const char *what, *expect; size_t cut; uint32_t patch_at, patch; }
+		cases[] = {
+			{ "bad magic", "bad magic", 0, 0, 0x12345678 },
+			{ "other byte order", "other byte order", 0, 0, 0x4454694A },
+			{ "a record of 4 GiB", "impossible size", 0, 44, 0xffffffff },
+			{ "a record of 8 bytes", "impossible size", 0, 44, 8 },
+			{ "a short header", "shorter than", 20, 0, 0 },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			struct dcpi_buf h = DCPI_BUF_INIT;
+
+			dump_header(&h, 0);
+			dump_load(&h, 100, 0x5000, "f", code_f, sizeof(code_f));
+			if (cases[i].patch_at)
+				memcpy(h.data + cases[i].patch_at, &cases[i].patch, 4);
+			else if (!cases[i].cut)
+				memcpy(h.data, &cases[i].patch, 4);
+			jm = new_jm();
+			T_EQ(dcpi_jitmap_feed_dump(jm, 122, h.data, cases[i].cut ? cases[i].cut : h.len), 0,
+			     "%s: read", cases[i].what);
+			T_EQ(dcpi_jitmap_resolve(jm, 122, 0x5001, UINT64_MAX, &key, &off), 0,
+			     "%s: nothing applied", cases[i].what);
+			T_OK(strstr(warnings, cases[i].expect) != NULL, "%s: said: %s", cases[i].what,
+			     warnings);
+			dcpi_jitmap_free(jm);
+			dcpi_buf_release(&h);
+		}
+	}
+	/* a LOAD whose code runs past its record, after a good one */
+	b.len = 0;
+	dump_header(&b, 0);
+	dump_load(&b, 100, 0x5000, "good", code_f, sizeof(code_f));
+	dump_load(&b, 100, 0x6000, "bad", code_g, sizeof(code_g));
+	{
+		uint64_t huge = 1u << 20;
+		memcpy(b.data + b.len - sizeof(code_g) - 4 - 8 - 8, &huge, 8); /* its code_size */
+	}
+	jm = new_jm();
+	dcpi_jitmap_feed_dump(jm, 123, b.data, b.len);
+	T_EQ(dcpi_jitmap_resolve(jm, 123, 0x5001, UINT64_MAX, &key, &off), 1, "the good LOAD");
+	T_EQ(dcpi_jitmap_resolve(jm, 123, 0x6001, UINT64_MAX, &key, &off), 0, "not the bad one");
+	T_OK(strstr(warnings, "code runs past") != NULL, "said: %s", warnings);
+	dcpi_jitmap_free(jm);
+	/* truncated in the middle of a record: what is whole is read */
+	for (size_t cut = 41; cut < b.len; cut += 7) {
+		jm = new_jm();
+		dcpi_jitmap_feed_dump(jm, 124, b.data, cut);
+		dcpi_jitmap_resolve(jm, 124, 0x5001, UINT64_MAX, &key, &off);
+		dcpi_jitmap_exit(jm, 124);
+		dcpi_jitmap_free(jm);
+	}
+	T_OK(1, "every truncation of a dump read without a crash");
+	dcpi_buf_release(&b);
+}
+
+/* ---- through the collector --------------------------------------------- */
+
+static int fx_mkdirs(const char *dir)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p -m 700 %s", dir);
+	return system(cmd);
+}
+
+static void test_collector(void)
+{
+	struct dcpi_eventlist l;
+	char procroot[300], db[300], platdir[400], cache[600];
+	struct dcpi_collector_opts o = { .events = &l, .procroot = procroot, .host = "h",
+					 .db = db, .on_warning = on_warning };
+	struct dcpi_collector *c = NULL;
+	struct dcpi_record r = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER,
+				 .pid = 110, .tid = 110, .ip = 0x2004 };
+	char **files;
+	size_t n;
+	int found = 0;
+
+	memset(&l, 0, sizeof(l));
+	if (dcpi_event_parse(&l, "cpu-clock:F500000"))
+		abort();
+	snprintf(procroot, sizeof(procroot), "%s/proc", tmp);
+	snprintf(db, sizeof(db), "%s/db", tmp);
+	snprintf(platdir, sizeof(platdir), "%s/db/e/h", tmp);
+	if (dcpi_db_init(db, 0700) || fx_mkdirs(platdir))
+		abort();
+	fake_proc(110, 0);
+	put(map_path(110), "2000 20 hot\n");
+	T_EQ(dcpi_collector_new(&o, &c), 0, "collector with a database");
+	snprintf(dcpi_collector_stats(c)->epoch, DCPI_EPOCH_NAME_MAX, "e");
+	for (int i = 0; i < 3; i++)
+		T_EQ(dcpi_collector_feed(c, &r, 0), 0, "sample %d", i);
+	r.ip = 0x9004; /* anonymous code the map does not describe */
+	T_EQ(dcpi_collector_feed(c, &r, 0), 0, "a sample nothing describes");
+	T_EQ(dcpi_collector_merge(c, platdir), 0, "merged: %s", dcpi_errmsg());
+	T_EQ(dcpi_db_profiles(platdir, &files, &n), 0, "profiles listed");
+	for (size_t i = 0; i < n; i++) {
+		struct dcpi_profile p;
+		char hex[41];
+
+		dcpi_profile_init(&p);
+		if (dcpi_profile_read(files[i], &p))
+			continue;
+		if (!strcmp(p.path, "/tmp/perf-110.map")) {
+			found |= 1;
+			T_EQ(p.pid, 110, "per process");
+			T_EQ(p.nrows, 1, "one row");
+			T_EQ(p.nrows ? p.offsets[0] : 0, DCPI_JITIMAGE_TEXT + 4, "at hot+4");
+			T_EQ(p.build_id_len, 20, "named by content");
+			dcpi_hex(p.build_id, 20, hex);
+			snprintf(cache, sizeof(cache), "%s/.build-id/%.2s/%s", db, hex, hex + 2);
+			T_OK(access(cache, R_OK) == 0, "the pseudo-image is in the database: %s", cache);
+		}
+		if (!strcmp(p.path, "[anon:node@0x0]")) {
+			found |= 2;
+			T_OK(p.pid == 110 && p.kind == DCPI_IMAGE_ANON && p.nrows == 1 &&
+			     p.offsets[0] == 0x9004, "per process and region, under its command");
+		}
+		dcpi_profile_free(&p);
+	}
+	dcpi_db_names_free(files, n);
+	T_OK(found & 1, "a profile of /tmp/perf-110.map");
+	T_OK(found & 2, "a profile of node's undescribed anonymous code");
+	T_EQ(dcpi_collector_stats(c)->unknown, 1, "that sample counted unknown, the others not");
+	dcpi_collector_free(c);
+}
+
+static void test_ctl_image(void)
+{
+	struct dcpi_mmap_event ev;
+
+	T_EQ(dcpi_ctl_parse_image("image 42 0x7f0000000000 0x2000 0x1000 /opt/a b/x.so", &ev), 0,
+	     "an image request parses");
+	T_OK(ev.pid == 42 && ev.start == 0x7f0000000000ull && ev.len == 0x2000 &&
+	     ev.pgoff == 0x1000 && !strcmp(ev.path, "/opt/a b/x.so"), "its fields, spaces in the path");
+	T_EQ(dcpi_ctl_parse_image("image 42 4096 100 0 x.so", &ev), -EINVAL, "a relative path");
+	T_EQ(dcpi_ctl_parse_image("image 0 4096 100 0 /x", &ev), -EINVAL, "pid 0");
+	T_EQ(dcpi_ctl_parse_image("image 42 4096 0 0 /x", &ev), -EINVAL, "length 0");
+	T_EQ(dcpi_ctl_parse_image("image 42 0xffffffffffffff00 0x1000 0 /x", &ev), -EINVAL,
+	     "a range that wraps");
+	T_EQ(dcpi_ctl_parse_image("image 42 0xffff800000000000 0x1000 0 /x", &ev), -EINVAL,
+	     "the kernel's half");
+	T_EQ(dcpi_ctl_parse_image("image 42 4096x 100 0 /x", &ev), -EINVAL, "a bad number");
+	T_EQ(dcpi_ctl_parse_image("image 42 4096", &ev), -EINVAL, "missing fields");
+	T_EQ(dcpi_ctl_parse_image("image 99999999999 4096 1 0 /x", &ev), -EINVAL, "a pid too big");
+}
+
+int main(void)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/dcpi-test-jit.XXXXXX");
+	if (!mkdtemp(tmp))
+		return 1;
+	test_sha1();
+	test_parse();
+	test_image();
+	if (geteuid() != 0) {
+		T_SKIP("the fake /proc tests chown files: not root");
+	} else {
+		test_map_fresh();
+		test_map_stale();
+		test_map_hostile();
+		test_collector();
+	}
+	test_dump();
+	test_ctl_image();
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+		if (system(cmd))
+			printf("# could not remove %s\n", tmp);
+	}
+	return t_done();
+}
