@@ -26,6 +26,7 @@ csv_sum() { awk -F, -v re="$2" 'NR > 1 && $2 ~ re { s += $NF } END { print s + 0
 pct() { echo $(( $1 * 100 / ($1 + $2 > 0 ? $1 + $2 : 1) )); }
 
 # --- dcpi record, perf record on the same run -----------------------------------
+cd "$T" || exit 1 # node may write logs (isolate-*.log) where it runs: here, not the tree
 DB=$T/db
 have_perf=0
 if command -v perf >/dev/null && perf record -q -e cpu-clock -o "$T/p0" -- true >/dev/null 2>&1; then
