@@ -117,6 +117,11 @@ typedef int (*dcpi_insn_fn)(const struct dcpi_insn *insn, void *arg);
 int dcpi_disasm_range(struct dcpi_disasm *d, uint64_t vaddr_lo, uint64_t vaddr_hi,
 		      dcpi_insn_fn fn, void *arg);
 
+/* Copy len bytes of the image at vaddr (any allocated section or
+ * loadable segment held in the file: code, read-only data such as jump
+ * tables).  0, or the errors of dcpi_disasm_range. */
+int dcpi_disasm_read(struct dcpi_disasm *d, uint64_t vaddr, void *buf, size_t len);
+
 /* The same walk into a malloc'd array the caller frees (NULL when *n is
  * 0).  -EFBIG when more than DCPI_DISASM_MAX_INSNS instructions. */
 int dcpi_disasm_collect(struct dcpi_disasm *d, uint64_t vaddr_lo, uint64_t vaddr_hi,

@@ -543,6 +543,20 @@ int dcpi_disasm_range(struct dcpi_disasm *d, uint64_t vaddr_lo, uint64_t vaddr_h
 	return 0;
 }
 
+int dcpi_disasm_read(struct dcpi_disasm *d, uint64_t vaddr, void *buf, size_t len)
+{
+	struct span sp = { NULL, 0, 0 };
+	int err;
+
+	if (vaddr + len < vaddr)
+		return dcpi_error(EINVAL, "0x%" PRIx64 "+%zu wraps around", vaddr, len);
+	err = find_span(d, vaddr, vaddr + len, &sp);
+	if (err)
+		return err;
+	memcpy(buf, sp.p, len);
+	return 0;
+}
+
 struct collect {
 	struct dcpi_insn *v;
 	size_t n, cap;

@@ -1,0 +1,100 @@
+/* Reconciling block estimates over the graph (see dcpi/calc.h): after
+ * profi (LLVM SampleProfileInference.cpp; He et al., POPL 2022).  Each
+ * block is split into an in and an out node joined by two arcs: one of
+ * capacity w (its estimate) and negative cost -dec (keeping a unit of the
+ * estimate earns what lowering it would cost), one unbounded of cost inc
+ * (each unit above the estimate).  CFG edges join out to in at a small
+ * cost, dearer through the unknown node, so that flow prefers known
+ * paths.  The minimum-cost circulation then trades lowering against
+ * raising per unit, and conserves flow by construction. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "calc_int.h"
+#include "dcpi/error.h"
+#include "dcpi/flow.h"
+
+#define FLOW_SCALE 1e9       /* the largest estimate, in flow units */
+#define EDGE_COST 1
+#define UNKNOWN_EDGE_COST 4
+#define FREE_BLOCK_COST 1    /* raising a block that has no samples */
+#define EXACT_COST 1000000
+
+static size_t in_node(const struct dcpi_cfg *g, size_t v)
+{
+	return v < g->nblocks ? 2 * v : 2 * g->nblocks + (v - g->nblocks);
+}
+
+static size_t out_node(const struct dcpi_cfg *g, size_t v)
+{
+	return v < g->nblocks ? 2 * v + 1 : in_node(g, v);
+}
+
+/* Per-unit costs of lowering and raising a block's count. */
+static void block_costs(enum dcpi_calc_mode mode, const struct calc_est *e, int64_t *dec,
+			int64_t *inc)
+{
+	int64_t wt = 1 + (int64_t)fmin(30, floor(sqrt(isinf(e->support) ? 900 : e->support)));
+
+	if (mode == DCPI_CALC_EXACT)
+		*dec = *inc = EXACT_COST;
+	else if (mode == DCPI_CALC_TIME)
+		*dec = 10 * wt, *inc = 40 * wt;
+	else
+		*dec = *inc = 10 * wt;
+}
+
+static int add_blocks(struct dcpi_flow *f, enum dcpi_calc_mode mode, const struct dcpi_cfg *g,
+		      const struct calc_est *est, double q, long *arc)
+{
+	for (size_t b = 0; b < g->nblocks; b++) {
+		int64_t dec, inc, w = est[b].has ? (int64_t)llround(est[b].w * q) : 0;
+
+		block_costs(mode, &est[b], &dec, &inc);
+		arc[2 * b] = w > 0 ? dcpi_flow_add(f, 2 * b, 2 * b + 1, w, -dec) : -1;
+		arc[2 * b + 1] = dcpi_flow_add(f, 2 * b, 2 * b + 1, DCPI_FLOW_INF,
+					       est[b].has && w > 0 ? inc : FREE_BLOCK_COST);
+		if (arc[2 * b] < -1 || arc[2 * b + 1] < 0)
+			return arc[2 * b + 1] < 0 ? (int)arc[2 * b + 1] : (int)arc[2 * b];
+	}
+	return 0;
+}
+
+int calc_reconcile(enum dcpi_calc_mode mode, struct dcpi_calc *c, const struct calc_est *est)
+{
+	const struct dcpi_cfg *g = &c->cfg;
+	size_t nb = g->nblocks;
+	long *arc = calloc(2 * nb + g->nedges + 1, sizeof(long)), *earc;
+	struct dcpi_flow f;
+	double top = 0, q;
+	int err;
+
+	if (!arc)
+		return dcpi_error(ENOMEM, "out of memory");
+	earc = arc + 2 * nb;
+	for (size_t b = 0; b < nb; b++)
+		if (est[b].has)
+			top = fmax(top, est[b].w);
+	q = top > 0 ? FLOW_SCALE / top : 1;
+	err = dcpi_flow_init(&f, 2 * nb + 2);
+	if (!err)
+		err = add_blocks(&f, mode, g, est, q, arc);
+	for (size_t e = 0; e < g->nedges && !err; e++) {
+		const struct dcpi_cfg_edge *ge = &g->edges[e];
+
+		earc[e] = dcpi_flow_add(&f, out_node(g, ge->from), in_node(g, ge->to), DCPI_FLOW_INF,
+					ge->kind == DCPI_EDGE_UNKNOWN ? UNKNOWN_EDGE_COST : EDGE_COST);
+		err = earc[e] < 0 ? (int)earc[e] : 0;
+	}
+	if (!err)
+		err = dcpi_flow_solve(&f, NULL);
+	for (size_t b = 0; b < nb && !err; b++)
+		c->blocks[b].freq = (double)((arc[2 * b] >= 0 ? f.arcs[arc[2 * b]].flow : 0) +
+					     f.arcs[arc[2 * b + 1]].flow) / q;
+	for (size_t e = 0; e < g->nedges && !err; e++)
+		c->edges[e].count = (double)f.arcs[earc[e]].flow / q;
+	dcpi_flow_free(&f);
+	free(arc);
+	return err;
+}

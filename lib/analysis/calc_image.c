@@ -1,0 +1,79 @@
+/* The calc engine on an annotated image: see dcpi/calc.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/calc.h"
+#include "dcpi/error.h"
+
+static int image_noreturn(uint64_t target, void *arg)
+{
+	struct dcpi_annot_image *img = arg;
+	const struct dcpi_sym *s = dcpi_symtab_lookup_vaddr(dcpi_annot_image_symtab(img), target);
+
+	return s && s->vaddr == target && dcpi_cfg_noreturn_name(s->name);
+}
+
+static int image_read(uint64_t vaddr, void *buf, size_t len, void *arg)
+{
+	return dcpi_annot_image_read(arg, vaddr, buf, len);
+}
+
+void dcpi_calc_image_cfg(struct dcpi_annot_image *img, struct dcpi_cfg_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->arch = dcpi_annot_image_arch(img);
+	o->noreturn = image_noreturn;
+	o->read = image_read;
+	o->arg = img;
+}
+
+int dcpi_calc_annotation(struct dcpi_annot_image *img, const struct dcpi_annotation *a,
+			 const struct dcpi_calc_cols *cols, struct dcpi_calc *out)
+{
+	struct dcpi_calc_input in;
+	uint64_t *time = NULL, *ret = NULL;
+	size_t bad = 0;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!a->has_code || a->ninsns == 0)
+		return dcpi_error(ENODATA, "no code for 0x%" PRIx64 "-0x%" PRIx64 ": block "
+				  "frequencies need the instructions", a->lo, a->hi);
+	for (size_t i = 0; i < a->ninsns; i++)
+		bad += !!(a->insns[i].insn.flags & DCPI_INSN_BAD);
+	if (bad * 2 > a->ninsns)
+		return dcpi_error(ENOEXEC, "0x%" PRIx64 "-0x%" PRIx64 " does not decode as "
+				  "code (%zu of %zu instructions are not instructions)", a->lo,
+				  a->hi, bad, a->ninsns);
+	memset(&in, 0, sizeof(in));
+	time = cols->time >= 0 ? calloc(a->ninsns, sizeof(*time)) : NULL;
+	ret = cols->retired >= 0 ? calloc(a->ninsns, sizeof(*ret)) : NULL;
+	if ((cols->time >= 0 && !time) || (cols->retired >= 0 && !ret)) {
+		err = dcpi_error(ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < a->ninsns; i++) {
+		if (time)
+			time[i] = a->insns[i].counts[cols->time];
+		if (ret)
+			ret[i] = a->insns[i].counts[cols->retired];
+	}
+	in.arch = dcpi_annot_image_arch(img);
+	in.insns = &a->insns[0].insn;
+	in.n = a->ninsns;
+	in.stride = sizeof(a->insns[0]);
+	in.time = time;
+	in.retired = ret;
+	in.exact = cols->exact;
+	in.cycles_per_sample = cols->cycles_per_sample;
+	in.retired_period = cols->retired_period;
+	in.mode = cols->mode;
+	dcpi_calc_image_cfg(img, &in.cfg);
+	err = dcpi_calc_run(&in, out);
+out:
+	free(time);
+	free(ret);
+	return err;
+}
