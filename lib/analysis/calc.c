@@ -131,7 +131,7 @@ static int estimate(const struct dcpi_calc_input *in, struct dcpi_calc *c, struc
 	for (size_t b = 0; b < nb; b++)
 		mem[first[c->cfg.blocks[b].cls] + fill[c->cfg.blocks[b].cls]++] = b;
 	for (size_t k = 0; k < c->cfg.nclasses; k++) {
-		struct calc_est e = { 0, 0, 0, 0 };
+		struct calc_est e = { 0, 0, 0, 0, 0 };
 		const size_t *m = mem + first[k];
 		size_t nm = first[k + 1] - first[k];
 
@@ -139,11 +139,15 @@ static int estimate(const struct dcpi_calc_input *in, struct dcpi_calc *c, struc
 			time_class(in, c, m, nm, &e);
 		else if (in->mode == DCPI_CALC_RETIRED)
 			retired_class(in, c, m, nm, &e);
+		/* no samples in a sampled procedure: evidence of a cold class */
+		if (!e.has && in->mode != DCPI_CALC_EXACT)
+			e = (struct calc_est){ 0, 0, 0, 1, 1 };
 		for (size_t j = 0; j < nm; j++)
 			est[m[j]] = e;
 	}
 	for (size_t b = 0; in->mode == DCPI_CALC_EXACT && b < nb; b++)
-		est[b] = (struct calc_est){ (double)in->exact[c->cfg.blocks[b].first], INFINITY, 0, 1 };
+		est[b] = (struct calc_est){ (double)in->exact[c->cfg.blocks[b].first], INFINITY, 0,
+					    1, 0 };
 	free(first), free(mem), free(fill);
 	return 0;
 }
@@ -170,7 +174,7 @@ static void confidences(const struct dcpi_calc_input *in, struct dcpi_calc *c,
 			cb->conf = 'E';
 			continue;
 		}
-		if (!est[b].has) {
+		if (!est[b].has || est[b].zero) {
 			cb->conf = 'L';
 			continue;
 		}

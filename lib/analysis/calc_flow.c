@@ -31,13 +31,20 @@ static size_t out_node(const struct dcpi_cfg *g, size_t v)
 	return v < g->nblocks ? 2 * v + 1 : in_node(g, v);
 }
 
-/* Per-unit costs of lowering and raising a block's count. */
-static void block_costs(enum dcpi_calc_mode mode, const struct calc_est *e, int64_t *dec,
-			int64_t *inc)
+/* Per-unit costs of lowering and raising a block's count.  A block of a
+ * class with no samples is raised at a cost growing with the procedure's
+ * samples (total): the more samples, the likelier a block that ran would
+ * have had some; yet cheaper than lowering a well-sampled block, since
+ * skid can empty a short block on a hot path. */
+static void block_costs(enum dcpi_calc_mode mode, const struct calc_est *e, double total,
+			int64_t *dec, int64_t *inc)
 {
 	int64_t wt = 1 + (int64_t)fmin(30, floor(sqrt(isinf(e->support) ? 900 : e->support)));
 
-	if (mode == DCPI_CALC_EXACT)
+	if (e->zero) {
+		*dec = 0;
+		*inc = 10 * (1 + (int64_t)fmin(30, floor(sqrt(total) / 4)));
+	} else if (mode == DCPI_CALC_EXACT)
 		*dec = *inc = EXACT_COST;
 	else if (mode == DCPI_CALC_TIME)
 		*dec = 10 * wt, *inc = 40 * wt;
@@ -45,16 +52,21 @@ static void block_costs(enum dcpi_calc_mode mode, const struct calc_est *e, int6
 		*dec = *inc = 10 * wt;
 }
 
-static int add_blocks(struct dcpi_flow *f, enum dcpi_calc_mode mode, const struct dcpi_cfg *g,
+static int add_blocks(struct dcpi_flow *f, enum dcpi_calc_mode mode, const struct dcpi_calc *c,
 		      const struct calc_est *est, double q, long *arc)
 {
+	const struct dcpi_cfg *g = &c->cfg;
+	double total = 0;
+
+	for (size_t b = 0; b < g->nblocks; b++)
+		total += (double)(mode == DCPI_CALC_RETIRED ? c->blocks[b].retired : c->blocks[b].time);
 	for (size_t b = 0; b < g->nblocks; b++) {
 		int64_t dec, inc, w = est[b].has ? (int64_t)llround(est[b].w * q) : 0;
 
-		block_costs(mode, &est[b], &dec, &inc);
+		block_costs(mode, &est[b], total, &dec, &inc);
 		arc[2 * b] = w > 0 ? dcpi_flow_add(f, 2 * b, 2 * b + 1, w, -dec) : -1;
 		arc[2 * b + 1] = dcpi_flow_add(f, 2 * b, 2 * b + 1, DCPI_FLOW_INF,
-					       est[b].has && w > 0 ? inc : FREE_BLOCK_COST);
+					       est[b].has ? inc : FREE_BLOCK_COST);
 		if (arc[2 * b] < -1 || arc[2 * b + 1] < 0)
 			return arc[2 * b + 1] < 0 ? (int)arc[2 * b + 1] : (int)arc[2 * b];
 	}
@@ -79,7 +91,7 @@ int calc_reconcile(enum dcpi_calc_mode mode, struct dcpi_calc *c, const struct c
 	q = top > 0 ? FLOW_SCALE / top : 1;
 	err = dcpi_flow_init(&f, 2 * nb + 2);
 	if (!err)
-		err = add_blocks(&f, mode, g, est, q, arc);
+		err = add_blocks(&f, mode, c, est, q, arc);
 	for (size_t e = 0; e < g->nedges && !err; e++) {
 		const struct dcpi_cfg_edge *ge = &g->edges[e];
 

@@ -9,7 +9,9 @@ struct calc_est {
 	double w;            /* executions (relative units in mode TIME without a clock) */
 	double support;      /* samples behind it (INFINITY: exact) */
 	int stall_prone;     /* its cluster holds long-latency instructions */
-	int has;             /* 0: no samples: the graph decides */
+	int has;             /* 0: no estimate: the graph decides */
+	int zero;            /* no samples in its class: estimated 0, raised at a
+			        cost that grows with the procedure's samples */
 };
 
 /* Reconcile est[] over c->cfg into c->blocks[].freq and c->edges[].count
