@@ -35,6 +35,7 @@ struct calc {
 	struct dcpi_calc_cols cols;
 	struct dcpi_calc c;
 	struct report_warnings w;
+	uint64_t *exact;             /* -exact: per annotated instruction */
 };
 
 static void usage(FILE *f)
@@ -132,10 +133,8 @@ static void choose_columns(struct calc *k)
 	c->cycles_per_sample = cy >= 0 ? (double)k->set.periods[cy] : 0;
 	c->retired = event_col(&k->set, retired);
 	c->retired_period = c->retired >= 0 ? (double)k->set.periods[c->retired] : 0;
-	if (k->o.exact)
-		cli_die("no exact counts for %s in %s: dcpix(1) is not available in this build "
-			"(see dcpicalc(1), BUGS)", cli_safe(k->o.image), k->o.db);
-	c->mode = k->o.mode != MODE_AUTO ? (enum dcpi_calc_mode)k->o.mode
+	c->mode = k->o.exact ? DCPI_CALC_EXACT
+		  : k->o.mode != MODE_AUTO ? (enum dcpi_calc_mode)k->o.mode
 		  : c->retired >= 0 ? DCPI_CALC_RETIRED : DCPI_CALC_TIME;
 	if (c->mode == DCPI_CALC_RETIRED && c->retired < 0)
 		cli_die("-mode retired: no 'instructions' event with one period in the samples");
@@ -267,22 +266,29 @@ static void print_intro(const struct calc *k)
 	for (size_t i = 0; i < k->a.nnotes; i++)
 		printf("note: %s\n", cli_safe(k->a.notes[i]));
 	printf("Mode: %s (from %s)\n", mode_name(c->mode),
-	       c->mode == DCPI_CALC_RETIRED ? k->set.events[k->cols.retired]
-					    : k->set.events[k->cols.time]);
+	       c->mode == DCPI_CALC_EXACT ? "dcpix's counts"
+	       : c->mode == DCPI_CALC_RETIRED ? k->set.events[k->cols.retired]
+	       : k->set.events[k->cols.time]);
 	if (!c->absolute)
 		printf("note: counts are RELATIVE (hottest block = %.0f): %s samples time, and no "
 		       "clock rate converts it to cycles; cpi and probabilities do not depend "
 		       "on the scale\n", DCPI_CALC_REL_SCALE, k->set.events[k->cols.time]);
 	if (!c->has_cpi)
-		printf("note: no cpi: the samples hold no cycles event to divide\n");
+		printf("note: no cpi: %s\n", k->cols.time < 0 ? "no cycles or time samples"
+		       : "the samples measure time, and no clock rate converts it to cycles");
 	if (c->cfg.nunresolved)
 		printf("note: %zu indirect jump%s not resolved: edges go to and from 'unknown' "
 		       "(%.0f)\n", c->cfg.nunresolved, c->cfg.nunresolved > 1 ? "s" : "",
 		       c->unknown_freq);
-	printf("\nEstimates, not measurements: freq = %s executions, conf = confidence "
-	       "(H/M/L), best = best-case cycles per instruction, cpi = cycles sampled per "
-	       "execution, bound = what limits the best case.\n",
-	       c->absolute ? "estimated" : "relative");
+	if (c->mode == DCPI_CALC_EXACT)
+		printf("\nfreq = exact executions (dcpix; conf E), best = best-case cycles per "
+		       "instruction (estimated), cpi = cycles sampled per execution, bound = what "
+		       "limits the best case.\n");
+	else
+		printf("\nEstimates, not measurements: freq = %s executions, conf = confidence "
+		       "(H/M/L), best = best-case cycles per instruction, cpi = cycles sampled "
+		       "per execution, bound = what limits the best case.\n",
+		       c->absolute ? "estimated" : "relative");
 }
 
 static void print_text(const struct calc *k)
@@ -450,6 +456,9 @@ int cmd_dcpicalc(int argc, char **argv)
 	report_annot_resolve(k.img, k.o.proc, &lo, &hi, &k.name);
 	if (dcpi_annotate(k.img, lo, hi, &k.a))
 		cli_die("%s", dcpi_errmsg());
+	if (k.o.exact && dcpi_calc_exact_load(k.o.db, k.img, &k.a, &k.exact))
+		cli_die("%s", dcpi_errmsg());
+	k.cols.exact = k.exact;
 	if (dcpi_calc_annotation(k.img, &k.a, &k.cols, &k.c))
 		cli_die("%s: %s", k.name ? cli_safe(k.name) : "range", dcpi_errmsg());
 	if (k.o.json)
@@ -459,6 +468,7 @@ int cmd_dcpicalc(int argc, char **argv)
 	if (fflush(stdout) || ferror(stdout))
 		cli_die("writing the report failed");
 	dcpi_calc_free(&k.c);
+	free(k.exact);
 	dcpi_annotation_free(&k.a);
 	dcpi_annot_image_close(k.img);
 	dcpi_profset_free(&k.set);

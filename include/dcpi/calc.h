@@ -47,6 +47,7 @@
 #include <stdint.h>
 
 #include "dcpi/annotate.h"
+#include "dcpi/callgrind.h"
 #include "dcpi/cfg.h"
 #include "dcpi/cost.h"
 
@@ -133,5 +134,21 @@ void dcpi_calc_image_cfg(struct dcpi_annot_image *img, struct dcpi_cfg_opts *o);
  * (no code), -ENOEXEC (most of the range does not decode). */
 int dcpi_calc_annotation(struct dcpi_annot_image *img, const struct dcpi_annotation *a,
 			 const struct dcpi_calc_cols *cols, struct dcpi_calc *out);
+
+/* ---- exact counts (dcpix) ---- */
+
+/* The counts of callgrind object o as the image st describes them: ELF
+ * virtual addresses (the load offset found from where o's functions
+ * started, by their symbols: the offset most of them agree on) and st's
+ * build-id.  0, -ENOENT (no function of o is a symbol of st: not the same
+ * image), -EINVAL (st has no build-id), -ENOMEM. */
+int dcpi_calc_exact_import(const struct dcpi_callgrind_obj *o, const struct dcpi_symtab *st,
+			   struct dcpi_exact *out);
+/* Exact executions of each instruction of annotation a (ninsns values,
+ * malloc'd), from the counts recorded for img's build-id in db: 0,
+ * -ENOENT (none recorded: the message says to run dcpix), -EINVAL (the
+ * image has no build-id), read errors. */
+int dcpi_calc_exact_load(const char *db, struct dcpi_annot_image *img,
+			 const struct dcpi_annotation *a, uint64_t **counts);
 
 #endif

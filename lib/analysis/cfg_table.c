@@ -141,8 +141,8 @@ static int relative_table(const struct cfg_ctx *c, size_t j, const char *ops, ui
 		if (!have_add && !strncmp(in->mnemonic, "add", 3)) {
 			size_t n = strlen(o2), xl = strlen(x);
 
-			if (n > xl + 2 && !strcmp(o2 + n - xl - 1, x) && o2[n - xl - 2] == '%' &&
-			    o2[n - xl - 3] == ',' && reg_name(o2, b))
+			if (n > xl + 2 && !strcmp(o2 + n - xl, x) && o2[n - xl - 1] == '%' &&
+			    o2[n - xl - 2] == ',' && reg_name(o2, b))
 				have_add = 1;
 		} else if (have_add && !have_mov && !strcmp(in->mnemonic, "movslq")) {
 			snprintf(want_add, sizeof(want_add), "(%%%s,%%", b);
