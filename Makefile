@@ -122,6 +122,17 @@ bench: deps
 	bench/run $(BENCH_ARGS)
 .PHONY: bench
 
+# dcpicalc's estimates against exact counts (callgrind) on a corpus of
+# kernels; not a test, not in CI.  See docs/performance.md.
+ACC_BIN := $(O)/bench/accuracy
+$(ACC_BIN): bench/accuracy/accuracy.c $(O)/libdcpi.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/libdcpi.a $(LDLIBS)
+accuracy: deps
+	$(MAKE) all $(ACC_BIN)
+	O=$(O) bench/accuracy/run
+.PHONY: accuracy
+
 # ---- install ---------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 \

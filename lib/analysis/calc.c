@@ -52,62 +52,93 @@ static void block_basics(const struct dcpi_calc_input *in, struct dcpi_calc *c)
 	}
 }
 
-/* Mode TIME, one class: the lowest cluster of its members' upper bounds. */
+/* A block's samples without skid's error: a sample lands on the
+ * instruction after the one it belongs to (measured: none of a divide
+ * loop's timer samples on the divide, most on the next instruction), so
+ * the samples on instructions 2..n belong to instructions 1..n-1, whose
+ * cost is known; the first instruction's samples belong to whichever
+ * predecessor ran, and are left out.  A one-instruction block has no
+ * interior: all of it is used. */
+struct interior {
+	double time, retired, cost, ninsns;
+};
+
+static struct interior interior(const struct dcpi_calc_input *in, const struct dcpi_calc *c,
+				size_t b)
+{
+	const struct dcpi_cfg_block *bl = &c->cfg.blocks[b];
+	struct interior r = { 0, 0, 0, 0 };
+	size_t from = bl->ninsns > 1 ? bl->first + 1 : bl->first;
+
+	for (size_t i = from; i < bl->first + bl->ninsns; i++) {
+		r.time += in->time ? (double)in->time[i] : 0;
+		r.retired += in->retired ? (double)in->retired[i] : 0;
+		r.cost += c->insns[i - (from - bl->first)].best;
+		r.ninsns++;
+	}
+	return r;
+}
+
+/* Mode TIME, one class: the lowest cluster of its members' upper bounds
+ * (cycles sampled / best-case cycles, each from the block's interior). */
 static void time_class(const struct dcpi_calc_input *in, struct dcpi_calc *c, const size_t *m,
 		       size_t nm, struct calc_est *e)
 {
 	double u = in->cycles_per_sample > 0 ? in->cycles_per_sample : 1, cyc = 0, cost = 0;
-	double lowest = -1, thr, smax = 0;
+	double lowest = -1, thr, smax = 0, slow = 0;
 	size_t low = nm;
 
 	for (size_t k = 0; k < nm; k++)
-		if ((double)c->blocks[m[k]].time > smax)
-			smax = (double)c->blocks[m[k]].time;
+		smax = fmax(smax, interior(in, c, m[k]).time);
 	for (size_t k = 0; k < nm; k++) {
-		const struct dcpi_calc_block *b = &c->blocks[m[k]];
-		double s = (double)b->time, bound = s * u / b->cost.cycles;
+		struct interior r = interior(in, c, m[k]);
+		double bound = r.time * u / r.cost;
 
-		if (s < MIN_MEMBER_SAMPLES || s < 0.05 * smax)
+		if (r.time < MIN_MEMBER_SAMPLES || r.time < 0.05 * smax)
 			continue;
 		if (lowest < 0 || bound < lowest)
-			lowest = bound, low = k;
+			lowest = bound, low = k, slow = r.time;
 	}
 	if (low == nm) {
 		/* no member sampled enough: pool them all, weakly */
 		for (size_t k = 0; k < nm; k++) {
-			cyc += (double)c->blocks[m[k]].time * u;
-			cost += c->blocks[m[k]].cost.cycles;
-			e->support += (double)c->blocks[m[k]].time;
+			struct interior r = interior(in, c, m[k]);
+
+			cyc += r.time * u;
+			cost += r.cost;
+			e->support += r.time;
 		}
 		e->has = e->support > 0;
 		e->w = e->has ? cyc / cost : 0;
 		return;
 	}
-	thr = lowest * (1.1 + 2.0 / sqrt((double)c->blocks[m[low]].time));
+	thr = lowest * (1.1 + 2.0 / sqrt(slow));
 	for (size_t k = 0; k < nm; k++) {
-		const struct dcpi_calc_block *b = &c->blocks[m[k]];
-		double s = (double)b->time;
+		struct interior r = interior(in, c, m[k]);
 
-		if (s < MIN_MEMBER_SAMPLES || s < 0.05 * smax || s * u / b->cost.cycles > thr)
+		if (r.time < MIN_MEMBER_SAMPLES || r.time < 0.05 * smax || r.time * u / r.cost > thr)
 			continue;
-		cyc += s * u;
-		cost += b->cost.cycles;
-		e->support += s;
-		e->stall_prone |= b->cost.long_latency;
+		cyc += r.time * u;
+		cost += r.cost;
+		e->support += r.time;
+		e->stall_prone |= c->blocks[m[k]].cost.long_latency;
 	}
 	e->has = 1;
 	e->w = cyc / cost;
 }
 
-/* Mode RETIRED, one class: instructions retired over instructions. */
+/* Mode RETIRED, one class: instructions retired over instructions, from
+ * the blocks' interiors (skid moves samples, not their number). */
 static void retired_class(const struct dcpi_calc_input *in, struct dcpi_calc *c,
 			  const size_t *m, size_t nm, struct calc_est *e)
 {
 	double n = 0, s = 0;
 
 	for (size_t k = 0; k < nm; k++) {
-		s += (double)c->blocks[m[k]].retired;
-		n += (double)c->cfg.blocks[m[k]].ninsns;
+		struct interior r = interior(in, c, m[k]);
+
+		s += r.retired;
+		n += r.ninsns;
 	}
 	e->support = s;
 	e->has = s > 0;
@@ -296,6 +327,8 @@ int dcpi_calc_run(const struct dcpi_calc_input *in, struct dcpi_calc *out)
 	}
 	if (!err)
 		err = calc_reconcile(in->mode, out, est);
+	for (size_t b = 0; !err && in->mode == DCPI_CALC_EXACT && b < out->cfg.nblocks; b++)
+		out->blocks[b].freq = est[b].w;   /* exact, whatever the graph missed */
 	if (!err) {
 		confidences(in, out, est);
 		edge_values(out);
