@@ -15,7 +15,8 @@
  * could not be resolved (edges into it from such jumps; edges out of it to
  * every block nothing else enters, and to the outside, since the jump may
  * be a tail call), and DCPI_CFG_OUTSIDE(g) for the rest of the program
- * (an edge from it to the entry; edges into it from returns, tail calls,
+ * (an edge from it to the entry and to each of opts->entries; edges into
+ * it from returns, tail calls,
  * branches out of the range, calls that do not return and traps).
  *
  * Jump tables: x86-64's two forms as GCC and Clang emit them are
@@ -102,6 +103,12 @@ struct dcpi_cfg_opts {
 	 * when they are not there.  NULL: tables are not read. */
 	int (*read)(uint64_t vaddr, void *buf, size_t len, void *arg);
 	void *arg;
+	/* Addresses inside the procedure entered from outside it besides its
+	 * entry: where its split-off cold part (GCC's f.cold) jumps back.
+	 * Each that starts an instruction starts a block entered from the
+	 * outside node. */
+	const uint64_t *entries;
+	size_t nentries;
 };
 
 /* Build the graph of the instructions insns[0..n-1] (address order,

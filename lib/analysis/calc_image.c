@@ -29,11 +29,49 @@ void dcpi_calc_image_cfg(struct dcpi_annot_image *img, struct dcpi_cfg_opts *o)
 	o->arg = img;
 }
 
+#define MAX_COLD_BYTES 65536
+#define MAX_ENTRIES 256
+
+/* Where the procedure's cold part (a symbol "NAME.cold", or any symbol
+ * holding "cold" that its jumps lead to) jumps back into [a->lo, a->hi):
+ * the cold code is decoded instruction by instruction, at most
+ * MAX_COLD_BYTES of it. */
+static size_t cold_entries(struct dcpi_annot_image *img, const struct dcpi_annotation *a,
+			   uint64_t *out)
+{
+	const struct dcpi_symtab *st = dcpi_annot_image_symtab(img);
+	uint64_t seen = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->ninsns && n < MAX_ENTRIES; i++) {
+		const struct dcpi_insn *in = &a->insns[i].insn;
+		const struct dcpi_sym *s;
+		struct dcpi_insn ci;
+
+		if (!(in->flags & DCPI_INSN_JUMP) || !(in->flags & DCPI_INSN_DIRECT) ||
+		    (in->target >= a->lo && in->target < a->hi))
+			continue;
+		s = dcpi_symtab_lookup_vaddr(st, in->target);
+		if (!s || !strstr(s->name, "cold") || s->vaddr == seen)
+			continue;
+		seen = s->vaddr;
+		for (uint64_t v = s->vaddr; v < s->vaddr + s->size &&
+		     v < s->vaddr + MAX_COLD_BYTES && n < MAX_ENTRIES; v += ci.size) {
+			if (dcpi_annot_image_insn(img, v, &ci) || ci.size == 0)
+				break;
+			if ((ci.flags & DCPI_INSN_JUMP) && (ci.flags & DCPI_INSN_DIRECT) &&
+			    ci.target >= a->lo && ci.target < a->hi)
+				out[n++] = ci.target;
+		}
+	}
+	return n;
+}
+
 int dcpi_calc_annotation(struct dcpi_annot_image *img, const struct dcpi_annotation *a,
 			 const struct dcpi_calc_cols *cols, struct dcpi_calc *out)
 {
 	struct dcpi_calc_input in;
-	uint64_t *time = NULL, *ret = NULL;
+	uint64_t *time = NULL, *ret = NULL, entries[MAX_ENTRIES];
 	size_t bad = 0;
 	int err;
 
@@ -71,6 +109,8 @@ int dcpi_calc_annotation(struct dcpi_annot_image *img, const struct dcpi_annotat
 	in.retired_period = cols->retired_period;
 	in.mode = cols->mode;
 	dcpi_calc_image_cfg(img, &in.cfg);
+	in.cfg.entries = entries;
+	in.cfg.nentries = cold_entries(img, a, entries);
 	err = dcpi_calc_run(&in, out);
 out:
 	free(time);

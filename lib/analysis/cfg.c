@@ -80,6 +80,12 @@ static int mark_leaders(struct build *b)
 	const struct cfg_ctx *c = &b->c;
 
 	b->lead[0] = 1;
+	for (size_t k = 0; k < c->o.nentries; k++) {
+		size_t t = cfg_insn_index(c, c->o.entries[k]);
+
+		if (t < c->n)
+			b->lead[t] = 1;
+	}
 	for (size_t i = 0; i < c->n; i++) {
 		const struct dcpi_insn *in = CFG_INSN(c, i);
 		size_t t;
@@ -246,6 +252,13 @@ static void sort_edges(struct dcpi_cfg *g)
 static int make_edges(struct build *b, struct dcpi_cfg *g)
 {
 	int err = add_edge(b, g, DCPI_CFG_OUTSIDE(g), 0, DCPI_EDGE_ENTRY);
+
+	for (size_t k = 0; k < b->c.o.nentries && !err; k++) {
+		size_t t = cfg_insn_index(&b->c, b->c.o.entries[k]);
+
+		if (t < b->c.n)
+			err = add_edge(b, g, DCPI_CFG_OUTSIDE(g), b->blk[t], DCPI_EDGE_ENTRY);
+	}
 
 	for (size_t k = 0; k < g->nblocks && !err; k++)
 		err = block_edges(b, g, k);
