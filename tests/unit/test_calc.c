@@ -158,7 +158,7 @@ static const uint8_t call_code[] = { 0x85, 0xff, 0x74, 0x05, 0xe8, 0xf7, 0x0f, 0
 
 static void test_cfg_noreturn(void)
 {
-	struct dcpi_cfg_opts o = { NULL, noreturn_at_0x2000, NULL, NULL };
+	struct dcpi_cfg_opts o = { NULL, noreturn_at_0x2000, NULL, NULL, NULL, 0 };
 	struct dcpi_cfg g;
 	size_t n;
 	struct dcpi_insn *v = decode(call_code, sizeof(call_code), &n);
@@ -203,7 +203,7 @@ static int read_table(uint64_t vaddr, void *buf, size_t len, void *arg)
 static void test_cfg_table(void)
 {
 	int reads = 0;
-	struct dcpi_cfg_opts o = { "x86-64", NULL, read_table, &reads };
+	struct dcpi_cfg_opts o = { "x86-64", NULL, read_table, &reads, NULL, 0 };
 	struct dcpi_cfg g;
 	size_t n, b1, b2;
 	struct dcpi_insn *v = decode(table_code, sizeof(table_code), &n);
