@@ -145,6 +145,15 @@ static void retired_class(const struct dcpi_calc_input *in, struct dcpi_calc *c,
 	e->w = s * in->retired_period / n;
 }
 
+static uint64_t class_samples(const struct dcpi_calc *c, const size_t *m, size_t nm)
+{
+	uint64_t s = 0;
+
+	for (size_t k = 0; k < nm; k++)
+		s += c->blocks[m[k]].time + c->blocks[m[k]].retired;
+	return s;
+}
+
 /* An estimate per class (per block for exact counts), into est[block]. */
 static int estimate(const struct dcpi_calc_input *in, struct dcpi_calc *c, struct calc_est *est)
 {
@@ -170,8 +179,10 @@ static int estimate(const struct dcpi_calc_input *in, struct dcpi_calc *c, struc
 			time_class(in, c, m, nm, &e);
 		else if (in->mode == DCPI_CALC_RETIRED)
 			retired_class(in, c, m, nm, &e);
-		/* no samples in a sampled procedure: evidence of a cold class */
-		if (!e.has && in->mode != DCPI_CALC_EXACT)
+		/* no samples in a sampled procedure: evidence of a cold class;
+		 * samples only on first instructions (skid from elsewhere, or a
+		 * fused compare and branch): no evidence either way */
+		if (!e.has && in->mode != DCPI_CALC_EXACT && !class_samples(c, m, nm))
 			e = (struct calc_est){ 0, 0, 0, 1, 1 };
 		for (size_t j = 0; j < nm; j++)
 			est[m[j]] = e;
