@@ -72,6 +72,7 @@ int dcpi_calc_annotation(struct dcpi_annot_image *img, const struct dcpi_annotat
 {
 	struct dcpi_calc_input in;
 	uint64_t *time = NULL, *ret = NULL, entries[MAX_ENTRIES];
+	uint64_t first_bad = 0;
 	size_t bad = 0;
 	int err;
 
@@ -80,11 +81,16 @@ int dcpi_calc_annotation(struct dcpi_annot_image *img, const struct dcpi_annotat
 		return dcpi_error(ENODATA, "no code for 0x%" PRIx64 "-0x%" PRIx64 ": block "
 				  "frequencies need the instructions", a->lo, a->hi);
 	for (size_t i = 0; i < a->ninsns; i++)
-		bad += !!(a->insns[i].insn.flags & DCPI_INSN_BAD);
-	if (bad * 2 > a->ninsns)
-		return dcpi_error(ENOEXEC, "0x%" PRIx64 "-0x%" PRIx64 " does not decode as "
-				  "code (%zu of %zu instructions are not instructions)", a->lo,
-				  a->hi, bad, a->ninsns);
+		if ((a->insns[i].insn.flags & DCPI_INSN_BAD) && !bad++)
+			first_bad = a->insns[i].insn.vaddr;
+	/* after bytes that do not decode, the walk resynchronises on junk:
+	 * a graph of it would be invented */
+	if (bad)
+		return dcpi_error(ENOEXEC, "0x%" PRIx64 "-0x%" PRIx64 ": the bytes at 0x%" PRIx64
+				  " do not decode (%zu place%s; instructions this disassembler "
+				  "does not know, such as AVX-512, or data): no graph is made of "
+				  "code that cannot be read", a->lo, a->hi, first_bad, bad,
+				  bad > 1 ? "s" : "");
 	memset(&in, 0, sizeof(in));
 	time = cols->time >= 0 ? calloc(a->ninsns, sizeof(*time)) : NULL;
 	ret = cols->retired >= 0 ? calloc(a->ninsns, sizeof(*ret)) : NULL;

@@ -5,6 +5,7 @@
 # from a cycles event: absolute), a -cutoff that leaves blocks out, and
 # bad input: no such procedure, a procedure without code (the kernel, no
 # vmlinux), a bad -cutoff and -mode, and -exact without exact counts.
+# (Code that does not decode and a graph too large: tests/unit/test_calc.c.)
 # Every count in the listings follows from the samples in fixture.bash
 # through calc.h's rules: check them by hand after GOLDEN_UPDATE=1.
 . "$DCPI_ROOT/tests/tap.sh"

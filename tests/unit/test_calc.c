@@ -341,8 +341,49 @@ static void test_estimate(void)
 	free(v);
 }
 
+/* Bad input the commands meet: too many blocks, bytes that do not decode. */
+static void test_refusals(void)
+{
+	size_t n = DCPI_CFG_MAX_BLOCKS + 10;
+	struct dcpi_insn *v = calloc(n, sizeof(*v));
+	struct dcpi_annot_insn rows[3];
+	struct dcpi_annotation a;
+	struct dcpi_calc_cols cols = { 0, -1, NULL, 0, 0, DCPI_CALC_TIME };
+	struct dcpi_calc c;
+	struct dcpi_cfg g;
+
+	for (size_t i = 0; v && i < n; i++) {
+		v[i].vaddr = BASE + i;
+		v[i].size = 1;
+		v[i].flags = DCPI_INSN_RET;
+	}
+	T_EQ(dcpi_cfg_build(v, n, sizeof(*v), NULL, &g), -EFBIG, "a procedure too large: EFBIG");
+	T_OK(strstr(dcpi_errmsg(), "basic blocks") != NULL, "the message says why: %s",
+	     dcpi_errmsg());
+	free(v);
+
+	memset(rows, 0, sizeof(rows));
+	memset(&a, 0, sizeof(a));
+	for (int i = 0; i < 3; i++) {
+		rows[i].insn.vaddr = BASE + (uint64_t)i;
+		rows[i].insn.size = 1;
+	}
+	rows[1].insn.flags = DCPI_INSN_BAD;
+	a.lo = BASE;
+	a.hi = BASE + 3;
+	a.insns = rows;
+	a.ninsns = 3;
+	a.has_code = 1;
+	T_EQ(dcpi_calc_annotation(NULL, &a, &cols, &c), -ENOEXEC, "undecodable bytes: ENOEXEC");
+	T_OK(strstr(dcpi_errmsg(), "0x1001 do not decode") != NULL, "the message names them: %s",
+	     dcpi_errmsg());
+	a.has_code = 0;
+	T_EQ(dcpi_calc_annotation(NULL, &a, &cols, &c), -ENODATA, "no code: ENODATA");
+}
+
 int main(void)
 {
+	test_refusals();
 	test_flow();
 	test_cfg_loop();
 	test_cfg_noreturn();
