@@ -38,16 +38,21 @@ static void usage(FILE *f)
 "Exit status: COMMAND's; 1 when counting failed; 127 when valgrind is missing.\n");
 }
 
-static int find_valgrind(char *out, size_t len)
+/* An executable NAME in PATH (or NAME itself when it holds a slash). */
+static int find_program(const char *name, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
 	char *copy, *dir, *save = NULL;
 	int found = 0;
 
+	if (strchr(name, '/')) {
+		snprintf(out, len, "%s", name);
+		return access(out, X_OK) == 0;
+	}
 	copy = strdup(path ? path : "/usr/bin:/bin");
 	for (dir = copy ? strtok_r(copy, ":", &save) : NULL; dir && !found;
 	     dir = strtok_r(NULL, ":", &save)) {
-		snprintf(out, len, "%s/valgrind", *dir ? dir : ".");
+		snprintf(out, len, "%s/%s", *dir ? dir : ".", name);
 		found = access(out, X_OK) == 0;
 	}
 	free(copy);
@@ -135,11 +140,11 @@ int cmd_dcpix(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = NULL;
-	char vg[PATH_MAX], tmpl[] = "/tmp/dcpix.XXXXXX", out[sizeof(tmpl) + 16];
+	char vg[PATH_MAX], cmd[PATH_MAX], tmpl[] = "/tmp/dcpix.XXXXXX", out[sizeof(tmpl) + 16];
 	struct dcpi_callgrind cg;
 	uint8_t *text = NULL;
 	size_t len = 0;
-	int c, quiet = 0, rc, fd;
+	int c, quiet = 0, rc, err;
 
 	while ((c = cli_getopt(argc, argv, "+h", lo)) != -1) {
 		switch (c) {
@@ -152,22 +157,30 @@ int cmd_dcpix(int argc, char **argv)
 	if (optind >= argc)
 		cli_usage_error("want a COMMAND to run");
 	db = cli_db(db);
-	if (dcpi_db_init(db, 0700))
-		cli_die("%s", dcpi_errmsg());
-	if (!find_valgrind(vg, sizeof(vg))) {
+	if (!find_program("valgrind", vg, sizeof(vg))) {
 		fprintf(stderr, "%s: error: valgrind not found in PATH: dcpix needs callgrind, "
 			"from the 'valgrind' package (apt-get install valgrind)\n", cli_prog);
 		return 127;
 	}
+	if (!find_program(argv[optind], cmd, sizeof(cmd))) {
+		fprintf(stderr, "%s: error: %s: command not found\n", cli_prog,
+			cli_safe(argv[optind]));
+		return 127;
+	}
+	if (dcpi_db_init(db, 0700))
+		cli_die("%s", dcpi_errmsg());
 	if (!mkdtemp(tmpl))
 		cli_die("mkdtemp: %s", strerror(errno));
 	snprintf(out, sizeof(out), "%s/cg.out", tmpl);
 	rc = run_callgrind(vg, out, argv + optind, argc - optind);
-	fd = dcpi_file_read(out, MAX_OUT, &text, &len);
+	err = dcpi_file_read(out, MAX_OUT, &text, &len);
 	unlink(out);
 	rmdir(tmpl);
-	if (fd)
-		cli_die("callgrind wrote no output (exit %d): %s", rc, dcpi_errmsg());
+	if (err) {
+		fprintf(stderr, "%s: error: callgrind wrote no output (exit %d): %s\n", cli_prog,
+			rc, cli_safe(dcpi_errmsg()));
+		return rc ? rc : 1;
+	}
 	if (dcpi_callgrind_parse((const char *)text, len, &cg))
 		cli_die("%s", dcpi_errmsg());
 	free(text);
