@@ -45,11 +45,16 @@ dcpi-record -d db -- true
 dcpi-record -imagecach -- true
 dcpidiff -ev cycles A B
 dcpistats -jso A -- B
+dcpicalc -cut 5 hot prog
+dcpicalc -ex hot prog
+dcpix -d db -- true
+dcpix -qui -- true
 EOF2
 
 # -version and --version, on every command, wherever they stand before --
 want=$(cat "$DCPI_ROOT/VERSION")
-for c in dcpid dcpictl dcpicat dcpiprof dcpilist dcpitopcounts dcpidiff dcpistats dcpi-record; do
+for c in dcpid dcpictl dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpidiff dcpistats \
+	 dcpi-record; do
 	out=$("$DCPI_BIN/$c" -version 2>&1); rc=$?
 	out2=$("$DCPI_BIN/$c" --version 2>&1)
 	[ $rc -eq 0 ] && [ "$out" = "$c (dcpi) $want" ] && [ "$out2" = "$out" ] &&
