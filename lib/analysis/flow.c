@@ -19,9 +19,10 @@ struct solver {
 	size_t nr;
 	size_t *first, *adj;     /* residual arcs out of each node (CSR) */
 	int64_t *pot, *dist;
-	size_t *via;             /* residual arc the shortest path came in by */
 	size_t *heap, *hpos;     /* binary heap of nodes by dist; hpos SIZE_MAX: out */
 	size_t hn;
+	size_t *it, *path;       /* a phase's current arc per node; the DFS's arcs */
+	unsigned char *mark;     /* bit 1: on the DFS path; bit 2: dead this phase */
 };
 
 int dcpi_flow_init(struct dcpi_flow *f, size_t nnodes)
@@ -118,7 +119,7 @@ static size_t heap_pop(struct solver *s)
 static int shortest(struct solver *s)
 {
 	for (size_t v = 0; v < s->nn; v++)
-		s->dist[v] = INT64_MAX, s->via[v] = SIZE_MAX, s->hpos[v] = SIZE_MAX;
+		s->dist[v] = INT64_MAX, s->hpos[v] = SIZE_MAX;
 	s->hn = 0;
 	s->dist[s->s] = 0;
 	heap_push(s, s->s);
@@ -134,7 +135,6 @@ static int shortest(struct solver *s)
 			d = s->dist[u] + a->cost + s->pot[u] - s->pot[a->to];
 			if (d < s->dist[a->to]) {
 				s->dist[a->to] = d;
-				s->via[a->to] = s->adj[k];
 				heap_push(s, a->to);
 			}
 		}
@@ -145,20 +145,64 @@ static int shortest(struct solver *s)
 	return s->dist[s->t] != INT64_MAX;
 }
 
-static void augment(struct solver *s)
+/* Push the bottleneck along the n arcs of path[]. */
+static void push_path(struct solver *s, size_t n)
 {
 	int64_t push = DCPI_FLOW_INF;
 
-	for (size_t v = s->t; v != s->s; v = s->r[s->via[v] ^ 1].to)
-		if (s->r[s->via[v]].cap < push)
-			push = s->r[s->via[v]].cap;
-	for (size_t v = s->t; v != s->s; v = s->r[s->via[v] ^ 1].to) {
-		struct res *a = &s->r[s->via[v]], *b = &s->r[s->via[v] ^ 1];
+	for (size_t k = 0; k < n; k++)
+		if (s->r[s->path[k]].cap < push)
+			push = s->r[s->path[k]].cap;
+	for (size_t k = 0; k < n; k++) {
+		struct res *a = &s->r[s->path[k]], *b = &s->r[s->path[k] ^ 1];
 
 		if (a->cap != DCPI_FLOW_INF)
 			a->cap -= push;
 		if (b->cap != DCPI_FLOW_INF)
 			b->cap += push;
+	}
+}
+
+static int admissible(const struct solver *s, size_t u, size_t k)
+{
+	const struct res *a = &s->r[k];
+
+	return a->cap > 0 && !(s->mark[a->to] & 3) && s->dist[a->to] != INT64_MAX &&
+	       a->cost + s->pot[u] - s->pot[a->to] == 0;
+}
+
+/* After one Dijkstra, every shortest path is made of arcs of reduced
+ * cost 0: augment along them by depth-first search until none is left
+ * (current-arc pointers and dead nodes kept for the phase, as Dinic's
+ * algorithm does), so that one Dijkstra serves many augmentations.
+ * Every augmentation is along a shortest path: optimality is kept. */
+static void phase(struct solver *s)
+{
+	for (size_t v = 0; v < s->nn; v++)
+		s->it[v] = s->first[v], s->mark[v] = 0;
+	for (;;) {
+		size_t v = s->s, n = 0;
+
+		s->mark[v] |= 1;
+		while (v != s->t) {
+			while (s->it[v] < s->first[v + 1] && !admissible(s, v, s->adj[s->it[v]]))
+				s->it[v]++;
+			if (s->it[v] < s->first[v + 1]) {
+				s->path[n++] = s->adj[s->it[v]];
+				v = s->r[s->adj[s->it[v]]].to;
+				s->mark[v] |= 1;
+				continue;
+			}
+			s->mark[v] = 2;   /* dead: no way on from here this phase */
+			if (n == 0)
+				return;
+			v = s->r[s->path[--n] ^ 1].to;
+			s->it[v]++;
+		}
+		push_path(s, n);
+		for (size_t k = 0; k < n; k++)
+			s->mark[s->r[s->path[k] ^ 1].to] &= 2;
+		s->mark[s->t] &= 2;
 	}
 }
 
@@ -184,12 +228,14 @@ static int setup(struct solver *s, const struct dcpi_flow *f, int64_t *need)
 	s->adj = calloc(2 * (f->narcs + f->nnodes) + 1, sizeof(size_t));
 	s->pot = calloc(s->nn, sizeof(int64_t));
 	s->dist = calloc(s->nn, sizeof(int64_t));
-	s->via = calloc(s->nn, sizeof(size_t));
 	s->heap = calloc(s->nn, sizeof(size_t));
 	s->hpos = calloc(s->nn, sizeof(size_t));
+	s->it = calloc(s->nn, sizeof(size_t));
+	s->path = calloc(s->nn + 1, sizeof(size_t));
+	s->mark = calloc(s->nn, 1);
 	fill = calloc(s->nn + 1, sizeof(size_t));
-	if (!excess || !s->r || !s->first || !s->adj || !s->pot || !s->dist || !s->via ||
-	    !s->heap || !s->hpos || !fill) {
+	if (!excess || !s->r || !s->first || !s->adj || !s->pot || !s->dist ||
+	    !s->heap || !s->hpos || !s->it || !s->path || !s->mark || !fill) {
 		free(excess);
 		free(fill);
 		return -ENOMEM;
@@ -226,7 +272,7 @@ static int setup(struct solver *s, const struct dcpi_flow *f, int64_t *need)
 static void solver_free(struct solver *s)
 {
 	free(s->r), free(s->first), free(s->adj), free(s->pot), free(s->dist);
-	free(s->via), free(s->heap), free(s->hpos);
+	free(s->heap), free(s->hpos), free(s->it), free(s->path), free(s->mark);
 }
 
 int dcpi_flow_solve(struct dcpi_flow *f, int64_t *total_cost)
@@ -243,7 +289,7 @@ int dcpi_flow_solve(struct dcpi_flow *f, int64_t *total_cost)
 		return dcpi_error(ENOMEM, "out of memory");
 	}
 	while (shortest(&s))
-		augment(&s);
+		phase(&s);
 	for (size_t k = s.first[s.s]; k < s.first[s.s + 1]; k++)
 		moved += s.r[s.adj[k] ^ 1].cap;
 	for (size_t i = 0; i < f->narcs; i++) {

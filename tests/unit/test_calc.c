@@ -84,6 +84,83 @@ static void test_flow(void)
 	dcpi_flow_free(&f);
 }
 
+/* Random graphs: the solution conserves flow, respects capacities, and
+ * is optimal, i.e. its residual graph has no negative cycle (checked by
+ * Bellman-Ford from a virtual source). */
+static uint64_t lcg = 12345;
+static unsigned rnd(unsigned n)
+{
+	lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+	return (unsigned)((lcg >> 33) % n);
+}
+
+static int negative_cycle(const struct dcpi_flow *f)
+{
+	size_t n = f->nnodes;
+	int64_t *d = calloc(n, sizeof(*d));
+	int changed = 1;
+
+	for (size_t round = 0; round <= n && changed; round++) {
+		changed = 0;
+		for (size_t i = 0; i < f->narcs; i++) {
+			const struct dcpi_flow_arc *a = &f->arcs[i];
+
+			if ((a->cap == DCPI_FLOW_INF || a->flow < a->cap) && d[a->from] + a->cost < d[a->to])
+				d[a->to] = d[a->from] + a->cost, changed = 1;
+			if (a->flow > 0 && d[a->to] - a->cost < d[a->from])
+				d[a->from] = d[a->to] - a->cost, changed = 1;
+		}
+	}
+	free(d);
+	return changed;
+}
+
+static void test_flow_random(void)
+{
+	size_t bad_cons = 0, bad_cap = 0, bad_opt = 0, solved = 0;
+
+	for (int g = 0; g < 200; g++) {
+		struct dcpi_flow f;
+		size_t n = 2 + rnd(30), m = n + rnd(4 * (unsigned)n);
+		int64_t *bal;
+
+		dcpi_flow_init(&f, n);
+		for (size_t i = 0; i < m; i++) {
+			int64_t cost = (int64_t)rnd(41) - 20;
+			int64_t cap = cost < 0 || rnd(3) ? 1 + rnd(1000) : DCPI_FLOW_INF;
+
+			dcpi_flow_add(&f, rnd((unsigned)n), rnd((unsigned)n), cap, cost);
+		}
+		/* a way back everywhere, so that every circulation is possible */
+		for (size_t v = 1; v < n; v++) {
+			dcpi_flow_add(&f, v, 0, DCPI_FLOW_INF, 1 + rnd(5));
+			dcpi_flow_add(&f, 0, v, DCPI_FLOW_INF, 1 + rnd(5));
+		}
+		if (dcpi_flow_solve(&f, NULL)) {
+			dcpi_flow_free(&f);
+			continue;
+		}
+		solved++;
+		bal = calloc(n, sizeof(*bal));
+		for (size_t i = 0; i < f.narcs; i++) {
+			const struct dcpi_flow_arc *a = &f.arcs[i];
+
+			bal[a->from] -= a->flow;
+			bal[a->to] += a->flow;
+			bad_cap += a->flow < 0 || (a->cap != DCPI_FLOW_INF && a->flow > a->cap);
+		}
+		for (size_t v = 0; v < n; v++)
+			bad_cons += bal[v] != 0;
+		bad_opt += negative_cycle(&f);
+		free(bal);
+		dcpi_flow_free(&f);
+	}
+	T_EQ(solved, 200, "200 random graphs solved");
+	T_EQ(bad_cons, 0, "flow conserved at every node");
+	T_EQ(bad_cap, 0, "every arc within its capacity");
+	T_EQ(bad_opt, 0, "optimal: no negative cycle left in any residual graph");
+}
+
 /* ---- graphs of hand-assembled code --------------------------------------------------- */
 
 static struct dcpi_insn *decode(const uint8_t *code, size_t len, size_t *n)
@@ -385,6 +462,7 @@ int main(void)
 {
 	test_refusals();
 	test_flow();
+	test_flow_random();
 	test_cfg_loop();
 	test_cfg_noreturn();
 	test_cfg_table();
