@@ -35,7 +35,7 @@ CMD_OBJ   := $(CMD_SRC:%.c=$(O)/%.o)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 
 # Every command is the one multi-call binary under its classic name.
-COMMANDS  := dcpid dcpictl dcpiepoch dcpiflush dcpiquit dcpicat dcpiprof dcpilist dcpitopcounts dcpidiff dcpistats dcpilabel dcpitar dcpi-record
+COMMANDS  := dcpid dcpictl dcpiepoch dcpiflush dcpiquit dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpidiff dcpistats dcpilabel dcpitar dcpi-record
 BIN       := bin/dcpi $(COMMANDS:%=bin/%)
 
 all: $(BIN) $(UNIT_BIN) $(O)/libdcpidyn.a
@@ -128,6 +128,17 @@ bench: deps
 	$(MAKE) all
 	bench/run $(BENCH_ARGS)
 .PHONY: bench
+
+# dcpicalc's estimates against exact counts (callgrind) on a corpus of
+# kernels; not a test, not in CI.  See docs/performance.md.
+ACC_BIN := $(O)/bench/accuracy
+$(ACC_BIN): bench/accuracy/accuracy.c $(O)/libdcpi.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/libdcpi.a $(LDLIBS)
+accuracy: deps
+	$(MAKE) all $(ACC_BIN)
+	O=$(O) bench/accuracy/run
+.PHONY: accuracy
 
 # ---- install ---------------------------------------------------------------
 install: all

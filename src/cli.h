@@ -56,6 +56,8 @@ int cmd_dcpictl(int argc, char **argv);
 int cmd_dcpicat(int argc, char **argv);
 int cmd_dcpiprof(int argc, char **argv);
 int cmd_dcpilist(int argc, char **argv);
+int cmd_dcpicalc(int argc, char **argv);
+int cmd_dcpix(int argc, char **argv);
 int cmd_dcpitopcounts(int argc, char **argv);
 int cmd_dcpidiff(int argc, char **argv);
 int cmd_dcpistats(int argc, char **argv);

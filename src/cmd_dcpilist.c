@@ -12,14 +12,12 @@
 #include "dcpi/annotate.h"
 #include "dcpi/error.h"
 #include "dcpi/json.h"
-#include "dcpi/select.h"
 #include "dcpi/source.h"
 #include "report.h"
 
 enum { SHOW_BOTH, SHOW_SOURCE, SHOW_ASM };
 #define MAX_DIRS 64
 #define MAX_REMAPS 64
-#define MAX_CANDS 20
 
 struct opts {
 	const char *db, *epoch, *host, *file, *proc, *image, *label;
@@ -142,51 +140,8 @@ static void apply_file_opt(struct opts *o)
 
 static void open_image(struct listing *l)
 {
-	struct dcpi_annot_opts ao = { report_symtab_opts(l->o.db), &l->src, NULL, 0, NULL };
-	size_t *idx = calloc(l->set.n ? l->set.n : 1, sizeof(*idx)), n = 0;
-	struct dcpi_selection sel;
-	int err;
-
-	if (!idx || dcpi_select(&l->set, &l->o.image, 1, &sel))
-		cli_die("%s", idx ? dcpi_errmsg() : "out of memory");
-	for (size_t i = 0; i < l->set.n; i++) {
-		const struct dcpi_profile *p = &l->set.v[i].prof;
-
-		if (sel.chosen[i] && p->kind != DCPI_IMAGE_ANON && p->kind != DCPI_IMAGE_UNKNOWN)
-			idx[n++] = i;
-	}
-	dcpi_selection_free(&sel);
 	l->src = (struct dcpi_source_opts){ l->o.dirs, l->o.ndirs, l->o.remaps, l->o.nremaps };
-	err = n ? dcpi_annot_image_open(&l->set, idx, n, &ao, &l->img) : 0;
-	free(idx);
-	if (n == 0) {
-		fprintf(stderr, "%s: error: no profile of image '%s' in epoch%s %s%s\n", cli_prog,
-			cli_safe(l->o.image), l->set.nepochs > 1 ? "s" : "",
-			l->set.epochs[l->set.nepochs - 1], l->set.nepochs > 1 ? " ..." : "");
-		report_suggest(&l->set, l->o.image);
-		exit(1);
-	}
-	if (err)
-		cli_die("%s", dcpi_errmsg());
-}
-
-static void resolve(struct listing *l, uint64_t *lo, uint64_t *hi)
-{
-	const struct dcpi_symtab *st = dcpi_annot_image_symtab(l->img);
-	const struct dcpi_sym *c[MAX_CANDS];
-	size_t nc;
-	int err = dcpi_annot_resolve(st, l->o.proc, lo, hi, &l->name, c, MAX_CANDS, &nc);
-
-	if (!err)
-		return;
-	fprintf(stderr, "%s: error: %s\n", cli_prog, cli_safe(dcpi_errmsg()));
-	if (nc)
-		fprintf(stderr, "%s%s:\n", err == -EEXIST ? "candidates" : "similar names",
-			nc > MAX_CANDS ? " (the first 20)" : "");
-	for (size_t i = 0; i < nc && i < MAX_CANDS; i++)
-		fprintf(stderr, "  0x%-16" PRIx64 " %-8" PRIu64 " %s\n", c[i]->vaddr, c[i]->size,
-			cli_safe(c[i]->demangled));
-	exit(1);
+	l->img = report_annot_open(&l->set, l->o.db, l->o.image, &l->src);
 }
 
 /* ---- text --------------------------------------------------------------------------- */
@@ -452,7 +407,7 @@ int cmd_dcpilist(int argc, char **argv)
 	report_check_set(&l.w, &l.set);
 	report_warn_finish(&l.w);
 	open_image(&l);
-	resolve(&l, &lo, &hi);
+	report_annot_resolve(l.img, l.o.proc, &lo, &hi, &l.name);
 	if (dcpi_annotate(l.img, lo, hi, &l.a))
 		cli_die("%s", dcpi_errmsg());
 	l.derived = dcpi_annot_derived_cols(&l.set, &cy, &in);

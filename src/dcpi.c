@@ -20,6 +20,8 @@ static const struct command commands[] = {
 	{ "dcpicat", cmd_dcpicat, "print a profile file" },
 	{ "dcpiprof", cmd_dcpiprof, "where the time went: by image, by procedure" },
 	{ "dcpilist", cmd_dcpilist, "a procedure's samples by source line and instruction" },
+	{ "dcpicalc", cmd_dcpicalc, "a procedure's basic blocks: estimated counts, cycles per instruction" },
+	{ "dcpix", cmd_dcpix, "run a command under callgrind: exact counts for dcpicalc -exact" },
 	{ "dcpitopcounts", cmd_dcpitopcounts, "the instructions with the most samples" },
 	{ "dcpidiff", cmd_dcpidiff, "two epochs compared: images, procedures, lines, blocks" },
 	{ "dcpistats", cmd_dcpistats, "variation over epochs, and whether a change is significant" },

@@ -1,4 +1,5 @@
 /* What the report commands share: see report.h. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -6,11 +7,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dcpi/annotate.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/imagecache.h"
 #include "dcpi/json.h"
 #include "dcpi/obj.h"
+#include "dcpi/select.h"
 #include "dcpi/stats.h"
 #include "dcpi/symtab.h"
 #include "report.h"
@@ -263,4 +266,60 @@ void report_keep_label(struct dcpi_profset *set, const char *spec)
 			"comm|uid|cgroup labels them)", spec);
 	cli_die("-label %s: none of the %zu labelled profiles has it (one is labelled %s; "
 		"dcpilabel lists them all)", spec, labelled, cli_safe(example));
+}
+
+/* ---- one procedure of one image (dcpilist, dcpicalc) ---------------------------------- */
+
+#define MAX_CANDS 20
+
+struct dcpi_annot_image *report_annot_open(const struct dcpi_profset *set, const char *db,
+					   const char *image, const struct dcpi_source_opts *src)
+{
+	struct dcpi_annot_opts ao = { report_symtab_opts(db), src, NULL, 0, NULL };
+	size_t *idx = calloc(set->n ? set->n : 1, sizeof(*idx)), n = 0;
+	struct dcpi_annot_image *img = NULL;
+	struct dcpi_selection sel;
+	int err;
+
+	if (!idx || dcpi_select(set, &image, 1, &sel))
+		cli_die("%s", idx ? dcpi_errmsg() : "out of memory");
+	for (size_t i = 0; i < set->n; i++) {
+		const struct dcpi_profile *p = &set->v[i].prof;
+
+		if (sel.chosen[i] && p->kind != DCPI_IMAGE_ANON && p->kind != DCPI_IMAGE_UNKNOWN)
+			idx[n++] = i;
+	}
+	dcpi_selection_free(&sel);
+	err = n ? dcpi_annot_image_open(set, idx, n, &ao, &img) : 0;
+	free(idx);
+	if (n == 0) {
+		fprintf(stderr, "%s: error: no profile of image '%s' in epoch%s %s%s\n", cli_prog,
+			cli_safe(image), set->nepochs > 1 ? "s" : "",
+			set->epochs[set->nepochs - 1], set->nepochs > 1 ? " ..." : "");
+		report_suggest(set, image);
+		exit(1);
+	}
+	if (err)
+		cli_die("%s", dcpi_errmsg());
+	return img;
+}
+
+void report_annot_resolve(struct dcpi_annot_image *img, const char *proc, uint64_t *lo,
+			  uint64_t *hi, const char **name)
+{
+	const struct dcpi_symtab *st = dcpi_annot_image_symtab(img);
+	const struct dcpi_sym *c[MAX_CANDS];
+	size_t nc;
+	int err = dcpi_annot_resolve(st, proc, lo, hi, name, c, MAX_CANDS, &nc);
+
+	if (!err)
+		return;
+	fprintf(stderr, "%s: error: %s\n", cli_prog, cli_safe(dcpi_errmsg()));
+	if (nc)
+		fprintf(stderr, "%s%s:\n", err == -EEXIST ? "candidates" : "similar names",
+			nc > MAX_CANDS ? " (the first 20)" : "");
+	for (size_t i = 0; i < nc && i < MAX_CANDS; i++)
+		fprintf(stderr, "  0x%-16" PRIx64 " %-8" PRIu64 " %s\n", c[i]->vaddr, c[i]->size,
+			cli_safe(c[i]->demangled));
+	exit(1);
 }

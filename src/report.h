@@ -11,7 +11,9 @@
 
 #include "dcpi/profset.h"
 
+struct dcpi_annot_image;
 struct dcpi_json;
+struct dcpi_source_opts;
 struct dcpi_objcache;
 struct dcpi_symtab_opts;
 
@@ -81,5 +83,17 @@ void report_csv_field(FILE *f, const char *s);
  * report).  Exits like dcpiprof on errors; returns its exit status. */
 int prof_text_report(FILE *f, const char *db, const char *epoch, int procs,
 		     const char *keep, const char *sort);
+
+/* The image IMAGE names in set, opened for one procedure's listing
+ * (profiles of anonymous and unknown images left out, the identity with
+ * the most samples taken).  Exits with an error, and suggestions on
+ * stderr, when no profile matches or it cannot be opened.  src is kept
+ * by the image. */
+struct dcpi_annot_image *report_annot_open(const struct dcpi_profset *set, const char *db,
+					   const char *image, const struct dcpi_source_opts *src);
+/* PROCEDURE (every form dcpi_annot_resolve takes) in img: *lo, *hi and
+ * *name, or exit 1 with the error and the candidates on stderr. */
+void report_annot_resolve(struct dcpi_annot_image *img, const char *proc, uint64_t *lo,
+			  uint64_t *hi, const char **name);
 
 #endif

@@ -96,6 +96,11 @@ const char *dcpi_annot_image_note(const struct dcpi_annot_image *img, size_t i);
  * instruction.  -ENODATA when the image has no code or nothing decodes
  * there, disasm errors otherwise. */
 int dcpi_annot_image_insn(struct dcpi_annot_image *img, uint64_t vaddr, struct dcpi_insn *insn);
+/* Bytes of the image at vaddr (jump tables, constants): 0, -ENODATA
+ * when the image has no code, disasm errors otherwise. */
+int dcpi_annot_image_read(struct dcpi_annot_image *img, uint64_t vaddr, void *buf, size_t len);
+/* dcpi_disasm_arch() of its code, or NULL when it has none. */
+const char *dcpi_annot_image_arch(const struct dcpi_annot_image *img);
 /* Source line of vaddr: 0, or -ENOENT (no DWARF for it, or none at all). */
 int dcpi_annot_image_srcloc(struct dcpi_annot_image *img, uint64_t vaddr,
 			    struct dcpi_srcloc *loc);

@@ -43,7 +43,11 @@ enum dcpi_insn_flag {
 					  "(bad)" and size is the minimum step
 					  (1 on x86, 4 on AArch64) */
 	DCPI_INSN_TRAP = 1 << 7,       /* never falls through (ud2, hlt, brk) */
+	DCPI_INSN_LOAD = 1 << 8,       /* reads a memory operand */
+	DCPI_INSN_STORE = 1 << 9,      /* writes a memory operand */
 };
+
+#define DCPI_INSN_MAX_REGS 8
 
 /* Any control transfer: DCPI_INSN_JUMP|CALL|RET. */
 #define DCPI_INSN_BRANCH (DCPI_INSN_JUMP | DCPI_INSN_CALL | DCPI_INSN_RET)
@@ -56,6 +60,15 @@ struct dcpi_insn {
 	uint16_t flags;                  /* enum dcpi_insn_flag bits */
 	char mnemonic[32];               /* NUL-terminated, cut if longer */
 	char operands[160];              /* NUL-terminated, cut if longer */
+	unsigned id;                     /* Capstone's instruction id (x86_insn or
+					    arm64_insn by dcpi_disasm_arch); 0 bad */
+	/* Registers read and written, explicit and implicit (flags included),
+	 * each named by its widest form (%eax and %al are %rax; %ymm0 is
+	 * %xmm0): Capstone register ids.  At most DCPI_INSN_MAX_REGS each;
+	 * further ones are left out (a dependency chain through them is then
+	 * not seen: the chains found are a lower bound). */
+	uint16_t regs_read[DCPI_INSN_MAX_REGS], regs_write[DCPI_INSN_MAX_REGS];
+	uint8_t nregs_read, nregs_write;
 };
 
 enum dcpi_disasm_syntax {
@@ -79,6 +92,13 @@ int dcpi_disasm_open(const char *elf_path, struct dcpi_disasm **out);
  * ftrace).  Needs CAP_SYS_RAWIO (root).  Errors as dcpi_disasm_open, and
  * -ERANGE from the walks for addresses no segment holds. */
 int dcpi_disasm_open_kcore(const char *path, struct dcpi_disasm **out);
+
+/* A handle over code in memory (len bytes at virtual address vaddr, not
+ * copied: they must live until close) for arch "x86-64" or "aarch64":
+ * for code that is not in a file (the fuzz targets, JIT buffers).
+ * -ENOTSUP for another arch. */
+int dcpi_disasm_open_mem(const char *arch, const void *code, size_t len, uint64_t vaddr,
+			 struct dcpi_disasm **out);
 
 /* Free everything; NULL is fine. */
 void dcpi_disasm_close(struct dcpi_disasm *d);
@@ -105,6 +125,11 @@ typedef int (*dcpi_insn_fn)(const struct dcpi_insn *insn, void *arg);
  * check that the range can be disassembled. */
 int dcpi_disasm_range(struct dcpi_disasm *d, uint64_t vaddr_lo, uint64_t vaddr_hi,
 		      dcpi_insn_fn fn, void *arg);
+
+/* Copy len bytes of the image at vaddr (any allocated section or
+ * loadable segment held in the file: code, read-only data such as jump
+ * tables).  0, or the errors of dcpi_disasm_range. */
+int dcpi_disasm_read(struct dcpi_disasm *d, uint64_t vaddr, void *buf, size_t len);
 
 /* The same walk into a malloc'd array the caller frees (NULL when *n is
  * 0).  -EFBIG when more than DCPI_DISASM_MAX_INSNS instructions. */

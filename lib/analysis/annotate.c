@@ -374,6 +374,22 @@ static void decode_window(const struct dcpi_annot_image *img, uint64_t vaddr, ui
 		*hi = s->vaddr + s->size; /* do not read past the procedure's section */
 }
 
+int dcpi_annot_image_read(struct dcpi_annot_image *img, uint64_t vaddr, void *buf, size_t len)
+{
+	if (!img->dis)
+		return dcpi_error(ENODATA, "%s: no code to read", img->prim->prof.path);
+	/* a slid kernel's tables hold its unslid addresses: not read */
+	if (img->code_delta)
+		return dcpi_error(ENODATA, "%s: data of a relocated image is not read",
+				  img->prim->prof.path);
+	return dcpi_disasm_read(img->dis, vaddr, buf, len);
+}
+
+const char *dcpi_annot_image_arch(const struct dcpi_annot_image *img)
+{
+	return img->dis ? dcpi_disasm_arch(img->dis) : NULL;
+}
+
 int dcpi_annot_image_insn(struct dcpi_annot_image *img, uint64_t vaddr, struct dcpi_insn *insn)
 {
 	struct upto u = { vaddr - img->code_delta, insn };

@@ -32,6 +32,9 @@ struct dcpi_disasm {
 	struct kseg *ksegs;      /* its PT_LOAD segments; NULL for ELF files */
 	size_t nksegs;
 	uint8_t *kbuf;           /* the bytes of the last range read */
+	const uint8_t *mem;      /* dcpi_disasm_open_mem: the code, at mem_vaddr */
+	size_t mem_len;
+	uint64_t mem_vaddr;
 };
 
 struct kseg {
@@ -158,6 +161,42 @@ int dcpi_disasm_open(const char *elf_path, struct dcpi_disasm **out)
 int dcpi_disasm_open_kcore(const char *path, struct dcpi_disasm **out)
 {
 	return open_with(path, open_kcore, out);
+}
+
+int dcpi_disasm_open_mem(const char *arch, const void *code, size_t len, uint64_t vaddr,
+			 struct dcpi_disasm **out)
+{
+	struct dcpi_disasm *d;
+	cs_mode mode;
+	int err;
+
+	*out = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->path = strdup("(memory)"))) {
+		free(d);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	d->fd = -1;
+	d->mem = code;
+	d->mem_len = len;
+	d->mem_vaddr = vaddr;
+	if (!strcmp(arch, "x86-64")) {
+		d->arch = CS_ARCH_X86, mode = CS_MODE_64, d->arch_name = "x86-64", d->min_step = 1;
+	} else if (!strcmp(arch, "aarch64")) {
+		d->arch = CS_ARCH_ARM64, mode = CS_MODE_LITTLE_ENDIAN, d->arch_name = "aarch64";
+		d->min_step = 4;
+	} else {
+		dcpi_disasm_close(d);
+		return dcpi_error(ENOTSUP, "cannot disassemble architecture '%s': only x86-64 "
+				  "and aarch64", arch);
+	}
+	err = open_capstone(d, mode);
+	if (err) {
+		dcpi_disasm_close(d);
+		return err;
+	}
+	*out = d;
+	return 0;
 }
 
 void dcpi_disasm_close(struct dcpi_disasm *d)
@@ -372,6 +411,13 @@ static int find_span(struct dcpi_disasm *d, uint64_t lo, uint64_t hi, struct spa
 	if (d->ksegs)
 		return from_kcore(d, sp) == 1 ? 0 : dcpi_error(ERANGE, "%s: 0x%" PRIx64 "-0x%"
 			PRIx64 " is in no segment of kernel memory", d->path, lo, hi);
+	if (d->mem) {
+		if (lo < d->mem_vaddr || hi - d->mem_vaddr > d->mem_len)
+			return dcpi_error(ERANGE, "0x%" PRIx64 "-0x%" PRIx64 " is outside the "
+					  "code in memory", lo, hi);
+		sp->p = d->mem + (lo - d->mem_vaddr);
+		return 0;
+	}
 	r = from_sections(d, sp);
 	if (r == 0)
 		r = from_segments(d, sp);
@@ -459,6 +505,96 @@ static void classify_arm64(const cs_insn *ci, struct dcpi_insn *in)
 	arm64_target(a, in);
 }
 
+/* ---- memory operands and registers -------------------------------------- */
+
+static void x86_mem(const cs_x86 *x, struct dcpi_insn *in)
+{
+	for (unsigned i = 0; i < x->op_count && i < 8; i++) {
+		if (x->operands[i].type != X86_OP_MEM)
+			continue;
+		/* lea and nop name a memory operand without touching memory */
+		if (in->id == X86_INS_LEA || in->id == X86_INS_NOP)
+			continue;
+		if (x->operands[i].access & CS_AC_READ)
+			in->flags |= DCPI_INSN_LOAD;
+		if (x->operands[i].access & CS_AC_WRITE)
+			in->flags |= DCPI_INSN_STORE;
+	}
+	if (in->id == X86_INS_PUSH || in->id == X86_INS_CALL)
+		in->flags |= DCPI_INSN_STORE;
+	if (in->id == X86_INS_POP || in->id == X86_INS_RET)
+		in->flags |= DCPI_INSN_LOAD;
+}
+
+static void arm64_mem(const cs_insn *ci, struct dcpi_insn *in)
+{
+	const char *m = ci->mnemonic;
+
+	if (!strncmp(m, "ld", 2))
+		in->flags |= DCPI_INSN_LOAD;
+	else if (!strncmp(m, "st", 2))
+		in->flags |= DCPI_INSN_STORE;
+}
+
+/* The widest register of the same storage: dependencies through %eax and
+ * %rax are one chain.  Capstone 4 has no such map; the general-purpose
+ * and vector registers are the ones chains run through. */
+static unsigned x86_full_reg(unsigned r)
+{
+	static const uint16_t fam[][5] = {
+		{ X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL, X86_REG_AH },
+		{ X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL, X86_REG_BH },
+		{ X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL, X86_REG_CH },
+		{ X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL, X86_REG_DH },
+		{ X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL, 0 },
+		{ X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL, 0 },
+		{ X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL, 0 },
+		{ X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL, 0 },
+		{ X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B, 0 },
+		{ X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B, 0 },
+		{ X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B, 0 },
+		{ X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B, 0 },
+		{ X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B, 0 },
+		{ X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B, 0 },
+		{ X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B, 0 },
+		{ X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B, 0 },
+	};
+
+	if (r >= X86_REG_YMM0 && r <= X86_REG_YMM31)
+		return X86_REG_XMM0 + (r - X86_REG_YMM0);
+	if (r >= X86_REG_ZMM0 && r <= X86_REG_ZMM31)
+		return X86_REG_XMM0 + (r - X86_REG_ZMM0);
+	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
+		for (size_t k = 0; k < 5; k++)
+			if (fam[i][k] && fam[i][k] == r)
+				return fam[i][0];
+	return r;
+}
+
+static void add_reg(uint16_t *v, uint8_t *n, unsigned r)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (v[i] == r)
+			return;
+	if (*n < DCPI_INSN_MAX_REGS)
+		v[(*n)++] = (uint16_t)r;
+}
+
+static void fill_regs(struct dcpi_disasm *d, const cs_insn *ci, struct dcpi_insn *in)
+{
+	cs_regs rd, wr;
+	uint8_t nrd = 0, nwr = 0;
+
+	if (cs_regs_access(d->cs, ci, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return;
+	for (unsigned i = 0; i < nrd; i++)
+		add_reg(in->regs_read, &in->nregs_read,
+			d->arch == CS_ARCH_X86 ? x86_full_reg(rd[i]) : rd[i]);
+	for (unsigned i = 0; i < nwr; i++)
+		add_reg(in->regs_write, &in->nregs_write,
+			d->arch == CS_ARCH_X86 ? x86_full_reg(wr[i]) : wr[i]);
+}
+
 /* ---- the walk ----------------------------------------------------------- */
 
 static void fill_insn(struct dcpi_disasm *d, const cs_insn *ci, struct dcpi_insn *in)
@@ -467,12 +603,17 @@ static void fill_insn(struct dcpi_disasm *d, const cs_insn *ci, struct dcpi_insn
 	memcpy(in->bytes, ci->bytes, in->size);
 	snprintf(in->mnemonic, sizeof(in->mnemonic), "%s", ci->mnemonic);
 	snprintf(in->operands, sizeof(in->operands), "%s", ci->op_str);
+	in->id = ci->id;
 	if (!ci->detail)
 		return;
-	if (d->arch == CS_ARCH_X86)
+	if (d->arch == CS_ARCH_X86) {
 		classify_x86(d, ci, in);
-	else
+		x86_mem(&ci->detail->x86, in);
+	} else {
 		classify_arm64(ci, in);
+		arm64_mem(ci, in);
+	}
+	fill_regs(d, ci, in);
 }
 
 static void fill_bad(struct dcpi_disasm *d, const uint8_t *p, size_t left, struct dcpi_insn *in)
@@ -515,6 +656,20 @@ int dcpi_disasm_range(struct dcpi_disasm *d, uint64_t vaddr_lo, uint64_t vaddr_h
 		if (err)
 			return err;
 	}
+	return 0;
+}
+
+int dcpi_disasm_read(struct dcpi_disasm *d, uint64_t vaddr, void *buf, size_t len)
+{
+	struct span sp = { NULL, 0, 0 };
+	int err;
+
+	if (vaddr + len < vaddr)
+		return dcpi_error(EINVAL, "0x%" PRIx64 "+%zu wraps around", vaddr, len);
+	err = find_span(d, vaddr, vaddr + len, &sp);
+	if (err)
+		return err;
+	memcpy(buf, sp.p, len);
 	return 0;
 }
 

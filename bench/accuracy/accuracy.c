@@ -1,0 +1,264 @@
+/* How close dcpicalc's block counts come to the truth: for each kernel
+ * (a database holding its dcpid samples and dcpix's exact counts), the
+ * hot procedure's blocks estimated in each mode and compared with the
+ * exact counts.
+ *   accuracy KERNEL DB IMAGE PROC [KERNEL DB IMAGE PROC ...]
+ * Modes: (b) time, from the real cpu-clock samples; (a) retired, with
+ * instruction samples drawn from the exact counts (Poisson thinning at a
+ * fixed seed, about A_SAMPLES per procedure), without and with skid (each
+ * sample moved to the next instruction executed); (c) exact.  The naive
+ * baseline (a block's samples / its instructions) is scored beside (b).
+ * Blocks scored: >= 1% of the procedure's samples and >= 64 samples (of
+ * the mode's own event).  "shape": the estimates times one scale per
+ * procedure (sum exact / sum estimate over the scored blocks);
+ * "absolute": as estimated, when the mode has absolute counts. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/annotate.h"
+#include "dcpi/calc.h"
+#include "dcpi/error.h"
+#include "dcpi/profset.h"
+#include "dcpi/select.h"
+
+#define A_SAMPLES 20000.0
+#define MIN_SAMPLES 64
+#define MIN_SHARE 0.01
+
+enum { M_TIME, M_NAIVE, M_RET, M_RET_SKID, M_EXACT, M_N };
+static const char *const mode_names[M_N] = { "(b) time", "naive", "(a) retired",
+					     "(a) retired+skid", "(c) exact" };
+
+/* counts per mode: [0] all, [1] H, [2] M, [3] L; within 10/25, shape/abs */
+struct score {
+	size_t n[4], s10[4], s25[4], a10[4], a25[4];
+	int absolute;
+};
+static struct score scores[M_N];
+
+static uint64_t rng_s = 0x853c49e6748fea9bull;
+static double urand(void)
+{
+	rng_s ^= rng_s << 13;
+	rng_s ^= rng_s >> 7;
+	rng_s ^= rng_s << 17;
+	return (double)(rng_s >> 11) / 9007199254740992.0;
+}
+
+/* Poisson(lambda): Knuth for small lambda, a normal approximation above. */
+static uint64_t poisson(double lambda)
+{
+	if (lambda <= 0)
+		return 0;
+	if (lambda > 60) {
+		double u1 = urand(), u2 = urand();
+		double z = sqrt(-2 * log(u1 + 1e-300)) * cos(2 * M_PI * u2);
+		double v = lambda + sqrt(lambda) * z;
+
+		return v < 0 ? 0 : (uint64_t)llround(v);
+	}
+	{
+		double l = exp(-lambda), p = 1;
+		uint64_t k = 0;
+
+		do {
+			k++;
+			p *= urand();
+		} while (p > l);
+		return k - 1;
+	}
+}
+
+static int conf_slot(char c)
+{
+	return c == 'H' ? 1 : c == 'M' ? 2 : c == 'L' ? 3 : 0;
+}
+
+static void tally(struct score *s, char conf, double est, double scale, double exact, int abs)
+{
+	int slots[2] = { 0, conf_slot(conf) };
+
+	for (int k = 0; k < (slots[1] ? 2 : 1); k++) {
+		int i = slots[k];
+		double sh = fabs(est * scale - exact) / exact, ab = fabs(est - exact) / exact;
+
+		s->n[i]++;
+		s->s10[i] += sh <= 0.10;
+		s->s25[i] += sh <= 0.25;
+		s->a10[i] += abs && ab <= 0.10;
+		s->a25[i] += abs && ab <= 0.25;
+	}
+	s->absolute = abs;
+}
+
+/* Score blocks of c against the exact counts; samples[b] picks blocks. */
+static void score(int mode, const struct dcpi_calc *c, const double *est, const uint64_t *samples,
+		  const uint64_t *exact, int abs, const char *kernel)
+{
+	uint64_t total = 0;
+	double se = 0, sx = 0;
+	size_t nb = c->cfg.nblocks;
+
+	for (size_t b = 0; b < nb; b++)
+		total += samples[b];
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t b = 0; b < nb; b++) {
+			double x = (double)exact[c->cfg.blocks[b].first];
+
+			if (samples[b] < MIN_SAMPLES || (double)samples[b] < MIN_SHARE * (double)total ||
+			    x <= 0)
+				continue;
+			if (pass == 0) {
+				se += est[b];
+				sx += x;
+			} else {
+				tally(&scores[mode], mode == M_NAIVE ? 0 : c->blocks[b].conf, est[b],
+				      se > 0 ? sx / se : 0, x, abs);
+				if (getenv("ACCURACY_VERBOSE"))
+					printf("# %s %s B%zu %c est %.4g scaled %.4g exact %.4g\n",
+					       kernel, mode_names[mode], b, c->blocks[b].conf, est[b],
+					       est[b] * sx / se, x);
+			}
+		}
+}
+
+struct kern {
+	struct dcpi_profset set;
+	struct dcpi_annot_image *img;
+	struct dcpi_annotation a;
+	uint64_t *exact;
+	int time_col;
+};
+
+static int open_kernel(struct kern *k, const char *db, const char *image, const char *proc)
+{
+	struct dcpi_selection sel;
+	size_t idx[64], n = 0;
+	uint64_t lo, hi;
+	const char *name;
+
+	if (dcpi_profset_load(db, "all", NULL, &k->set) || dcpi_select(&k->set, &image, 1, &sel))
+		return -1;
+	for (size_t i = 0; i < k->set.n && n < 64; i++)
+		if (sel.chosen[i])
+			idx[n++] = i;
+	dcpi_selection_free(&sel);
+	k->time_col = dcpi_profset_event(&k->set, "cpu-clock");
+	if (n == 0 || k->time_col < 0 || dcpi_annot_image_open(&k->set, idx, n, NULL, &k->img) ||
+	    dcpi_annot_resolve(dcpi_annot_image_symtab(k->img), proc, &lo, &hi, &name, NULL, 0,
+			       &n) ||
+	    dcpi_annotate(k->img, lo, hi, &k->a) || dcpi_calc_exact_load(db, k->img, &k->a, &k->exact))
+		return -1;
+	return 0;
+}
+
+static void run_mode(struct kern *k, int mode, const char *kernel)
+{
+	struct dcpi_calc_cols cols = { k->time_col, -1, NULL, 0, 0, DCPI_CALC_TIME };
+	struct dcpi_calc c;
+	size_t n = k->a.ninsns;
+	uint64_t *ret = NULL, *bs, total = 0;
+	double *est, p = 1;
+
+	if (mode == M_RET || mode == M_RET_SKID) {
+		for (size_t i = 0; i < n; i++)
+			total += k->exact[i];
+		p = (double)total / A_SAMPLES;
+		ret = calloc(n, sizeof(*ret));
+		for (size_t i = 0; i < n; i++) {
+			uint64_t s = poisson((double)k->exact[i] / p);
+			size_t to = mode == M_RET_SKID && i + 1 < n ? i + 1 : i;
+
+			ret[to] += s;
+		}
+		/* the annotation's counts are the input: put them in a free column */
+		for (size_t i = 0; i < n; i++)
+			k->a.insns[i].counts[DCPI_MAX_EVENTS - 1] = ret[i];
+		cols = (struct dcpi_calc_cols){ -1, DCPI_MAX_EVENTS - 1, NULL, 0, p,
+						DCPI_CALC_RETIRED };
+	} else if (mode == M_EXACT) {
+		cols.exact = k->exact;
+		cols.mode = DCPI_CALC_EXACT;
+	}
+	if (dcpi_calc_annotation(k->img, &k->a, &cols, &c)) {
+		fprintf(stderr, "accuracy: %s: %s\n", kernel, dcpi_errmsg());
+		free(ret);
+		return;
+	}
+	est = calloc(c.cfg.nblocks, sizeof(*est));
+	bs = calloc(c.cfg.nblocks, sizeof(*bs));
+	for (size_t b = 0; b < c.cfg.nblocks; b++) {
+		const struct dcpi_cfg_block *bl = &c.cfg.blocks[b];
+
+		for (size_t i = bl->first; i < bl->first + bl->ninsns; i++)
+			bs[b] += ret ? ret[i] : k->a.insns[i].counts[k->time_col];
+		est[b] = c.blocks[b].freq;
+	}
+	score(mode, &c, est, bs, k->exact, c.absolute, kernel);
+	if (mode == M_TIME) {
+		for (size_t b = 0; b < c.cfg.nblocks; b++)
+			est[b] = (double)bs[b] / (double)c.cfg.blocks[b].ninsns;
+		score(M_NAIVE, &c, est, bs, k->exact, 0, kernel);
+	}
+	free(est);
+	free(bs);
+	free(ret);
+	dcpi_calc_free(&c);
+}
+
+static double pct(size_t a, size_t n)
+{
+	return n ? 100.0 * (double)a / (double)n : 0;
+}
+
+static void report(void)
+{
+	static const char *const slot[4] = { "all", "H", "M", "L" };
+
+	printf("%-18s %-4s %6s %9s %9s %9s %9s\n", "mode", "conf", "blocks", "shape10%",
+	       "shape25%", "abs10%", "abs25%");
+	for (int m = 0; m < M_N; m++)
+		for (int i = 0; i < 4; i++) {
+			const struct score *s = &scores[m];
+
+			if (i && (!s->n[i] || m == M_NAIVE))
+				continue;
+			printf("%-18s %-4s %6zu %8.1f%% %8.1f%%", mode_names[m], slot[i], s->n[i],
+			       pct(s->s10[i], s->n[i]), pct(s->s25[i], s->n[i]));
+			if (s->absolute)
+				printf(" %8.1f%% %8.1f%%\n", pct(s->a10[i], s->n[i]),
+				       pct(s->a25[i], s->n[i]));
+			else
+				printf(" %9s %9s\n", "n/a", "n/a");
+		}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 5 || (argc - 1) % 4) {
+		fprintf(stderr, "usage: accuracy KERNEL DB IMAGE PROC [...]\n");
+		return 2;
+	}
+	for (int i = 1; i + 3 < argc; i += 4) {
+		struct kern k;
+
+		memset(&k, 0, sizeof(k));
+		if (open_kernel(&k, argv[i + 1], argv[i + 2], argv[i + 3])) {
+			fprintf(stderr, "accuracy: %s: %s\n", argv[i], dcpi_errmsg());
+			return 1;
+		}
+		for (int m = 0; m < M_N; m++)
+			if (m != M_NAIVE)
+				run_mode(&k, m, argv[i]);
+		free(k.exact);
+		dcpi_annotation_free(&k.a);
+		dcpi_annot_image_close(k.img);
+		dcpi_profset_free(&k.set);
+	}
+	report();
+	return 0;
+}

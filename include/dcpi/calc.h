@@ -1,0 +1,154 @@
+/* Block frequencies and cycles per instruction of one procedure from
+ * flat samples: DCPI's dcpicalc, lifted from instructions to basic
+ * blocks and reconciled over the control-flow graph (cfg.h).
+ *
+ * Modes, by what was sampled:
+ *  DCPI_CALC_RETIRED  an instructions-retired event: a block ran
+ *     (samples x period) / (its instructions) times.  Poisson noise only;
+ *     CPI needs a cycles event too (or an anchored time event).
+ *  DCPI_CALC_TIME     a cycles or time event only (VMs; every machine
+ *     without a PMU): DCPI's method.  (cycles sampled) / (best-case
+ *     cycles of the block, cost.h) is an upper bound on how often it ran,
+ *     since stalls only add cycles; within an equivalence class the
+ *     lowest cluster of those bounds is taken (the members that did not
+ *     stall).
+ *  DCPI_CALC_EXACT    exact executions per instruction (dcpix, on
+ *     callgrind): counts are exact; CPI = cycles sampled / executions.
+ * Then a minimum-cost circulation (flow.h) makes the counts agree with
+ * the graph (what enters a block leaves it): symmetric costs for mode
+ * RETIRED, asymmetric for TIME (rising above an upper bound is dear,
+ * falling below it cheap), near-infinite for EXACT.
+ *
+ * Units.  A time event without a clock rate (cpu-clock samples, period
+ * in ns, and no measured cycles per ns) gives counts only up to one
+ * factor: absolute is then 0 and freq, estimate and edge counts are
+ * relative (scaled so that the hottest block is DCPI_CALC_REL_SCALE).
+ * CPI, stalls and branch probabilities do not depend on that factor and
+ * stay meaningful.  Nothing is printed as absolute that is not.
+ *
+ * Confidence ('H', 'M', 'L'; 'E' for exact counts), as DCPI printed it:
+ * H: >= DCPI_CALC_HIGH samples behind the class's estimate, no
+ * long-latency instruction in it (mode TIME) and reconciliation moved it
+ * by at most 20%; M: >= DCPI_CALC_MEDIUM samples and moved by at most
+ * 50%; L otherwise, and for blocks whose count comes from the graph alone.
+ *
+ * Skid: a time sample lands on the instruction after the one that was
+ * waiting.  Block and class sums absorb skid inside a block; samples of a
+ * block's last instruction that land on the next block's first are not
+ * moved back (the cost is per block, so the error is one instruction's
+ * share).
+ *
+ * Ownership: a result owns its graph and arrays (dcpi_calc_free).
+ */
+#ifndef DCPI_CALC_H
+#define DCPI_CALC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/annotate.h"
+#include "dcpi/callgrind.h"
+#include "dcpi/cfg.h"
+#include "dcpi/cost.h"
+
+#define DCPI_CALC_HIGH 100
+#define DCPI_CALC_MEDIUM 16
+#define DCPI_CALC_REL_SCALE 1000.0
+
+enum dcpi_calc_mode {
+	DCPI_CALC_RETIRED,
+	DCPI_CALC_TIME,
+	DCPI_CALC_EXACT,
+};
+
+struct dcpi_calc_input {
+	const char *arch;              /* dcpi_disasm_arch(); NULL: x86-64 */
+	const struct dcpi_insn *insns; /* the procedure, as dcpi_cfg_build takes it */
+	size_t n, stride;
+	/* per instruction (NULL: not sampled): */
+	const uint64_t *time;          /* samples of the cycles or time event */
+	const uint64_t *retired;       /* samples of instructions retired */
+	const uint64_t *exact;         /* exact executions */
+	double cycles_per_sample;      /* of time: the cycles event's period, or
+					  a time period x a measured clock rate;
+					  0: unknown (counts relative in TIME) */
+	double retired_period;         /* instructions per retired sample */
+	enum dcpi_calc_mode mode;
+	struct dcpi_cfg_opts cfg;      /* no-return calls, jump tables */
+};
+
+struct dcpi_calc_block {
+	double freq;                   /* reconciled executions */
+	double estimate;               /* the class's estimate before it; < 0: none */
+	char conf;                     /* 'H' 'M' 'L' 'E' */
+	uint64_t time, retired;        /* samples in the block */
+	struct dcpi_cost_block cost;   /* best case per execution */
+	double best_cpi;               /* cost.cycles / instructions */
+	double cpi;                    /* cycles sampled / (freq x instructions); < 0: none */
+};
+
+struct dcpi_calc_insn {
+	double best;                   /* best-case cycles (its share of the block's) */
+	double cpi;                    /* cycles per execution; < 0: cannot say */
+	double stall;                  /* cpi - best, >= 0; < 0 when cpi is */
+};
+
+struct dcpi_calc_edge {
+	double count;                  /* in freq's units */
+	double prob;                   /* of leaving its source by it; < 0: source never ran */
+	char conf;                     /* the weaker of its ends' */
+};
+
+struct dcpi_calc {
+	struct dcpi_cfg cfg;
+	struct dcpi_calc_block *blocks;  /* cfg.blocks' order */
+	struct dcpi_calc_insn *insns;    /* input order */
+	struct dcpi_calc_edge *edges;    /* cfg.edges' order */
+	enum dcpi_calc_mode mode;
+	int absolute;                    /* freq are executions, else relative */
+	int has_cpi;                     /* cpi can be computed at all */
+	double unknown_freq;             /* flow through the unknown node */
+};
+
+/* 0, or -EINVAL (no instructions; a mode without its samples), cfg and
+ * flow errors (-EFBIG: too large), -ENOMEM.  out is zeroed on failure. */
+int dcpi_calc_run(const struct dcpi_calc_input *in, struct dcpi_calc *out);
+void dcpi_calc_free(struct dcpi_calc *c);
+
+/* ---- on an annotated procedure (annotate.h) ---- */
+
+/* Which columns of the annotation's counts feed which input. */
+struct dcpi_calc_cols {
+	int time;                      /* set column of cycles or a time event; -1 none */
+	int retired;                   /* set column of instructions retired; -1 none */
+	const uint64_t *exact;         /* per annotation instruction, or NULL */
+	double cycles_per_sample, retired_period;   /* as in dcpi_calc_input */
+	enum dcpi_calc_mode mode;
+};
+
+/* Graph options that read img: calls to its no-return functions (by
+ * symbol, dcpi_cfg_noreturn_name) end blocks; jump tables are read from
+ * its file. */
+void dcpi_calc_image_cfg(struct dcpi_annot_image *img, struct dcpi_cfg_opts *o);
+/* dcpi_calc_run on annotation a of img.  Besides its errors: -ENODATA
+ * (no code), -ENOEXEC (most of the range does not decode). */
+int dcpi_calc_annotation(struct dcpi_annot_image *img, const struct dcpi_annotation *a,
+			 const struct dcpi_calc_cols *cols, struct dcpi_calc *out);
+
+/* ---- exact counts (dcpix) ---- */
+
+/* The counts of callgrind object o as the image st describes them: ELF
+ * virtual addresses (the load offset found from where o's functions
+ * started, by their symbols: the offset most of them agree on) and st's
+ * build-id.  0, -ENOENT (no function of o is a symbol of st: not the same
+ * image), -EINVAL (st has no build-id), -ENOMEM. */
+int dcpi_calc_exact_import(const struct dcpi_callgrind_obj *o, const struct dcpi_symtab *st,
+			   struct dcpi_exact *out);
+/* Exact executions of each instruction of annotation a (ninsns values,
+ * malloc'd), from the counts recorded for img's build-id in db: 0,
+ * -ENOENT (none recorded: the message says to run dcpix), -EINVAL (the
+ * image has no build-id), read errors. */
+int dcpi_calc_exact_load(const char *db, struct dcpi_annot_image *img,
+			 const struct dcpi_annotation *a, uint64_t **counts);
+
+#endif

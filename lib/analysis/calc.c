@@ -1,0 +1,363 @@
+/* Block frequencies and CPI from flat samples: see dcpi/calc.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calc_int.h"
+#include "dcpi/error.h"
+
+#define MIN_MEMBER_SAMPLES 4   /* a class member's bound is trusted from here */
+
+static const struct dcpi_insn *insn_at(const struct dcpi_calc_input *in, size_t i)
+{
+	return (const struct dcpi_insn *)(const void *)((const char *)in->insns + i * in->stride);
+}
+
+static char conf_of(double support, int stall_prone)
+{
+	if (support >= DCPI_CALC_HIGH)
+		return stall_prone ? 'M' : 'H';
+	return support >= DCPI_CALC_MEDIUM ? 'M' : 'L';
+}
+
+/* Samples, best-case cost and per-instruction best case of every block. */
+static void block_basics(const struct dcpi_calc_input *in, struct dcpi_calc *c)
+{
+	for (size_t b = 0; b < c->cfg.nblocks; b++) {
+		const struct dcpi_cfg_block *bl = &c->cfg.blocks[b];
+		struct dcpi_calc_block *cb = &c->blocks[b];
+
+		dcpi_cost_block(in->arch, insn_at(in, bl->first), bl->ninsns, in->stride,
+				bl->self_loop, NULL, &cb->cost);
+		cb->best_cpi = cb->cost.cycles / (double)bl->ninsns;
+		for (size_t i = bl->first; i < bl->first + bl->ninsns; i++) {
+			const struct dcpi_cost_class *k = dcpi_cost_class(in->arch, insn_at(in, i));
+
+			cb->time += in->time ? in->time[i] : 0;
+			cb->retired += in->retired ? in->retired[i] : 0;
+			c->insns[i].best = k->uops;   /* scaled below */
+		}
+	}
+	/* each instruction's share (by uops) of its block's best case */
+	for (size_t b = 0; b < c->cfg.nblocks; b++) {
+		const struct dcpi_cfg_block *bl = &c->cfg.blocks[b];
+		double uops = 0;
+
+		for (size_t i = bl->first; i < bl->first + bl->ninsns; i++)
+			uops += c->insns[i].best;
+		for (size_t i = bl->first; i < bl->first + bl->ninsns; i++)
+			c->insns[i].best = uops > 0 ? c->blocks[b].cost.cycles * c->insns[i].best / uops
+						    : c->blocks[b].cost.cycles / (double)bl->ninsns;
+	}
+}
+
+/* A block's samples without skid's error: a sample lands on the
+ * instruction after the one it belongs to (measured: none of a divide
+ * loop's timer samples on the divide, most on the next instruction), so
+ * the samples on instructions 2..n belong to instructions 1..n-1, whose
+ * cost is known; the first instruction's samples belong to whichever
+ * predecessor ran, and are left out.  A one-instruction block has no
+ * interior: all of it is used. */
+struct interior {
+	double time, retired, cost, ninsns;
+};
+
+static struct interior interior(const struct dcpi_calc_input *in, const struct dcpi_calc *c,
+				size_t b)
+{
+	const struct dcpi_cfg_block *bl = &c->cfg.blocks[b];
+	struct interior r = { 0, 0, 0, 0 };
+	size_t from = bl->ninsns > 1 ? bl->first + 1 : bl->first;
+
+	for (size_t i = from; i < bl->first + bl->ninsns; i++) {
+		r.time += in->time ? (double)in->time[i] : 0;
+		r.retired += in->retired ? (double)in->retired[i] : 0;
+		r.cost += c->insns[i - (from - bl->first)].best;
+		r.ninsns++;
+	}
+	return r;
+}
+
+/* Mode TIME, one class: the lowest cluster of its members' upper bounds
+ * (cycles sampled / best-case cycles, each from the block's interior). */
+static void time_class(const struct dcpi_calc_input *in, struct dcpi_calc *c, const size_t *m,
+		       size_t nm, struct calc_est *e)
+{
+	double u = in->cycles_per_sample > 0 ? in->cycles_per_sample : 1, cyc = 0, cost = 0;
+	double lowest = -1, thr, smax = 0, slow = 0;
+	size_t low = nm;
+
+	for (size_t k = 0; k < nm; k++)
+		smax = fmax(smax, interior(in, c, m[k]).time);
+	for (size_t k = 0; k < nm; k++) {
+		struct interior r = interior(in, c, m[k]);
+		double bound = r.time * u / r.cost;
+
+		if (r.time < MIN_MEMBER_SAMPLES || r.time < 0.05 * smax)
+			continue;
+		if (lowest < 0 || bound < lowest)
+			lowest = bound, low = k, slow = r.time;
+	}
+	if (low == nm) {
+		/* no member sampled enough: pool them all, weakly */
+		for (size_t k = 0; k < nm; k++) {
+			struct interior r = interior(in, c, m[k]);
+
+			cyc += r.time * u;
+			cost += r.cost;
+			e->support += r.time;
+		}
+		e->has = e->support > 0;
+		e->w = e->has ? cyc / cost : 0;
+		return;
+	}
+	thr = lowest * (1.1 + 2.0 / sqrt(slow));
+	for (size_t k = 0; k < nm; k++) {
+		struct interior r = interior(in, c, m[k]);
+
+		if (r.time < MIN_MEMBER_SAMPLES || r.time < 0.05 * smax || r.time * u / r.cost > thr)
+			continue;
+		cyc += r.time * u;
+		cost += r.cost;
+		e->support += r.time;
+		e->stall_prone |= c->blocks[m[k]].cost.long_latency;
+	}
+	e->has = 1;
+	e->w = cyc / cost;
+}
+
+/* Mode RETIRED, one class: instructions retired over instructions, from
+ * the blocks' interiors (skid moves samples, not their number). */
+static void retired_class(const struct dcpi_calc_input *in, struct dcpi_calc *c,
+			  const size_t *m, size_t nm, struct calc_est *e)
+{
+	double n = 0, s = 0;
+
+	for (size_t k = 0; k < nm; k++) {
+		struct interior r = interior(in, c, m[k]);
+
+		s += r.retired;
+		n += r.ninsns;
+	}
+	e->support = s;
+	e->has = s > 0;
+	e->w = s * in->retired_period / n;
+}
+
+static uint64_t class_samples(const struct dcpi_calc *c, const size_t *m, size_t nm)
+{
+	uint64_t s = 0;
+
+	for (size_t k = 0; k < nm; k++)
+		s += c->blocks[m[k]].time + c->blocks[m[k]].retired;
+	return s;
+}
+
+/* An estimate per class (per block for exact counts), into est[block]. */
+static int estimate(const struct dcpi_calc_input *in, struct dcpi_calc *c, struct calc_est *est)
+{
+	size_t nb = c->cfg.nblocks, *first = calloc(c->cfg.nclasses + 1, sizeof(size_t));
+	size_t *mem = calloc(nb, sizeof(size_t)), *fill = calloc(c->cfg.nclasses + 1, sizeof(size_t));
+
+	if (!first || !mem || !fill) {
+		free(first), free(mem), free(fill);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	for (size_t b = 0; b < nb; b++)
+		first[c->cfg.blocks[b].cls + 1]++;
+	for (size_t k = 0; k < c->cfg.nclasses; k++)
+		first[k + 1] += first[k];
+	for (size_t b = 0; b < nb; b++)
+		mem[first[c->cfg.blocks[b].cls] + fill[c->cfg.blocks[b].cls]++] = b;
+	for (size_t k = 0; k < c->cfg.nclasses; k++) {
+		struct calc_est e = { 0, 0, 0, 0, 0 };
+		const size_t *m = mem + first[k];
+		size_t nm = first[k + 1] - first[k];
+
+		if (in->mode == DCPI_CALC_TIME)
+			time_class(in, c, m, nm, &e);
+		else if (in->mode == DCPI_CALC_RETIRED)
+			retired_class(in, c, m, nm, &e);
+		/* no samples in a sampled procedure: evidence of a cold class;
+		 * samples only on first instructions (skid from elsewhere, or a
+		 * fused compare and branch): no evidence either way */
+		if (!e.has && in->mode != DCPI_CALC_EXACT && !class_samples(c, m, nm))
+			e = (struct calc_est){ 0, 0, 0, 1, 1 };
+		for (size_t j = 0; j < nm; j++)
+			est[m[j]] = e;
+	}
+	for (size_t b = 0; in->mode == DCPI_CALC_EXACT && b < nb; b++)
+		est[b] = (struct calc_est){ (double)in->exact[c->cfg.blocks[b].first], INFINITY, 0,
+					    1, 0 };
+	free(first), free(mem), free(fill);
+	return 0;
+}
+
+/* ---- after reconciliation ------------------------------------------------------------ */
+
+static char weaker(char a, char b)
+{
+	static const char order[] = "LMHE";
+
+	return strchr(order, a) < strchr(order, b) ? a : b;
+}
+
+static void confidences(const struct dcpi_calc_input *in, struct dcpi_calc *c,
+			const struct calc_est *est)
+{
+	for (size_t b = 0; b < c->cfg.nblocks; b++) {
+		struct dcpi_calc_block *cb = &c->blocks[b];
+		double big = fmax(cb->freq, est[b].w), d = big > 0 ? fabs(cb->freq - est[b].w) / big : 0;
+		char k;
+
+		cb->estimate = est[b].has ? est[b].w : -1;
+		if (in->mode == DCPI_CALC_EXACT) {
+			cb->conf = 'E';
+			continue;
+		}
+		if (!est[b].has || est[b].zero) {
+			cb->conf = 'L';
+			continue;
+		}
+		k = conf_of(est[b].support, in->mode == DCPI_CALC_TIME && est[b].stall_prone);
+		if (d > 0.5)
+			k = 'L';
+		else if (d > 0.2)
+			k = k == 'H' ? 'M' : 'L';
+		cb->conf = k;
+	}
+}
+
+static double node_freq(const struct dcpi_calc *c, size_t v)
+{
+	double f = 0;
+	size_t n, e0;
+
+	if (v < c->cfg.nblocks)
+		return c->blocks[v].freq;
+	e0 = dcpi_cfg_out_edges(&c->cfg, v, &n);
+	for (size_t e = e0; e < e0 + n; e++)
+		f += c->edges[e].count;
+	return f;
+}
+
+static void edge_values(struct dcpi_calc *c)
+{
+	for (size_t e = 0; e < c->cfg.nedges; e++) {
+		const struct dcpi_cfg_edge *ge = &c->cfg.edges[e];
+		double f = node_freq(c, ge->from);
+		char a = ge->from < c->cfg.nblocks ? c->blocks[ge->from].conf : 0;
+		char b = ge->to < c->cfg.nblocks ? c->blocks[ge->to].conf : 0;
+
+		c->edges[e].prob = f > 0 ? c->edges[e].count / f : -1;
+		c->edges[e].conf = a && b ? weaker(a, b) : a ? a : b ? b : 'L';
+		if (ge->to == DCPI_CFG_UNKNOWN(&c->cfg))
+			c->unknown_freq += c->edges[e].count;
+	}
+}
+
+static void cpis(const struct dcpi_calc_input *in, struct dcpi_calc *c)
+{
+	double u = in->cycles_per_sample > 0 ? in->cycles_per_sample : 1;
+
+	for (size_t b = 0; b < c->cfg.nblocks; b++) {
+		const struct dcpi_cfg_block *bl = &c->cfg.blocks[b];
+		struct dcpi_calc_block *cb = &c->blocks[b];
+		int ok = c->has_cpi && cb->freq > 0;
+
+		cb->cpi = ok ? (double)cb->time * u / (cb->freq * (double)bl->ninsns) : -1;
+		for (size_t i = bl->first; i < bl->first + bl->ninsns; i++) {
+			struct dcpi_calc_insn *ci = &c->insns[i];
+
+			ci->cpi = ok ? (double)in->time[i] * u / cb->freq : -1;
+			ci->stall = ok ? fmax(0, ci->cpi - ci->best) : -1;
+		}
+	}
+}
+
+/* Relative counts: the hottest block is DCPI_CALC_REL_SCALE. */
+static void make_relative(struct dcpi_calc *c)
+{
+	double top = 0, k;
+
+	for (size_t b = 0; b < c->cfg.nblocks; b++)
+		top = fmax(top, c->blocks[b].freq);
+	if (top <= 0)
+		return;
+	k = DCPI_CALC_REL_SCALE / top;
+	for (size_t b = 0; b < c->cfg.nblocks; b++) {
+		c->blocks[b].freq *= k;
+		if (c->blocks[b].estimate > 0)
+			c->blocks[b].estimate *= k;
+	}
+	for (size_t e = 0; e < c->cfg.nedges; e++)
+		c->edges[e].count *= k;
+	c->unknown_freq *= k;
+}
+
+static int check_input(const struct dcpi_calc_input *in)
+{
+	if (!in->insns || in->n == 0)
+		return dcpi_error(EINVAL, "no instructions to estimate");
+	if (in->mode == DCPI_CALC_TIME && !in->time)
+		return dcpi_error(EINVAL, "no cycles or time samples to estimate from");
+	if (in->mode == DCPI_CALC_RETIRED && (!in->retired || in->retired_period <= 0))
+		return dcpi_error(EINVAL, "no instructions-retired samples to estimate from");
+	if (in->mode == DCPI_CALC_EXACT && !in->exact)
+		return dcpi_error(EINVAL, "no exact counts");
+	return 0;
+}
+
+int dcpi_calc_run(const struct dcpi_calc_input *in, struct dcpi_calc *out)
+{
+	struct dcpi_cfg_opts co = in->cfg;
+	struct calc_est *est = NULL;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = check_input(in);
+	if (err)
+		return err;
+	co.arch = in->arch;
+	err = dcpi_cfg_build(in->insns, in->n, in->stride, &co, &out->cfg);
+	if (err)
+		return err;
+	out->mode = in->mode;
+	out->absolute = in->mode != DCPI_CALC_TIME || in->cycles_per_sample > 0;
+	out->has_cpi = in->time && (in->mode == DCPI_CALC_TIME || in->cycles_per_sample > 0);
+	out->blocks = calloc(out->cfg.nblocks, sizeof(*out->blocks));
+	out->insns = calloc(in->n, sizeof(*out->insns));
+	out->edges = calloc(out->cfg.nedges ? out->cfg.nedges : 1, sizeof(*out->edges));
+	est = calloc(out->cfg.nblocks, sizeof(*est));
+	err = !out->blocks || !out->insns || !out->edges || !est
+		      ? dcpi_error(ENOMEM, "out of memory") : 0;
+	if (!err) {
+		block_basics(in, out);
+		err = estimate(in, out, est);
+	}
+	if (!err)
+		err = calc_reconcile(in->mode, out, est);
+	for (size_t b = 0; !err && in->mode == DCPI_CALC_EXACT && b < out->cfg.nblocks; b++)
+		out->blocks[b].freq = est[b].w;   /* exact, whatever the graph missed */
+	if (!err) {
+		confidences(in, out, est);
+		edge_values(out);
+		cpis(in, out);
+		if (!out->absolute)
+			make_relative(out);
+	}
+	free(est);
+	if (err)
+		dcpi_calc_free(out);
+	return err;
+}
+
+void dcpi_calc_free(struct dcpi_calc *c)
+{
+	dcpi_cfg_free(&c->cfg);
+	free(c->blocks);
+	free(c->insns);
+	free(c->edges);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,481 @@
+/* dcpicalc: one procedure's control-flow graph with estimated block
+ * frequencies, cycles per instruction and stalls, as DCPI's dcpicalc
+ * printed them; the estimation is libdcpi's (calc.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dcpi/annotate.h"
+#include "dcpi/calc.h"
+#include "dcpi/error.h"
+#include "dcpi/json.h"
+#include "dcpi/source.h"
+#include "report.h"
+
+enum { MODE_AUTO = -1 };
+
+struct opts {
+	const char *db, *epoch, *host, *label, *proc, *image;
+	double cutoff;
+	int json, exact, mode;
+};
+
+struct calc {
+	struct opts o;
+	struct dcpi_profset set;
+	struct dcpi_annot_image *img;
+	struct dcpi_annotation a;
+	struct dcpi_source_opts src;
+	const char *name;
+	struct dcpi_calc_cols cols;
+	struct dcpi_calc c;
+	struct report_warnings w;
+	uint64_t *exact;             /* -exact: per annotated instruction */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: dcpicalc [options] PROCEDURE IMAGE\n"
+"One procedure's basic blocks with estimated execution counts, and cycles\n"
+"per instruction, from its samples.\n\n"
+"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
+"  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
+"  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
+"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
+"  -cutoff PCT        list the instructions only of blocks holding at least PCT%%\n"
+"                     of the procedure's samples (default 0: every block)\n"
+"  -mode MODE         'retired' (an instructions event) or 'time' (cycles or a\n"
+"                     time event); default: retired when sampled, else time\n"
+"  -exact             exact counts recorded by dcpix(1) instead of estimates\n"
+"  -json              JSON output (schema in dcpicalc(1))\n"
+"  -h, -help          this help\n\n"
+"PROCEDURE and IMAGE take every form dcpilist(1) takes.\n");
+}
+
+static void parse_options(struct opts *o, int argc, char **argv)
+{
+	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_CUTOFF, O_MODE, O_EXACT, O_JSON };
+	static const struct option lo[] = {
+		{ "db", required_argument, NULL, O_DB },
+		{ "epoch", required_argument, NULL, O_EPOCH },
+		{ "host", required_argument, NULL, O_HOST },
+		{ "label", required_argument, NULL, O_LABEL },
+		{ "cutoff", required_argument, NULL, O_CUTOFF },
+		{ "mode", required_argument, NULL, O_MODE },
+		{ "exact", no_argument, NULL, O_EXACT },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	o->mode = MODE_AUTO;
+	while ((c = cli_getopt(argc, argv, "h", lo)) != -1) {
+		switch (c) {
+		case O_DB: o->db = optarg; break;
+		case O_EPOCH: o->epoch = optarg; break;
+		case O_HOST: o->host = optarg; break;
+		case O_LABEL: o->label = optarg; break;
+		case O_CUTOFF:
+			o->cutoff = strtod(optarg, &end);
+			if (end == optarg || *end || !(o->cutoff >= 0 && o->cutoff <= 100))
+				cli_usage_error("-cutoff: want a percentage 0-100, not '%s'",
+						cli_safe(optarg));
+			break;
+		case O_MODE:
+			if (!strcmp(optarg, "retired"))
+				o->mode = DCPI_CALC_RETIRED;
+			else if (!strcmp(optarg, "time"))
+				o->mode = DCPI_CALC_TIME;
+			else
+				cli_usage_error("-mode: want 'retired' or 'time', not '%s'",
+						cli_safe(optarg));
+			break;
+		case O_EXACT: o->exact = 1; break;
+		case O_JSON: o->json = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: cli_usage_error("bad option");
+		}
+	}
+	if (argc - optind != 2)
+		cli_usage_error("want PROCEDURE and IMAGE");
+	o->proc = argv[optind];
+	o->image = argv[optind + 1];
+	o->db = cli_db_read(o->db);
+}
+
+/* ---- what was sampled --------------------------------------------------------------- */
+
+static int event_col(const struct dcpi_profset *s, const char *const *names)
+{
+	for (; *names; names++) {
+		int c = dcpi_profset_event(s, *names);
+
+		if (c >= 0 && s->periods[c] > 0)
+			return c;
+	}
+	return -1;
+}
+
+static void choose_columns(struct calc *k)
+{
+	static const char *const cycles[] = { "cycles", "cpu-cycles", NULL };
+	static const char *const clocks[] = { "cpu-clock", "task-clock", NULL };
+	static const char *const retired[] = { "instructions", NULL };
+	struct dcpi_calc_cols *c = &k->cols;
+	int cy = event_col(&k->set, cycles);
+
+	c->time = cy >= 0 ? cy : event_col(&k->set, clocks);
+	c->cycles_per_sample = cy >= 0 ? (double)k->set.periods[cy] : 0;
+	c->retired = event_col(&k->set, retired);
+	c->retired_period = c->retired >= 0 ? (double)k->set.periods[c->retired] : 0;
+	c->mode = k->o.exact ? DCPI_CALC_EXACT
+		  : k->o.mode != MODE_AUTO ? (enum dcpi_calc_mode)k->o.mode
+		  : c->retired >= 0 ? DCPI_CALC_RETIRED : DCPI_CALC_TIME;
+	if (c->mode == DCPI_CALC_RETIRED && c->retired < 0)
+		cli_die("-mode retired: no 'instructions' event with one period in the samples");
+	if (c->mode == DCPI_CALC_TIME && c->time < 0)
+		cli_die("no cycles or time event (cycles, cpu-clock, task-clock) with one period "
+			"in the samples: nothing to estimate from");
+}
+
+static uint64_t block_samples(const struct calc *k, size_t b, unsigned col)
+{
+	const struct dcpi_cfg_block *bl = &k->c.cfg.blocks[b];
+	uint64_t s = 0;
+
+	for (size_t i = bl->first; i < bl->first + bl->ninsns; i++)
+		s += k->a.insns[i].counts[col];
+	return s;
+}
+
+/* Share of the procedure's samples (of the estimating event) in block b. */
+static double block_pct(const struct calc *k, size_t b)
+{
+	int col = k->cols.mode == DCPI_CALC_RETIRED ? k->cols.retired : k->cols.time;
+
+	if (col < 0)
+		col = 0;
+	return report_pct(block_samples(k, b, (unsigned)col), k->a.total[col]);
+}
+
+static const char *node_name(const struct calc *k, size_t v, char *buf, size_t len)
+{
+	if (v == DCPI_CFG_UNKNOWN(&k->c.cfg))
+		return "unknown";
+	if (v == DCPI_CFG_OUTSIDE(&k->c.cfg))
+		return "outside";
+	snprintf(buf, len, "B%zu", v);
+	return buf;
+}
+
+static const char *mode_name(enum dcpi_calc_mode m)
+{
+	return m == DCPI_CALC_RETIRED ? "retired" : m == DCPI_CALC_TIME ? "time" : "exact";
+}
+
+static const char *edge_kind(enum dcpi_cfg_edge_kind kd)
+{
+	static const char *const n[] = { "fall", "jump", "table", "unknown", "entry", "exit" };
+
+	return n[kd];
+}
+
+/* ---- text --------------------------------------------------------------------------- */
+
+static void print_cpi(double v)
+{
+	if (v < 0)
+		printf(" %6s", "-");
+	else
+		printf(" %6.2f", v);
+}
+
+static void print_block_row(const struct calc *k, size_t b)
+{
+	const struct dcpi_cfg_block *bl = &k->c.cfg.blocks[b];
+	const struct dcpi_calc_block *cb = &k->c.blocks[b];
+
+	printf("B%-4zu 0x%-10" PRIx64 " %5zu", b, bl->start, bl->ninsns);
+	for (unsigned e = 0; e < k->set.nevents; e++)
+		printf(" %10" PRIu64, block_samples(k, b, e));
+	printf(" %12.0f %c", cb->freq, cb->conf);
+	print_cpi(cb->best_cpi);
+	print_cpi(cb->cpi);
+	printf(" %-10s C%zu%s\n", dcpi_cost_bound_name(&cb->cost), bl->cls,
+	       bl->reachable ? "" : " unreachable");
+}
+
+static void print_edges_of(const struct calc *k, size_t v)
+{
+	size_t n, e0 = dcpi_cfg_out_edges(&k->c.cfg, v, &n);
+	char a[32], b[32];
+
+	for (size_t e = e0; e < e0 + n; e++) {
+		const struct dcpi_cfg_edge *ge = &k->c.cfg.edges[e];
+		const struct dcpi_calc_edge *ce = &k->c.edges[e];
+
+		printf("  %-8s -> %-8s %-7s %12.0f %c", node_name(k, ge->from, a, sizeof(a)),
+		       node_name(k, ge->to, b, sizeof(b)), edge_kind(ge->kind), ce->count, ce->conf);
+		if (ce->prob >= 0)
+			printf(" %6.3f\n", ce->prob);
+		else
+			printf(" %6s\n", "-");
+	}
+}
+
+static void print_insns(const struct calc *k, size_t b)
+{
+	const struct dcpi_cfg_block *bl = &k->c.cfg.blocks[b];
+
+	printf("\nB%zu  0x%" PRIx64 "-0x%" PRIx64 "  freq %.0f (%c)  best-case cpi %.2f", b,
+	       bl->start, bl->end, k->c.blocks[b].freq, k->c.blocks[b].conf,
+	       k->c.blocks[b].best_cpi);
+	if (k->c.blocks[b].cpi >= 0)
+		printf("  actual cpi %.2f", k->c.blocks[b].cpi);
+	printf("\n");
+	for (size_t i = bl->first; i < bl->first + bl->ninsns; i++) {
+		const struct dcpi_annot_insn *r = &k->a.insns[i];
+		const struct dcpi_calc_insn *ci = &k->c.insns[i];
+
+		for (unsigned e = 0; e < k->set.nevents; e++)
+			printf("%10" PRIu64 " ", r->counts[e]);
+		printf("%6.2f", ci->best);
+		print_cpi(ci->cpi);
+		print_cpi(ci->stall);
+		printf("  0x%-10" PRIx64 " %-7s %s\n", r->insn.vaddr, r->insn.mnemonic,
+		       cli_safe(r->insn.operands));
+	}
+}
+
+static void print_intro(const struct calc *k)
+{
+	const struct dcpi_calc *c = &k->c;
+
+	printf("\nProcedure: %s\nImage: %s\nRange: 0x%" PRIx64 "-0x%" PRIx64
+	       " (%zu instructions, %zu blocks, %zu classes)\n",
+	       k->name ? cli_safe(k->name) : "(address range)",
+	       cli_safe(dcpi_annot_image_profile(k->img)->path), k->a.lo, k->a.hi, k->a.ninsns,
+	       c->cfg.nblocks, c->cfg.nclasses);
+	for (size_t i = 0; i < dcpi_annot_image_nnotes(k->img); i++)
+		printf("note: %s\n", cli_safe(dcpi_annot_image_note(k->img, i)));
+	for (size_t i = 0; i < k->a.nnotes; i++)
+		printf("note: %s\n", cli_safe(k->a.notes[i]));
+	printf("Mode: %s (from %s)\n", mode_name(c->mode),
+	       c->mode == DCPI_CALC_EXACT ? "dcpix's counts"
+	       : c->mode == DCPI_CALC_RETIRED ? k->set.events[k->cols.retired]
+	       : k->set.events[k->cols.time]);
+	if (!c->absolute)
+		printf("note: counts are RELATIVE (hottest block = %.0f): %s samples time, and no "
+		       "clock rate converts it to cycles; cpi and probabilities do not depend "
+		       "on the scale\n", DCPI_CALC_REL_SCALE, k->set.events[k->cols.time]);
+	if (!c->has_cpi)
+		printf("note: no cpi: %s\n", k->cols.time < 0 ? "no cycles or time samples"
+		       : "the samples measure time, and no clock rate converts it to cycles");
+	if (c->cfg.nunresolved)
+		printf("note: %zu indirect jump%s not resolved: edges go to and from 'unknown' "
+		       "(%.0f)\n", c->cfg.nunresolved, c->cfg.nunresolved > 1 ? "s" : "",
+		       c->unknown_freq);
+	if (c->mode == DCPI_CALC_EXACT)
+		printf("\nfreq = exact executions (dcpix; conf E), best = best-case cycles per "
+		       "instruction (estimated), cpi = cycles sampled per execution, bound = what "
+		       "limits the best case.\n");
+	else
+		printf("\nEstimates, not measurements: freq = %s executions, conf = confidence "
+		       "(H/M/L), best = best-case cycles per instruction, cpi = cycles sampled "
+		       "per execution, bound = what limits the best case.\n",
+		       c->absolute ? "estimated" : "relative");
+}
+
+static void print_text(const struct calc *k)
+{
+	report_print_header(stdout, k->o.db, &k->set, k->a.total, &k->w);
+	print_intro(k);
+	printf("==============================================================================\n");
+	printf("%-5s %-12s %5s", "block", "address", "insns");
+	for (unsigned e = 0; e < k->set.nevents; e++)
+		printf(" %10s", cli_safe(k->set.events[e]));
+	printf(" %12s %c %6s %6s %-10s %s\n", k->c.absolute ? "freq" : "rel.freq", 'c', "best",
+	       "cpi", "bound", "class");
+	for (size_t b = 0; b < k->c.cfg.nblocks; b++)
+		print_block_row(k, b);
+	printf("\nEdges: from -> to, kind, count, confidence, probability\n");
+	for (size_t v = 0; v < DCPI_CFG_NNODES(&k->c.cfg); v++)
+		print_edges_of(k, v);
+	printf("\nInstructions (samples per event, best-case cycles, cpi, stall cycles)%s:\n",
+	       k->o.cutoff > 0 ? "; blocks under the cutoff left out" : "");
+	for (size_t b = 0; b < k->c.cfg.nblocks; b++)
+		if (block_pct(k, b) >= k->o.cutoff)
+			print_insns(k, b);
+}
+
+/* ---- JSON --------------------------------------------------------------------------- */
+
+static void json_num(struct dcpi_json *j, const char *key, double v, int decimals)
+{
+	dcpi_json_key(j, key);
+	if (v < 0 || !isfinite(v))
+		dcpi_json_null(j);
+	else
+		dcpi_json_fixed(j, v, decimals);
+}
+
+static void json_conf(struct dcpi_json *j, char conf)
+{
+	char s[2] = { conf, 0 };
+
+	dcpi_json_key_str(j, "conf", s);
+}
+
+static void json_samples(struct dcpi_json *j, const struct calc *k, const uint64_t *c)
+{
+	dcpi_json_key(j, "samples");
+	dcpi_json_arr_begin(j);
+	for (unsigned e = 0; e < k->set.nevents; e++)
+		dcpi_json_u64(j, c[e]);
+	dcpi_json_arr_end(j);
+}
+
+static void json_block(struct dcpi_json *j, const struct calc *k, size_t b)
+{
+	const struct dcpi_cfg_block *bl = &k->c.cfg.blocks[b];
+	const struct dcpi_calc_block *cb = &k->c.blocks[b];
+	uint64_t s[DCPI_MAX_EVENTS] = { 0 };
+
+	for (unsigned e = 0; e < k->set.nevents; e++)
+		s[e] = block_samples(k, b, e);
+	dcpi_json_obj_begin(j);
+	dcpi_json_key_u64(j, "id", b);
+	dcpi_json_key(j, "start");
+	dcpi_json_strf(j, "0x%" PRIx64, bl->start);
+	dcpi_json_key(j, "end");
+	dcpi_json_strf(j, "0x%" PRIx64, bl->end);
+	dcpi_json_key_u64(j, "instructions", bl->ninsns);
+	json_num(j, "freq", cb->freq, 2);
+	json_num(j, "estimate", cb->estimate, 2);
+	json_conf(j, cb->conf);
+	json_samples(j, k, s);
+	json_num(j, "best_cpi", cb->best_cpi, 3);
+	json_num(j, "cpi", cb->cpi, 3);
+	dcpi_json_key_str(j, "bound", dcpi_cost_bound_name(&cb->cost));
+	dcpi_json_key_u64(j, "class", bl->cls);
+	dcpi_json_key_bool(j, "reachable", bl->reachable);
+	dcpi_json_obj_end(j);
+}
+
+static void json_insn(struct dcpi_json *j, const struct calc *k, size_t i)
+{
+	const struct dcpi_annot_insn *r = &k->a.insns[i];
+	const struct dcpi_calc_insn *ci = &k->c.insns[i];
+
+	dcpi_json_obj_begin(j);
+	dcpi_json_key(j, "address");
+	dcpi_json_strf(j, "0x%" PRIx64, r->insn.vaddr);
+	dcpi_json_key_u64(j, "block", dcpi_cfg_block_at(&k->c.cfg, r->insn.vaddr));
+	dcpi_json_key_str(j, "mnemonic", r->insn.mnemonic);
+	dcpi_json_key_str(j, "operands", r->insn.operands);
+	json_samples(j, k, r->counts);
+	json_num(j, "best", ci->best, 3);
+	json_num(j, "cpi", ci->cpi, 3);
+	json_num(j, "stall", ci->stall, 3);
+	dcpi_json_obj_end(j);
+}
+
+static void json_edge(struct dcpi_json *j, const struct calc *k, size_t e)
+{
+	const struct dcpi_cfg_edge *ge = &k->c.cfg.edges[e];
+	const struct dcpi_calc_edge *ce = &k->c.edges[e];
+	char a[32], b[32];
+
+	dcpi_json_obj_begin(j);
+	dcpi_json_key_str(j, "from", node_name(k, ge->from, a, sizeof(a)));
+	dcpi_json_key_str(j, "to", node_name(k, ge->to, b, sizeof(b)));
+	dcpi_json_key_str(j, "kind", edge_kind(ge->kind));
+	json_num(j, "count", ce->count, 2);
+	json_num(j, "probability", ce->prob, 4);
+	json_conf(j, ce->conf);
+	dcpi_json_obj_end(j);
+}
+
+#define JSON_ROWS(j, name, n, emit) do { \
+	dcpi_json_break(j); \
+	dcpi_json_key(j, name); \
+	dcpi_json_arr_begin(j); \
+	for (size_t i_ = 0; i_ < (n); i_++) { \
+		dcpi_json_break(j); \
+		emit; \
+	} \
+	dcpi_json_break(j); \
+	dcpi_json_arr_end(j); \
+} while (0)
+
+static void print_json(const struct calc *k)
+{
+	struct dcpi_json *j = report_json_begin(k->o.db);
+
+	report_json_header(j, &k->set, k->a.total, &k->w);
+	dcpi_json_break(j);
+	dcpi_json_key_str(j, "image", dcpi_annot_image_profile(k->img)->path);
+	dcpi_json_key_str(j, "procedure", k->name);
+	dcpi_json_key(j, "lo");
+	dcpi_json_strf(j, "0x%" PRIx64, k->a.lo);
+	dcpi_json_key(j, "hi");
+	dcpi_json_strf(j, "0x%" PRIx64, k->a.hi);
+	dcpi_json_break(j);
+	dcpi_json_key_str(j, "mode", mode_name(k->c.mode));
+	dcpi_json_key_bool(j, "absolute", k->c.absolute);
+	dcpi_json_key_bool(j, "has_cpi", k->c.has_cpi);
+	dcpi_json_key_u64(j, "classes", k->c.cfg.nclasses);
+	dcpi_json_key_u64(j, "unresolved_jumps", k->c.cfg.nunresolved);
+	dcpi_json_key_u64(j, "jump_tables", k->c.cfg.ntables);
+	JSON_ROWS(j, "blocks", k->c.cfg.nblocks, json_block(j, k, i_));
+	JSON_ROWS(j, "edges", k->c.cfg.nedges, json_edge(j, k, i_));
+	JSON_ROWS(j, "instructions", k->a.ninsns, json_insn(j, k, i_));
+	dcpi_json_obj_end(j);
+	dcpi_json_free(j);
+}
+
+int cmd_dcpicalc(int argc, char **argv)
+{
+	static struct calc k;
+	uint64_t lo, hi;
+
+	parse_options(&k.o, argc, argv);
+	if (dcpi_profset_load(k.o.db, k.o.epoch, k.o.host, &k.set))
+		cli_die("%s", dcpi_errmsg());
+	if (k.o.label)
+		report_keep_label(&k.set, k.o.label);
+	if (k.set.nevents == 0)
+		cli_die("%s: no samples in epoch %s", k.o.db, k.set.epochs[k.set.nepochs - 1]);
+	report_check_set(&k.w, &k.set);
+	report_warn_finish(&k.w);
+	choose_columns(&k);
+	k.img = report_annot_open(&k.set, k.o.db, k.o.image, &k.src);
+	report_annot_resolve(k.img, k.o.proc, &lo, &hi, &k.name);
+	if (dcpi_annotate(k.img, lo, hi, &k.a))
+		cli_die("%s", dcpi_errmsg());
+	if (k.o.exact && dcpi_calc_exact_load(k.o.db, k.img, &k.a, &k.exact))
+		cli_die("%s", dcpi_errmsg());
+	k.cols.exact = k.exact;
+	if (dcpi_calc_annotation(k.img, &k.a, &k.cols, &k.c))
+		cli_die("%s: %s", k.name ? cli_safe(k.name) : "range", dcpi_errmsg());
+	if (k.o.json)
+		print_json(&k);
+	else
+		print_text(&k);
+	if (fflush(stdout) || ferror(stdout))
+		cli_die("writing the report failed");
+	dcpi_calc_free(&k.c);
+	free(k.exact);
+	dcpi_annotation_free(&k.a);
+	dcpi_annot_image_close(k.img);
+	dcpi_profset_free(&k.set);
+	return 0;
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# End to end: a fixture built here (-O2 -g) is profiled with dcpi record
+# and counted with dcpix (callgrind), then dcpicalc estimates its
+# insertion sort from the samples and reads the exact counts with -exact:
+# the exact counts must conserve flow through the hot loop, and the
+# estimated loop must be the hottest block.  Usage errors and a missing
+# valgrind need nothing.
+. "$DCPI_ROOT/tests/tap.sh"
+
+X=$DCPI_BIN/dcpix
+C=$DCPI_BIN/dcpicalc
+
+out=$("$X" -db "$T/u" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "COMMAND" <<<"$out" && pass "dcpix without a command: usage error" ||
+	fail "dcpix without a command: usage error" "rc=$rc $out"
+out=$(PATH=/nonexistent "$X" -db "$T/u" -- true 2>&1); rc=$?
+[ $rc -eq 127 ] && grep -q "'valgrind' package" <<<"$out" &&
+	pass "no valgrind: exit 127, the package named" ||
+	fail "no valgrind: exit 127, the package named" "rc=$rc $out"
+
+command -v valgrind >/dev/null || { skip "valgrind not installed (scripts/install-deps)"; done_testing; }
+require_root "dcpi record's cpu-clock sampling: needs root here (CI runs as root)"
+cat >"$T/fx.c" <<'C'
+#include <stdlib.h>
+volatile int sink;
+__attribute__((noinline)) void fx_isort(int *a, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int v = a[i], j = i - 1;
+		while (j >= 0 && a[j] > v) {
+			a[j + 1] = a[j];
+			j--;
+		}
+		a[j + 1] = v;
+	}
+}
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 3000, *a = malloc(n * sizeof(int));
+	unsigned s = 1;
+	for (int i = 0; i < n; i++)
+		a[i] = (int)((s = s * 1103515245u + 12345u) >> 8);
+	fx_isort(a, n);
+	sink = a[n / 2];
+	return 3;
+}
+C
+cc -O2 -g -o "$T/fx" "$T/fx.c" || { fail "build the fixture"; done_testing; }
+
+"$X" -db "$T/db" -quiet -- "$T/fx" 3000 2>"$T/x.err"; rc=$?
+[ $rc -eq 3 ] && pass "dcpix passes on the command's exit status" ||
+	fail "dcpix passes on the command's exit status" "rc=$rc $(cat "$T/x.err")"
+bid=$(readelf -n "$T/fx" | sed -n 's/.*Build ID: //p')
+[ -s "$T/db/exact/$bid" ] && pass "exact counts stored under the build-id" ||
+	fail "exact counts stored under the build-id" "$(ls "$T/db/exact" 2>&1)"
+
+"$DCPI_BIN/dcpi-record" -db "$T/db" -quiet -event cpu-clock:20000 -- "$T/fx" 3000 2>/dev/null
+out=$("$C" -db "$T/db" -exact -json fx_isort "$T/fx" 2>&1); rc=$?
+[ $rc -eq 0 ] && pass "dcpicalc -exact runs" || fail "dcpicalc -exact runs" "rc=$rc $out"
+# every block's exact count equals what flows in and what flows out
+bad=$(awk '
+	/"id": / { match($0, /"id": [0-9]+/); id = substr($0, RSTART + 6, RLENGTH - 6)
+		   match($0, /"freq": [0-9.]+/); f[id] = substr($0, RSTART + 8, RLENGTH - 8) }
+	/"from": / { match($0, /"from": "[^"]*"/); a = substr($0, RSTART + 9, RLENGTH - 10)
+		     match($0, /"to": "[^"]*"/); b = substr($0, RSTART + 7, RLENGTH - 8)
+		     match($0, /"count": [0-9.]+/); c = substr($0, RSTART + 9, RLENGTH - 9)
+		     sub(/^B/, "", a); sub(/^B/, "", b); fo[a] += c; fi[b] += c }
+	function off(x, y) { return x - y > 0.5 || y - x > 0.5 }
+	END { for (k in f) { nb++; if ((k in fi && off(fi[k], f[k])) || (k in fo && off(fo[k], f[k]))) n++ }
+	      print n + 0, nb + 0 }' <<<"$out")
+[ "${bad% *}" = 0 ] && [ "${bad#* }" -ge 4 ] && pass "exact counts conserve flow at every block" ||
+	fail "exact counts conserve flow at every block" "blocks differing, blocks: $bad"
+# the inner loop ran about n^2/4 times: 3000^2/4 = 2.25M, within a factor 2
+top=$(grep -o '"freq": [0-9.]*' <<<"$out" | awk '{ if ($2 > m) m = $2 } END { printf "%d", m }')
+[ "$top" -gt 1100000 ] && [ "$top" -lt 4500000 ] &&
+	pass "the inner loop's exact count is about n^2/4 ($top)" ||
+	fail "the inner loop's exact count is about n^2/4" "top $top"
+out=$("$C" -db "$T/db" -epoch all fx_isort "$T/fx" 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q "counts are RELATIVE" <<<"$out" &&
+	pass "time samples alone: relative counts, said so" ||
+	fail "time samples alone: relative counts, said so" "rc=$rc $out"
+done_testing

@@ -1,0 +1,473 @@
+/* The calc engine's parts on hand-made inputs whose answers are worked
+ * out here: the min-cost circulation on small graphs with known optima,
+ * control-flow graphs of hand-assembled x86-64 (blocks, edges, no-return
+ * calls, a jump table, an unresolved indirect jump), equivalence classes,
+ * the cost table, and estimates from made-up samples. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/calc.h"
+#include "dcpi/cfg.h"
+#include "dcpi/cost.h"
+#include "dcpi/disasm.h"
+#include "dcpi/error.h"
+#include "dcpi/flow.h"
+#include "tap.h"
+
+#define BASE 0x1000
+
+/* ---- flow ------------------------------------------------------------------------------ */
+
+static void test_flow(void)
+{
+	struct dcpi_flow f;
+	int64_t cost;
+	long a, b, c;
+
+	/* a 3-cycle: keeping 5 units on the -10 arc pays 2 per unit to return */
+	dcpi_flow_init(&f, 3);
+	a = dcpi_flow_add(&f, 0, 1, 5, -10);
+	b = dcpi_flow_add(&f, 1, 2, DCPI_FLOW_INF, 1);
+	c = dcpi_flow_add(&f, 2, 0, DCPI_FLOW_INF, 1);
+	T_EQ(dcpi_flow_solve(&f, &cost), 0, "cycle solves");
+	T_EQ(f.arcs[a].flow, 5, "negative arc kept full");
+	T_EQ(f.arcs[b].flow, 5, "returned by the cycle");
+	T_EQ(f.arcs[c].flow, 5, "conserved");
+	T_EQ(cost, -40, "optimum -50 + 10");
+	dcpi_flow_free(&f);
+
+	/* returning costs more than keeping earns: nothing flows */
+	dcpi_flow_init(&f, 2);
+	a = dcpi_flow_add(&f, 0, 1, 7, -1);
+	dcpi_flow_add(&f, 1, 0, DCPI_FLOW_INF, 2);
+	T_EQ(dcpi_flow_solve(&f, &cost), 0, "solves");
+	T_EQ(f.arcs[a].flow, 0, "unprofitable arc left empty");
+	T_EQ(cost, 0, "cost 0");
+	dcpi_flow_free(&f);
+
+	/* two return paths: the cheaper takes everything; a bottleneck splits */
+	dcpi_flow_init(&f, 4);
+	a = dcpi_flow_add(&f, 0, 1, 10, -5);
+	b = dcpi_flow_add(&f, 1, 2, 4, 1);       /* cheap but only 4 wide */
+	c = dcpi_flow_add(&f, 2, 0, DCPI_FLOW_INF, 0);
+	dcpi_flow_add(&f, 1, 3, DCPI_FLOW_INF, 3);
+	dcpi_flow_add(&f, 3, 0, DCPI_FLOW_INF, 0);
+	T_EQ(dcpi_flow_solve(&f, &cost), 0, "solves");
+	T_EQ(f.arcs[a].flow, 10, "all 10 kept");
+	T_EQ(f.arcs[b].flow, 4, "cheap path full");
+	T_EQ(f.arcs[c].flow, 4, "its return");
+	T_EQ(cost, -50 + 4 + 18, "optimum -28");
+	dcpi_flow_free(&f);
+
+	/* profi's block split: estimates 10 and 4 on a 2-block loop meet at 4
+	 * when lowering is cheap (1) and raising dear (5) */
+	dcpi_flow_init(&f, 4);
+	a = dcpi_flow_add(&f, 0, 1, 10, -1);
+	dcpi_flow_add(&f, 0, 1, DCPI_FLOW_INF, 5);
+	b = dcpi_flow_add(&f, 2, 3, 4, -1);
+	dcpi_flow_add(&f, 2, 3, DCPI_FLOW_INF, 5);
+	dcpi_flow_add(&f, 1, 2, DCPI_FLOW_INF, 0);
+	c = dcpi_flow_add(&f, 3, 0, DCPI_FLOW_INF, 0);
+	T_EQ(dcpi_flow_solve(&f, NULL), 0, "solves");
+	T_EQ(f.arcs[c].flow, 4, "asymmetric costs take the low estimate");
+	T_EQ(f.arcs[a].flow + f.arcs[b].flow, 8, "both blocks at 4");
+	dcpi_flow_free(&f);
+
+	dcpi_flow_init(&f, 2);
+	T_EQ(dcpi_flow_add(&f, 0, 1, DCPI_FLOW_INF, -1), -EINVAL, "unbounded negative refused");
+	T_EQ(dcpi_flow_add(&f, 0, 2, 1, 1), -EINVAL, "node out of range refused");
+	T_EQ(dcpi_flow_add(&f, 0, 1, -1, 1), -EINVAL, "negative capacity refused");
+	dcpi_flow_free(&f);
+}
+
+/* Random graphs: the solution conserves flow, respects capacities, and
+ * is optimal, i.e. its residual graph has no negative cycle (checked by
+ * Bellman-Ford from a virtual source). */
+static uint64_t lcg = 12345;
+static unsigned rnd(unsigned n)
+{
+	lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+	return (unsigned)((lcg >> 33) % n);
+}
+
+static int negative_cycle(const struct dcpi_flow *f)
+{
+	size_t n = f->nnodes;
+	int64_t *d = calloc(n, sizeof(*d));
+	int changed = 1;
+
+	for (size_t round = 0; round <= n && changed; round++) {
+		changed = 0;
+		for (size_t i = 0; i < f->narcs; i++) {
+			const struct dcpi_flow_arc *a = &f->arcs[i];
+
+			if ((a->cap == DCPI_FLOW_INF || a->flow < a->cap) && d[a->from] + a->cost < d[a->to])
+				d[a->to] = d[a->from] + a->cost, changed = 1;
+			if (a->flow > 0 && d[a->to] - a->cost < d[a->from])
+				d[a->from] = d[a->to] - a->cost, changed = 1;
+		}
+	}
+	free(d);
+	return changed;
+}
+
+static void test_flow_random(void)
+{
+	size_t bad_cons = 0, bad_cap = 0, bad_opt = 0, solved = 0;
+
+	for (int g = 0; g < 200; g++) {
+		struct dcpi_flow f;
+		size_t n = 2 + rnd(30), m = n + rnd(4 * (unsigned)n);
+		int64_t *bal;
+
+		dcpi_flow_init(&f, n);
+		for (size_t i = 0; i < m; i++) {
+			int64_t cost = (int64_t)rnd(41) - 20;
+			int64_t cap = cost < 0 || rnd(3) ? 1 + rnd(1000) : DCPI_FLOW_INF;
+
+			dcpi_flow_add(&f, rnd((unsigned)n), rnd((unsigned)n), cap, cost);
+		}
+		/* a way back everywhere, so that every circulation is possible */
+		for (size_t v = 1; v < n; v++) {
+			dcpi_flow_add(&f, v, 0, DCPI_FLOW_INF, 1 + rnd(5));
+			dcpi_flow_add(&f, 0, v, DCPI_FLOW_INF, 1 + rnd(5));
+		}
+		if (dcpi_flow_solve(&f, NULL)) {
+			dcpi_flow_free(&f);
+			continue;
+		}
+		solved++;
+		bal = calloc(n, sizeof(*bal));
+		for (size_t i = 0; i < f.narcs; i++) {
+			const struct dcpi_flow_arc *a = &f.arcs[i];
+
+			bal[a->from] -= a->flow;
+			bal[a->to] += a->flow;
+			bad_cap += a->flow < 0 || (a->cap != DCPI_FLOW_INF && a->flow > a->cap);
+		}
+		for (size_t v = 0; v < n; v++)
+			bad_cons += bal[v] != 0;
+		bad_opt += negative_cycle(&f);
+		free(bal);
+		dcpi_flow_free(&f);
+	}
+	T_EQ(solved, 200, "200 random graphs solved");
+	T_EQ(bad_cons, 0, "flow conserved at every node");
+	T_EQ(bad_cap, 0, "every arc within its capacity");
+	T_EQ(bad_opt, 0, "optimal: no negative cycle left in any residual graph");
+}
+
+/* ---- graphs of hand-assembled code --------------------------------------------------- */
+
+static struct dcpi_insn *decode(const uint8_t *code, size_t len, size_t *n)
+{
+	struct dcpi_disasm *d;
+	struct dcpi_insn *v = NULL;
+
+	*n = 0;
+	if (dcpi_disasm_open_mem("x86-64", code, len, BASE, &d))
+		return NULL;
+	dcpi_disasm_collect(d, BASE, BASE + len, &v, n);
+	dcpi_disasm_close(d);
+	return v;
+}
+
+static int has_edge(const struct dcpi_cfg *g, size_t from, size_t to, enum dcpi_cfg_edge_kind k)
+{
+	for (size_t e = 0; e < g->nedges; e++)
+		if (g->edges[e].from == from && g->edges[e].to == to && g->edges[e].kind == k)
+			return 1;
+	return 0;
+}
+
+/*   0: test %esi,%esi; jle 0xc | 4: add %edi,%eax; dec %esi; jne 4 | a: jmp c | c: ret */
+static const uint8_t loop_code[] = { 0x85, 0xf6, 0x7e, 0x08, 0x01, 0xf8, 0xff, 0xce,
+				     0x75, 0xfa, 0xeb, 0x00, 0xc3 };
+
+static void test_cfg_loop(void)
+{
+	struct dcpi_cfg g;
+	size_t n, out;
+	struct dcpi_insn *v = decode(loop_code, sizeof(loop_code), &n);
+
+	T_EQ(n, 7, "7 instructions decode");
+	T_EQ(dcpi_cfg_build(v, n, sizeof(*v), NULL, &g), 0, "graph builds");
+	out = DCPI_CFG_OUTSIDE(&g);
+	T_EQ(g.nblocks, 4, "4 blocks");
+	T_EQ(g.blocks[1].start, BASE + 4, "loop block at 4");
+	T_EQ(g.blocks[1].ninsns, 3, "loop block has 3 instructions");
+	T_OK(g.blocks[1].self_loop, "loop block is a self-loop");
+	T_OK(has_edge(&g, out, 0, DCPI_EDGE_ENTRY), "entry edge");
+	T_OK(has_edge(&g, 0, 1, DCPI_EDGE_FALL), "B0 falls into B1");
+	T_OK(has_edge(&g, 0, 3, DCPI_EDGE_JUMP), "B0 jumps to B3");
+	T_OK(has_edge(&g, 1, 1, DCPI_EDGE_JUMP), "B1 jumps to itself");
+	T_OK(has_edge(&g, 1, 2, DCPI_EDGE_FALL), "B1 falls into B2");
+	T_OK(has_edge(&g, 2, 3, DCPI_EDGE_JUMP), "B2 jumps to B3");
+	T_OK(has_edge(&g, 3, out, DCPI_EDGE_EXIT), "B3 returns");
+	T_EQ(g.nedges, 7, "7 edges, no more");
+	T_EQ(g.blocks[3].end_kind, DCPI_END_RET, "B3 ends in a return");
+	/* B0 and B3 run equally often; the loop body and B2 do not */
+	T_EQ(g.blocks[0].cls, g.blocks[3].cls, "B0 and B3 one class");
+	T_OK(g.blocks[1].cls != g.blocks[0].cls, "loop body its own class");
+	T_OK(g.blocks[2].cls != g.blocks[0].cls && g.blocks[2].cls != g.blocks[1].cls,
+	     "B2 (after the loop, skipped by B0's jump) its own class");
+	T_EQ(g.nclasses, 3, "3 classes");
+	T_EQ(g.blocks[1].loop, 1, "B1 in its own loop");
+	T_EQ(g.blocks[0].loop, SIZE_MAX, "B0 in no loop");
+	T_EQ(dcpi_cfg_block_at(&g, BASE + 7), 1, "address inside B1 found");
+	dcpi_cfg_free(&g);
+	free(v);
+}
+
+static int noreturn_at_0x2000(uint64_t t, void *arg)
+{
+	(void)arg;
+	return t == 0x2000;
+}
+
+/* 0: test %edi,%edi; je 9 | 4: call 0x2000 (abort) | 9: call 0x3000; ret | */
+static const uint8_t call_code[] = { 0x85, 0xff, 0x74, 0x05, 0xe8, 0xf7, 0x0f, 0x00, 0x00,
+				     0xe8, 0xf2, 0x1f, 0x00, 0x00, 0xc3 };
+
+static void test_cfg_noreturn(void)
+{
+	struct dcpi_cfg_opts o = { NULL, noreturn_at_0x2000, NULL, NULL, NULL, 0 };
+	struct dcpi_cfg g;
+	size_t n;
+	struct dcpi_insn *v = decode(call_code, sizeof(call_code), &n);
+
+	T_EQ(dcpi_cfg_build(v, n, sizeof(*v), &o, &g), 0, "graph builds");
+	T_EQ(g.nblocks, 3, "the no-return call ends a block; the other call does not");
+	T_EQ(g.blocks[1].end_kind, DCPI_END_NORETURN, "B1 ends in a no-return call");
+	T_OK(has_edge(&g, 1, DCPI_CFG_OUTSIDE(&g), DCPI_EDGE_EXIT), "B1 leaves the procedure");
+	T_OK(!has_edge(&g, 1, 2, DCPI_EDGE_FALL), "no fall-through after abort");
+	T_EQ(g.blocks[2].ninsns, 2, "call 0x3000 and ret in one block");
+	dcpi_cfg_free(&g);
+	T_EQ(dcpi_cfg_build(v, n, sizeof(*v), NULL, &g), 0, "without the callback");
+	T_OK(has_edge(&g, 1, 2, DCPI_EDGE_FALL), "every call returns: B1 falls into B2");
+	dcpi_cfg_free(&g);
+	free(v);
+	T_OK(dcpi_cfg_noreturn_name("abort@plt"), "abort@plt never returns");
+	T_OK(dcpi_cfg_noreturn_name("__stack_chk_fail"), "__stack_chk_fail never returns");
+	T_OK(dcpi_cfg_noreturn_name("exit@@GLIBC_2.2.5"), "exit@@GLIBC never returns");
+	T_OK(!dcpi_cfg_noreturn_name("exit_group_helper"), "a longer name is not exit");
+	T_OK(!dcpi_cfg_noreturn_name("printf"), "printf returns");
+}
+
+/* 0: cmp $2,%edi; ja 0x14 | 5: mov %edi,%edi; jmp *0x2000(,%rdi,8) |
+ * e: inc %eax; ret | 11: dec %eax; ret | 14: xor %eax,%eax; ret
+ * table at 0x2000: 0x100e, 0x1011, 0x100e */
+static const uint8_t table_code[] = { 0x83, 0xff, 0x02, 0x77, 0x0f, 0x89, 0xff, 0xff, 0x24,
+				      0xfd, 0x00, 0x20, 0x00, 0x00, 0xff, 0xc0, 0xc3, 0xff,
+				      0xc8, 0xc3, 0x31, 0xc0, 0xc3 };
+
+static int read_table(uint64_t vaddr, void *buf, size_t len, void *arg)
+{
+	static const uint64_t table[3] = { 0x100e, 0x1011, 0x100e };
+	int *reads = arg;
+
+	++*reads;
+	if (vaddr < 0x2000 || vaddr + len > 0x2000 + sizeof(table))
+		return -ERANGE;
+	memcpy(buf, (const char *)table + (vaddr - 0x2000), len);
+	return 0;
+}
+
+static void test_cfg_table(void)
+{
+	int reads = 0;
+	struct dcpi_cfg_opts o = { "x86-64", NULL, read_table, &reads, NULL, 0 };
+	struct dcpi_cfg g;
+	size_t n, b1, b2;
+	struct dcpi_insn *v = decode(table_code, sizeof(table_code), &n);
+
+	T_EQ(dcpi_cfg_build(v, n, sizeof(*v), &o, &g), 0, "graph builds");
+	T_EQ(g.ntables, 1, "one jump table recovered");
+	T_EQ(reads, 3, "three entries read (cmp $2; ja)");
+	b1 = dcpi_cfg_block_at(&g, 0x100e);
+	b2 = dcpi_cfg_block_at(&g, 0x1011);
+	T_EQ(g.blocks[b1].start, 0x100e, "case 0 starts a block");
+	T_EQ(g.blocks[b2].start, 0x1011, "case 1 starts a block");
+	T_OK(has_edge(&g, 1, b1, DCPI_EDGE_TABLE) && has_edge(&g, 1, b2, DCPI_EDGE_TABLE),
+	     "table edges from the jump's block");
+	T_EQ(g.nunresolved, 0, "nothing unresolved");
+	dcpi_cfg_free(&g);
+	/* without the table's bytes the jump goes to the unknown node */
+	T_EQ(dcpi_cfg_build(v, n, sizeof(*v), NULL, &g), 0, "graph builds without read");
+	T_EQ(g.nunresolved, 1, "one unresolved jump");
+	T_OK(has_edge(&g, 1, DCPI_CFG_UNKNOWN(&g), DCPI_EDGE_UNKNOWN), "edge into unknown");
+	T_OK(has_edge(&g, DCPI_CFG_UNKNOWN(&g), dcpi_cfg_block_at(&g, 0x100e),
+		      DCPI_EDGE_UNKNOWN), "unknown reaches the block nothing else enters");
+	dcpi_cfg_free(&g);
+	free(v);
+}
+
+static void test_cfg_bad(void)
+{
+	static const uint8_t junk[] = { 0x0f, 0x0b, 0xff, 0xff, 0x06, 0xc3 };
+	struct dcpi_cfg g;
+	size_t n;
+	struct dcpi_insn *v = decode(junk, sizeof(junk), &n);
+
+	T_EQ(dcpi_cfg_build(v, 0, sizeof(*v), NULL, &g), -EINVAL, "no instructions: EINVAL");
+	T_EQ(dcpi_cfg_build(v, n, 1, NULL, &g), -EINVAL, "a stride too small: EINVAL");
+	T_EQ(dcpi_cfg_build(v, n, sizeof(*v), NULL, &g), 0, "undecodable bytes still build");
+	T_EQ(g.blocks[0].end_kind, DCPI_END_TRAP, "ud2 ends the first block as a trap");
+	dcpi_cfg_free(&g);
+	free(v);
+}
+
+/* ---- cost ------------------------------------------------------------------------------ */
+
+static void test_cost(void)
+{
+	/* imul %rdx,%rax; add $1,%rax; dec %ecx; jne 0 (self-loop): the carried chain
+	 * on rax is imul + add = 3 + 1 cycles; issue alone would be 1 */
+	static const uint8_t code[] = { 0x48, 0x0f, 0xaf, 0xc2, 0x48, 0x83, 0xc0, 0x01,
+					0xff, 0xc9, 0x75, 0xf4, 0x48, 0xf7, 0xf1, 0xf2,
+					0x0f, 0x5e, 0xc1 };
+	struct dcpi_cost_block cb;
+	size_t n;
+	struct dcpi_insn *v = decode(code, sizeof(code), &n);
+
+	T_EQ(n, 6, "6 instructions");
+	T_STREQ(dcpi_cost_class("x86-64", &v[0])->name, "imul", "imul r,r is imul");
+	T_STREQ(dcpi_cost_class("x86-64", &v[1])->name, "alu", "add is alu");
+	T_STREQ(dcpi_cost_class("x86-64", &v[3])->name, "jcc", "jne is jcc");
+	T_STREQ(dcpi_cost_class("x86-64", &v[4])->name, "div64", "div %%rcx is div64");
+	T_STREQ(dcpi_cost_class("x86-64", &v[5])->name, "fp-div", "divsd is fp-div");
+	T_OK(dcpi_cost_class("x86-64", &v[4])->long_latency, "div is long-latency");
+	dcpi_cost_block("x86-64", v, 4, sizeof(*v), 0, NULL, &cb);
+	T_OK(fabs(cb.cycles - 1.0) < 1e-9, "straight-line: 4 uops / 4 wide = 1 cycle (%g)",
+	     cb.cycles);
+	dcpi_cost_block("x86-64", v, 4, sizeof(*v), 1, NULL, &cb);
+	T_OK(fabs(cb.cycles - 4.0) < 1e-9, "self-loop: carried imul+add = 4 cycles (%g)",
+	     cb.cycles);
+	T_EQ(cb.bound, DCPI_BOUND_CARRIED, "bound by the carried chain");
+	dcpi_cost_block("x86-64", v + 4, 1, sizeof(*v), 0, NULL, &cb);
+	T_OK(cb.cycles >= 21, "div64 costs its reciprocal throughput (%g)", cb.cycles);
+	T_STREQ(dcpi_cost_bound_name(&cb), "divider", "bound by the divider");
+	free(v);
+}
+
+/* ---- estimates -------------------------------------------------------------------------- */
+
+static void test_estimate(void)
+{
+	struct dcpi_calc_input in;
+	struct dcpi_calc c;
+	size_t n;
+	struct dcpi_insn *v = decode(loop_code, sizeof(loop_code), &n);
+	/* retired samples: B0 2 insns x 10, loop 3 insns x 1000, B2 10, B3 10 */
+	uint64_t ret[7] = { 10, 10, 1000, 1000, 1000, 10, 10 };
+	uint64_t time[7] = { 5, 5, 3000, 0, 1000, 5, 5 };
+
+	memset(&in, 0, sizeof(in));
+	in.insns = v;
+	in.n = n;
+	in.stride = sizeof(*v);
+	in.retired = ret;
+	in.retired_period = 1000;
+	in.time = time;
+	in.cycles_per_sample = 1000;
+	in.mode = DCPI_CALC_RETIRED;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "retired mode runs");
+	T_OK(fabs(c.blocks[1].freq - 1e6) / 1e6 < 0.01, "loop ran 1000 x 1000 / 1 (%g)",
+	     c.blocks[1].freq);
+	T_EQ(c.blocks[1].conf, 'H', "loop confidence H");
+	T_OK(c.absolute && c.has_cpi, "absolute, with cpi");
+	T_OK(fabs(c.blocks[1].cpi - 4000.0 * 1000 / (1e6 * 3)) < 0.01, "loop cpi 4/3 (%g)",
+	     c.blocks[1].cpi);
+	T_OK(fabs(c.insns[2].cpi - 3.0) < 0.01, "add: 3000 cycles-samples / 1e6 = 3 cpi (%g)",
+	     c.insns[2].cpi);
+	T_OK(c.insns[3].stall == 0, "dec: no cycles, no stall");
+	/* conservation, by construction */
+	for (size_t b = 0; b < c.cfg.nblocks; b++) {
+		double in_f = 0, out_f = 0;
+
+		for (size_t e = 0; e < c.cfg.nedges; e++) {
+			if (c.cfg.edges[e].to == b)
+				in_f += c.edges[e].count;
+			if (c.cfg.edges[e].from == b)
+				out_f += c.edges[e].count;
+		}
+		T_OK(fabs(in_f - c.blocks[b].freq) < 1e-6 * (1 + in_f) &&
+		     fabs(out_f - c.blocks[b].freq) < 1e-6 * (1 + out_f),
+		     "block %zu: in %g = freq %g = out %g", b, in_f, c.blocks[b].freq, out_f);
+	}
+	dcpi_calc_free(&c);
+
+	/* time only, no clock: relative counts, and the hottest block at the scale */
+	in.mode = DCPI_CALC_TIME;
+	in.retired = NULL;
+	in.cycles_per_sample = 0;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs");
+	T_OK(!c.absolute, "no clock: relative");
+	T_OK(fabs(c.blocks[1].freq - DCPI_CALC_REL_SCALE) < 1e-6, "hottest block at the scale");
+	T_OK(c.blocks[1].cpi > 0, "cpi still computed");
+	dcpi_calc_free(&c);
+
+	in.mode = DCPI_CALC_RETIRED;
+	T_EQ(dcpi_calc_run(&in, &c), -EINVAL, "retired mode without retired samples: EINVAL");
+	in.mode = DCPI_CALC_EXACT;
+	T_EQ(dcpi_calc_run(&in, &c), -EINVAL, "exact mode without counts: EINVAL");
+	free(v);
+}
+
+/* Bad input the commands meet: too many blocks, bytes that do not decode. */
+static void test_refusals(void)
+{
+	size_t n = DCPI_CFG_MAX_BLOCKS + 10;
+	struct dcpi_insn *v = calloc(n, sizeof(*v));
+	struct dcpi_annot_insn rows[3];
+	struct dcpi_annotation a;
+	struct dcpi_calc_cols cols = { 0, -1, NULL, 0, 0, DCPI_CALC_TIME };
+	struct dcpi_calc c;
+	struct dcpi_cfg g;
+
+	for (size_t i = 0; v && i < n; i++) {
+		v[i].vaddr = BASE + i;
+		v[i].size = 1;
+		v[i].flags = DCPI_INSN_RET;
+	}
+	T_EQ(dcpi_cfg_build(v, n, sizeof(*v), NULL, &g), -EFBIG, "a procedure too large: EFBIG");
+	T_OK(strstr(dcpi_errmsg(), "basic blocks") != NULL, "the message says why: %s",
+	     dcpi_errmsg());
+	free(v);
+
+	memset(rows, 0, sizeof(rows));
+	memset(&a, 0, sizeof(a));
+	for (int i = 0; i < 3; i++) {
+		rows[i].insn.vaddr = BASE + (uint64_t)i;
+		rows[i].insn.size = 1;
+	}
+	rows[1].insn.flags = DCPI_INSN_BAD;
+	a.lo = BASE;
+	a.hi = BASE + 3;
+	a.insns = rows;
+	a.ninsns = 3;
+	a.has_code = 1;
+	T_EQ(dcpi_calc_annotation(NULL, &a, &cols, &c), -ENOEXEC, "undecodable bytes: ENOEXEC");
+	T_OK(strstr(dcpi_errmsg(), "0x1001 do not decode") != NULL, "the message names them: %s",
+	     dcpi_errmsg());
+	a.has_code = 0;
+	T_EQ(dcpi_calc_annotation(NULL, &a, &cols, &c), -ENODATA, "no code: ENODATA");
+}
+
+int main(void)
+{
+	test_refusals();
+	test_flow();
+	test_flow_random();
+	test_cfg_loop();
+	test_cfg_noreturn();
+	test_cfg_table();
+	test_cfg_bad();
+	test_cost();
+	test_estimate();
+	return t_done();
+}
