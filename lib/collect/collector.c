@@ -313,6 +313,8 @@ int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, i
 			dcpi_jitmap_exec(c->jm, r->pid, r->time);
 		return r->exec ? dcpi_loadmap_exec(c->lm, r->pid) : 0;
 	case PERF_RECORD_FORK:
+		if (c->lab && r->pid == r->tid)
+			dcpi_labeler_fork(c->lab, r->pid, r->ppid);
 		return dcpi_loadmap_fork(c->lm, r->pid, r->ppid);
 	case PERF_RECORD_EXIT:
 		if (r->pid != r->tid)

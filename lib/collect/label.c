@@ -326,14 +326,53 @@ size_t dcpi_labeler_count(const struct dcpi_labeler *l)
 	return l->nlabels - 1;
 }
 
+/* label with its comm value replaced by comm, into out (the other
+ * values stay: an exec keeps the user and the cgroup). */
+static void replace_comm(const char *label, const char *comm, char *out, size_t len)
+{
+	const char *v = strncmp(label, "comm=", 5) ? NULL : label + 5;
+	char c[sizeof(((struct proc *)0)->comm)];
+
+	snprintf(c, sizeof(c), "%s", comm);
+	clean(c);
+	if (!v) {
+		snprintf(out, len, "%s", label);
+		return;
+	}
+	snprintf(out, len, "comm=%s%s", c, v + strcspn(v, ","));
+}
+
 void dcpi_labeler_comm(struct dcpi_labeler *l, int32_t pid, const char *comm)
 {
 	struct proc *p = proc_of(l, pid, 1);
+	char label[3 * (VALUE_MAX + 8)];
+	uint32_t id;
 
 	if (!p)
 		return;
 	snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "");
+	/* known already (looked up, or inherited at fork): only the command
+	   changed, and the process may be gone before its next sample */
+	if (p->has_id && p->id && (l->keys & DCPI_LABEL_COMM)) {
+		replace_comm(l->labels[p->id], p->comm, label, sizeof(label));
+		if (!intern(l, label, &id)) {
+			p->id = id;
+			return;
+		}
+	}
 	p->has_id = 0;
+}
+
+void dcpi_labeler_fork(struct dcpi_labeler *l, int32_t pid, int32_t ppid)
+{
+	struct proc key = { .pid = ppid }, *parent = htab_find(l->procs, &key), *child;
+
+	if (!parent || pid == ppid || !(child = proc_of(l, pid, 1)))
+		return;
+	/* a child is its parent's command, user and cgroup until it changes them */
+	memcpy(child->comm, parent->comm, sizeof(child->comm));
+	child->id = parent->id;
+	child->has_id = parent->has_id;
 }
 
 void dcpi_labeler_exit(struct dcpi_labeler *l, int32_t pid)

@@ -101,6 +101,20 @@ int main(void)
 	T_STREQ(label_of(l, 200), "other", "pid 200 reused after its exit: a new label, past the cap");
 	dcpi_labeler_free(l);
 
+	/* fork and exec of processes gone before their first sample: the
+	   child is its parent until its exec, which changes only the command */
+	dcpi_labeler_new(DCPI_LABEL_COMM | DCPI_LABEL_UID, root, 0, &l);
+	T_STREQ(label_of(l, 100), "comm=python3,uid=1000", "the parent, from /proc");
+	dcpi_labeler_fork(l, 500, 100);
+	T_STREQ(label_of(l, 500), "comm=python3,uid=1000", "a forked child (gone): its parent's label");
+	dcpi_labeler_fork(l, 501, 100);
+	dcpi_labeler_comm(l, 501, "sh,x");
+	T_STREQ(label_of(l, 501), "comm=sh_x,uid=1000", "forked, then exec'd (gone): the new "
+		"command, the parent's uid");
+	dcpi_labeler_fork(l, 502, 999);
+	T_STREQ(label_of(l, 502), "comm=?,uid=?", "the child of a process never seen: looked up");
+	dcpi_labeler_free(l);
+
 	/* a gone process, without a cap to hit */
 	dcpi_labeler_new(DCPI_LABEL_COMM | DCPI_LABEL_UID, root, 0, &l);
 	dcpi_labeler_comm(l, 400, "short");
