@@ -61,7 +61,8 @@ size_t dcpi_labeler_count(const struct dcpi_labeler *l);
 /* A COMM record: pid is now comm (an exec or a rename); its label is
  * looked up afresh at its next sample, with this comm. */
 void dcpi_labeler_comm(struct dcpi_labeler *l, int32_t pid, const char *comm);
-/* A FORK record: pid inherits ppid's label (when ppid's is known). */
+/* A FORK record: pid inherits ppid's label (ppid, alive when it forks, is
+ * looked up now if it was not yet). */
 void dcpi_labeler_fork(struct dcpi_labeler *l, int32_t pid, int32_t ppid);
 /* pid exited: forget it. */
 void dcpi_labeler_exit(struct dcpi_labeler *l, int32_t pid);

@@ -366,7 +366,11 @@ void dcpi_labeler_comm(struct dcpi_labeler *l, int32_t pid, const char *comm)
 void dcpi_labeler_fork(struct dcpi_labeler *l, int32_t pid, int32_t ppid)
 {
 	struct proc key = { .pid = ppid }, *parent = htab_find(l->procs, &key), *child;
+	uint32_t id;
 
+	/* a parent not seen yet is alive now (it forks): look it up */
+	if ((!parent || !parent->has_id) && ppid > 0 && !dcpi_labeler_get(l, ppid, &id))
+		parent = htab_find(l->procs, &key);
 	if (!parent || pid == ppid || !(child = proc_of(l, pid, 1)))
 		return;
 	/* a child is its parent's command, user and cgroup until it changes them */

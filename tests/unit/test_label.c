@@ -111,8 +111,11 @@ int main(void)
 	dcpi_labeler_comm(l, 501, "sh,x");
 	T_STREQ(label_of(l, 501), "comm=sh_x,uid=1000", "forked, then exec'd (gone): the new "
 		"command, the parent's uid");
-	dcpi_labeler_fork(l, 502, 999);
-	T_STREQ(label_of(l, 502), "comm=?,uid=?", "the child of a process never seen: looked up");
+	dcpi_labeler_fork(l, 502, 200);
+	T_STREQ(label_of(l, 502), "comm=sshd,uid=0", "the child of a parent not seen before: the "
+		"parent looked up at the fork");
+	dcpi_labeler_fork(l, 503, 999);
+	T_STREQ(label_of(l, 503), "comm=?,uid=?", "the child of a process gone: '?'");
 	dcpi_labeler_free(l);
 
 	/* a gone process, without a cap to hit */
