@@ -50,6 +50,25 @@ static void corrupt(struct dcpi_jitmap *jm, struct jm_proc *p, const char *why)
 
 /* ---- records -------------------------------------------------------------- */
 
+/* Printable UTF-8: node 20 now and then writes a DEBUG_INFO file name
+ * that is neither (bytes of a freed string). */
+static int file_name_ok(const uint8_t *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t more = s[i] < 0x80 ? 0 : (s[i] & 0xe0) == 0xc0 ? 1 : (s[i] & 0xf0) == 0xe0 ? 2
+			    : (s[i] & 0xf8) == 0xf0 ? 3 : 4;
+
+		if (more == 4 || (more == 0 && (s[i] < 0x20 || s[i] == 0x7f)) ||
+		    (more == 1 && s[i] < 0xc2) || n - i <= more)
+			return 0;
+		for (size_t k = 1; k <= more; k++)
+			if ((s[i + k] & 0xc0) != 0x80)
+				return 0;
+		i += more + 1;
+	}
+	return 1;
+}
+
 /* One pending line (its address absolute until a LOAD takes it); lines
  * over the cap, of line 0 or without a file are dropped.  A file name of
  * the one byte 0xff means the previous entry's (perf's jitdump.h). */
@@ -72,17 +91,14 @@ static int keep_line(struct jm_proc *p, uint64_t addr, uint32_t line, const char
 	}
 	if (flen > DCPI_JITMAP_MAX_LINE)
 		flen = DCPI_JITMAP_MAX_LINE;
-	for (size_t i = 0; i < flen; i++)
-		if ((uint8_t)file[i] < 0x20 || file[i] == 0x7f) {
-			/* not a file name (node 20 writes such garbage now and
-			   then): take_lines finds one in the procedure's name */
-			err = DCPI_GROW(p->lines, p->lines_cap, p->nlines + 1, JM_MAX_LINES,
-					"lines");
-			if (err)
-				return err == -EFBIG ? 0 : err;
-			p->lines[p->nlines++] = (struct jm_line){ addr, JM_NO_FILE, line };
-			return 0;
-		}
+	if (!file_name_ok((const uint8_t *)file, flen)) {
+		/* take_lines finds a file in the procedure's name */
+		err = DCPI_GROW(p->lines, p->lines_cap, p->nlines + 1, JM_MAX_LINES, "lines");
+		if (err)
+			return err == -EFBIG ? 0 : err;
+		p->lines[p->nlines++] = (struct jm_line){ addr, JM_NO_FILE, line };
+		return 0;
+	}
 	err = DCPI_GROW(p->lines, p->lines_cap, p->nlines + 1, JM_MAX_LINES, "lines");
 	if (!err)
 		err = dcpi_buf_grow(&p->names, flen + 1);

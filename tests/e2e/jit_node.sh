@@ -8,7 +8,7 @@
 . "$DCPI_ROOT/tests/tap.sh"
 
 command -v node >/dev/null || { skip "node is not installed"; done_testing; }
-REC=$DCPI_BIN/dcpi-record
+REC=$(cd "$DCPI_BIN" && pwd)/dcpi-record
 out=$("$REC" -quiet -db "$T/probe" -- true 2>&1) ||
 	{ skip "perf_event_open is not available here: $out"; done_testing; }
 
@@ -31,10 +31,11 @@ DB=$T/db
 have_perf=0
 if command -v perf >/dev/null && perf record -q -e cpu-clock -o "$T/p0" -- true >/dev/null 2>&1; then
 	have_perf=1
-	"$REC" -quiet -db "$DB" -- perf record -q -e cpu-clock -F 2000 -o "$T/perf.data" -- \
-		node --perf-basic-prof "$T/hot.js" >"$T/out" 2>"$T/err"
+	# in $T: node writes its isolate-*-v8.log into the current directory
+	(cd "$T" && "$REC" -quiet -db "$DB" -- perf record -q -e cpu-clock -F 2000 \
+		-o "$T/perf.data" -- node --perf-basic-prof "$T/hot.js" >"$T/out" 2>"$T/err")
 else
-	"$REC" -quiet -db "$DB" -- node --perf-basic-prof "$T/hot.js" >"$T/out" 2>"$T/err"
+	(cd "$T" && "$REC" -quiet -db "$DB" -- node --perf-basic-prof "$T/hot.js" >"$T/out" 2>"$T/err")
 fi
 rc=$?
 [ $rc -eq 0 ] && pass "dcpi record -- node --perf-basic-prof" || fail "dcpi record -- node" "rc=$rc $(cat "$T/err")"
@@ -124,9 +125,9 @@ fi
 DB2=$T/db2
 # not through check: its subshell would lose start_dcpid's at_exit quit
 start_dcpid "$DB2" -merge 3600 && pass "dcpid starts" || { fail "dcpid starts"; done_testing; }
-node --perf-basic-prof "$T/hot.js" 2500 >/dev/null & npid=$!
+(cd "$T" && exec node --perf-basic-prof "$T/hot.js" 2500 >/dev/null) & npid=$!
 # a process whose map is a symlink to a file it could not read
-sh -c 'ln -s /etc/shadow /tmp/perf-$$.map; exec node --perf-basic-prof -e "let t=Date.now(); while (Date.now()-t < 2500) {}"' & spid=$!
+(cd "$T" && exec sh -c 'ln -s /etc/shadow /tmp/perf-$$.map; exec node --perf-basic-prof -e "let t=Date.now(); while (Date.now()-t < 2500) {}"') & spid=$!
 at_exit "rm -f /tmp/perf-$npid.map /tmp/perf-$spid.map"
 wait $npid $spid
 rm -f "/tmp/perf-$npid.map" "/tmp/perf-$spid.map"
