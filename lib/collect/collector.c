@@ -561,6 +561,24 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 			err = 0;
 			continue;
 		}
+		if (err && err != -ENOMEM && idx == c->jit_image) {
+			/* the pseudo-image cannot be stored (a full disk, a .build-id
+			   we may not write): its samples are counted as unknown, and
+			   the rest of the merge goes on */
+			char msg[600];
+
+			snprintf(msg, sizeof(msg), "a JIT pseudo-image was not stored, its samples "
+				 "are counted as unknown: %s", dcpi_errmsg());
+			if (!dcpi_agg_bin_rows(c->agg, b, &p))
+				for (uint32_t e = 0; e < p.nevents; e++)
+					c->stats.unknown += p.events[e].total;
+			if (c->o.on_warning)
+				c->o.on_warning(c->o.arg, msg);
+			dcpi_agg_bin_clear(c->agg, b);
+			dcpi_profile_free(&p);
+			err = 0;
+			continue;
+		}
 		if (!err)
 			err = dcpi_agg_bin_rows(c->agg, b, &p);
 		if (!err)
