@@ -6,8 +6,12 @@
  * .eh_frame_hdr: a table, sorted by address, of the first instruction of
  * every FDE, which the unwinder binary-searches.  One FDE covers one
  * function, so the table's entries are the functions' starts; its end is
- * where the FDE's rows end, read with libdw's CFI reader
- * (dwarf_cfi_addrframe), never past the next start or its section's end.  Code between FDEs (functions built without unwind
+ * the FDE's own, its initial location plus its address range, read from
+ * the FDE the table points to (never past the next start or its section's
+ * end).  Only the encoding every Linux toolchain writes for FDEs is taken
+ * (the location PC-relative sdata4, the range 4 bytes), and only when the
+ * location read back is the table's: an FDE that does not check out gives
+ * no function.  Code between FDEs (functions built without unwind
  * tables) is left to the caller's last resort, never given to the FDE
  * before it.  An FDE libdw cannot read gives no function.
  *
@@ -22,8 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <elfutils/libdw.h>
 
 #include "dcpi/error.h"
 #include "symtab_int.h"
@@ -45,6 +47,9 @@ struct scan {
 	struct exec_sec *secs;   /* executable sections */
 	size_t nsecs;
 	size_t added;
+	const uint8_t *ehf;      /* .eh_frame's bytes, at ehf_vaddr; NULL: none */
+	size_t ehf_len;
+	uint64_t ehf_vaddr;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -109,8 +114,9 @@ static int32_t get_s32(const uint8_t *p)
 			 (uint32_t)p[3] << 24);
 }
 
-/* The FDE starts of the table, sorted (the format requires it; a table
- * out of order is taken as corrupt and ignored). */
+/* The table's pairs, as v[2i] the FDE's start and v[2i+1] the FDE's own
+ * address, sorted by start (the format requires it; a table out of order
+ * is taken as corrupt and ignored). */
 static size_t read_table(const uint8_t *d, size_t len, uint64_t hdr_vaddr, uint64_t **out)
 {
 	size_t n, off = 8;
@@ -123,11 +129,12 @@ static size_t read_table(const uint8_t *d, size_t len, uint64_t hdr_vaddr, uint6
 		return 0;
 	n = (uint32_t)get_s32(d + off);
 	off += 4;
-	if (n == 0 || n > MAX_FDES || n > (len - off) / 8 || !(v = calloc(n, sizeof(*v))))
+	if (n == 0 || n > MAX_FDES || n > (len - off) / 8 || !(v = calloc(2 * n, sizeof(*v))))
 		return 0;
 	for (size_t i = 0; i < n; i++, off += 8) {
-		v[i] = hdr_vaddr + (uint64_t)(int64_t)get_s32(d + off);
-		if (i && v[i] <= v[i - 1]) {
+		v[2 * i] = hdr_vaddr + (uint64_t)(int64_t)get_s32(d + off);
+		v[2 * i + 1] = hdr_vaddr + (uint64_t)(int64_t)get_s32(d + off + 4);
+		if (i && v[2 * i] <= v[2 * i - 2]) {
 			free(v);
 			return 0;
 		}
@@ -136,44 +143,41 @@ static size_t read_table(const uint8_t *d, size_t len, uint64_t hdr_vaddr, uint6
 	return n;
 }
 
-/* Where the FDE starting at start ends, at most limit: libdw gives one
- * row of the CFA table at a time (an address range with one rule), so the
- * rows are walked from start until one is missing (the end of the FDE,
- * code no FDE covers after it) or limit is reached.  0 when none starts
- * there. */
-static uint64_t fde_end(Dwarf_CFI *cfi, uint64_t start, uint64_t limit)
+/* The end of the function of the FDE at address fde whose table entry
+ * says it starts at start: 0 when the FDE is not in .eh_frame, does not
+ * use the usual encoding or does not start there. */
+static uint64_t fde_end(const struct scan *sc, uint64_t start, uint64_t fde)
 {
-	uint64_t a = start;
+	uint64_t off = fde - sc->ehf_vaddr, len, begin, range;
 
-	while (cfi && a < limit) {
-		Dwarf_Frame *frame = NULL;
-		Dwarf_Addr lo = 0, hi = 0;
-		int ok = dwarf_cfi_addrframe(cfi, a, &frame) == 0 &&
-			 dwarf_frame_info(frame, &lo, &hi, NULL) >= 0 && lo <= a && hi > a;
-
-		free(frame);
-		if (!ok)
-			break;
-		a = hi;
-	}
-	return a > limit ? limit : a == start ? 0 : a;
+	if (!sc->ehf || fde < sc->ehf_vaddr || off > sc->ehf_len || sc->ehf_len - off < 16)
+		return 0;
+	len = (uint32_t)get_s32(sc->ehf + off);
+	if (len < 12 || len == 0xffffffffu || len > sc->ehf_len - off - 4 ||
+	    get_s32(sc->ehf + off + 4) == 0) /* a CIE, not an FDE */
+		return 0;
+	begin = fde + 8 + (uint64_t)(int64_t)get_s32(sc->ehf + off + 8); /* pcrel sdata4 */
+	range = (uint32_t)get_s32(sc->ehf + off + 12);
+	if (begin != start || range == 0 || start + range < start)
+		return 0;
+	return start + range;
 }
 
-static int add_from_table(struct scan *sc, Dwarf_CFI *cfi, const uint64_t *v, size_t n)
+static int add_from_table(struct scan *sc, const uint64_t *v, size_t n)
 {
 	int err = 0;
 
 	for (size_t i = 0; i < n && !err; i++) {
-		uint64_t end = section_end(sc, v[i]), fend;
+		uint64_t start = v[2 * i], end = section_end(sc, start), fend;
 
 		if (!end)
 			continue; /* not in code we know of */
-		if (i + 1 < n && v[i + 1] < end)
-			end = v[i + 1];
-		fend = fde_end(cfi, v[i], end);
+		if (i + 1 < n && v[2 * i + 2] < end)
+			end = v[2 * i + 2];
+		fend = fde_end(sc, start, v[2 * i + 1]);
 		if (!fend)
 			continue;
-		err = add_function(sc, v[i], fend);
+		err = add_function(sc, start, fend < end ? fend : end);
 	}
 	return err;
 }
@@ -199,6 +203,15 @@ static int collect(struct scan *sc, Elf *elf, Elf_Scn **hdr)
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (name && !strcmp(name, ".eh_frame_hdr") && sh.sh_type == SHT_PROGBITS)
 			*hdr = scn;
+		if (name && !strcmp(name, ".eh_frame") && sh.sh_type == SHT_PROGBITS) {
+			Elf_Data *data = elf_getdata(scn, NULL);
+
+			if (data && data->d_buf && data->d_size <= sh.sh_size) {
+				sc->ehf = data->d_buf;
+				sc->ehf_len = data->d_size;
+				sc->ehf_vaddr = sh.sh_addr;
+			}
+		}
 		if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR) &&
 		    sh.sh_size <= UINT64_MAX - sh.sh_addr)
 			sc->secs[sc->nsecs++] = (struct exec_sec){ sh.sh_addr, sh.sh_addr + sh.sh_size };
@@ -211,7 +224,7 @@ static int collect(struct scan *sc, Elf *elf, Elf_Scn **hdr)
 
 int dcpi_symelf_load_cfi(struct dcpi_symtab *st, const struct symelf *f)
 {
-	struct scan sc = { st, NULL, 0, NULL, 0, 0 };
+	struct scan sc = { st, NULL, 0, NULL, 0, 0, NULL, 0, 0 };
 	Elf_Scn *hdr = NULL;
 	Elf_Data *data;
 	GElf_Shdr sh;
@@ -225,12 +238,8 @@ int dcpi_symelf_load_cfi(struct dcpi_symtab *st, const struct symelf *f)
 	if (!err && hdr && gelf_getshdr(hdr, &sh) && (data = elf_getdata(hdr, NULL)) &&
 	    data->d_buf && data->d_size <= sh.sh_size)
 		n = read_table(data->d_buf, data->d_size, sh.sh_addr, &v);
-	if (!err && n) {
-		Dwarf_CFI *cfi = dwarf_getcfi_elf(f->elf);
-
-		err = add_from_table(&sc, cfi, v, n);
-		dwarf_cfi_end(cfi);
-	}
+	if (!err && n)
+		err = add_from_table(&sc, v, n);
 	free(v);
 	free(sc.secs);
 	free(sc.starts);
