@@ -111,39 +111,9 @@ static void parse_options(struct opts *o, int argc, char **argv)
 	o->db = cli_db_read(o->db);
 }
 
-/* ---- what was sampled --------------------------------------------------------------- */
-
-static int event_col(const struct dcpi_profset *s, const char *const *names)
-{
-	for (; *names; names++) {
-		int c = dcpi_profset_event(s, *names);
-
-		if (c >= 0 && s->periods[c] > 0)
-			return c;
-	}
-	return -1;
-}
-
 static void choose_columns(struct calc *k)
 {
-	static const char *const cycles[] = { "cycles", "cpu-cycles", NULL };
-	static const char *const clocks[] = { "cpu-clock", "task-clock", NULL };
-	static const char *const retired[] = { "instructions", NULL };
-	struct dcpi_calc_cols *c = &k->cols;
-	int cy = event_col(&k->set, cycles);
-
-	c->time = cy >= 0 ? cy : event_col(&k->set, clocks);
-	c->cycles_per_sample = cy >= 0 ? (double)k->set.periods[cy] : 0;
-	c->retired = event_col(&k->set, retired);
-	c->retired_period = c->retired >= 0 ? (double)k->set.periods[c->retired] : 0;
-	c->mode = k->o.exact ? DCPI_CALC_EXACT
-		  : k->o.mode != MODE_AUTO ? (enum dcpi_calc_mode)k->o.mode
-		  : c->retired >= 0 ? DCPI_CALC_RETIRED : DCPI_CALC_TIME;
-	if (c->mode == DCPI_CALC_RETIRED && c->retired < 0)
-		cli_die("-mode retired: no 'instructions' event with one period in the samples");
-	if (c->mode == DCPI_CALC_TIME && c->time < 0)
-		cli_die("no cycles or time event (cycles, cpu-clock, task-clock) with one period "
-			"in the samples: nothing to estimate from");
+	report_calc_cols(&k->set, k->o.exact ? (int)DCPI_CALC_EXACT : k->o.mode, &k->cols);
 }
 
 static uint64_t block_samples(const struct calc *k, size_t b, unsigned col)

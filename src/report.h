@@ -96,4 +96,11 @@ struct dcpi_annot_image *report_annot_open(const struct dcpi_profset *set, const
 void report_annot_resolve(struct dcpi_annot_image *img, const char *proc, uint64_t *lo,
 			  uint64_t *hi, const char **name);
 
+/* Which columns of set feed the calc engine (calc.h): the cycles event,
+ * else cpu-clock or task-clock, as time; "instructions" as retired; mode
+ * (enum dcpi_calc_mode), or -1: retired when sampled, else time.  Exits
+ * with an error when the mode's column is missing. */
+struct dcpi_calc_cols;
+void report_calc_cols(const struct dcpi_profset *set, int mode, struct dcpi_calc_cols *c);
+
 #endif

@@ -118,4 +118,33 @@ void dcpi_stall_codes(unsigned mask, char *buf);
  * stall / cpi of c (samples), 0 when c cannot say. */
 double dcpi_stall_samples(const struct dcpi_calc *c, const uint64_t *time, size_t i);
 
+/* ---- every sampled procedure of an annotated image ---- */
+
+/* One procedure, analysed: its annotation, its estimates (when err is 0)
+ * and each instruction's culprits and stall samples.  Valid only during
+ * the callback; strings are the image's. */
+struct dcpi_stall_proc {
+	const char *name;               /* its symbol's demangled name */
+	uint64_t lo, hi;
+	struct dcpi_annotation a;
+	struct dcpi_calc c;             /* zeroed when err */
+	struct dcpi_stall_insn *s;      /* per instruction (NULL when err) */
+	double *stall;                  /* stall samples per instruction (NULL when err) */
+	int err;                        /* 0, or why no estimate (dcpi_errmsg() then) */
+	uint64_t samples;               /* of the time column in it */
+};
+
+typedef int (*dcpi_stall_proc_fn)(struct dcpi_stall_proc *p, void *arg);
+
+/* For each procedure (symbol) of img holding samples, in address order:
+ * annotate, estimate (cols; mode TIME or RETIRED with a time column) and
+ * explain its stalled instructions, evidence from set's columns
+ * dcpi_stall_event_kind names; then fn.  A procedure that cannot be
+ * estimated (no code, bytes that do not decode, too large) is passed with
+ * err set; *unattributed gets the time samples of no symbol.  Returns 0,
+ * fn's nonzero value, or -ENOMEM. */
+int dcpi_stall_image(struct dcpi_annot_image *img, const struct dcpi_profset *set,
+		     const struct dcpi_calc_cols *cols, dcpi_stall_proc_fn fn, void *arg,
+		     uint64_t *unattributed);
+
 #endif
