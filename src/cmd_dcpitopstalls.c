@@ -254,12 +254,12 @@ static void print_text(const struct ts *t, size_t n)
 	double cum = 0;
 
 	report_print_header(stdout, t->o.db, &t->set, t->total, &t->w);
-	printf("\nStall = %s above the instruction's static best case (%s of %s, "
-	       "%.0f in all);\ncount = %s executions of its block, c = confidence (H/M/L); "
+	printf("\nStall = %s above the instruction's static best case, from %s (%.0f %s "
+	       "in all);\ncount = %s executions of its block, c = confidence (H/M/L); "
 	       "avg = stall cycles per execution;\nculprits are POSSIBLE reasons by static "
 	       "rules%s: i I-cache, I ITLB, d D-cache, D DTLB,\nw write buffer, p branch "
 	       "mispredict, f functional unit, s synchronisation, m microcode, ? unexplained.\n",
-	       unit, unit, t->set.events[t->cols.time], stall_units(t, t->total_stall),
+	       unit, t->set.events[t->cols.time], stall_units(t, t->total_stall), unit,
 	       t->absolute ? "estimated" : "relative",
 	       t->evidence ? " (* : seen by a miss event near it)" : "");
 	printf("==============================================================================\n");
