@@ -165,26 +165,10 @@ static int on_proc(struct dcpi_stall_proc *p, void *arg)
 
 static void open_images(struct ts *t)
 {
-	struct dcpi_annot_opts ao = { NULL, NULL, NULL, 1, NULL };
-
 	if (dcpi_select(&t->set, t->o.images, t->o.nimages, &t->sel))
 		cli_die("%s", dcpi_errmsg());
 	t->objs = report_objcache(t->o.db);
-	ao.objs = t->objs;
-	for (size_t k = 0; k < t->sel.ngroups && t->nimgs < MAX_OPEN; k++) {
-		const struct dcpi_image_group *g = &t->sel.groups[k];
-		const struct dcpi_profile *p = &t->set.v[g->idx[0]].prof;
-		struct dcpi_annot_image *img;
-
-		if (p->kind == DCPI_IMAGE_ANON || p->kind == DCPI_IMAGE_UNKNOWN)
-			continue;
-		if (dcpi_annot_image_open(&t->set, g->idx, g->n, &ao, &img)) {
-			report_warn(&t->w, "%s: %s; its stalls are not shown", report_base(p->path),
-				    dcpi_errmsg());
-			continue;
-		}
-		t->imgs[t->nimgs++] = img;
-	}
+	t->nimgs = report_open_images(&t->set, &t->sel, t->objs, t->imgs, MAX_OPEN, &t->w);
 }
 
 static void analyse(struct ts *t)

@@ -358,3 +358,31 @@ void report_calc_cols(const struct dcpi_profset *set, int mode, struct dcpi_calc
 		cli_die("no cycles or time event (cycles, cpu-clock, task-clock) with one period "
 			"in the samples: nothing to estimate from");
 }
+
+size_t report_open_images(const struct dcpi_profset *set, const struct dcpi_selection *sel,
+			  struct dcpi_objcache *objs, struct dcpi_annot_image **imgs, size_t max,
+			  struct report_warnings *w)
+{
+	struct dcpi_annot_opts ao = { NULL, NULL, NULL, 1, objs };
+	size_t n = 0;
+
+	for (size_t k = 0; k < sel->ngroups; k++) {
+		const struct dcpi_image_group *g = &sel->groups[k];
+		const struct dcpi_profile *p = &set->v[g->idx[0]].prof;
+
+		if (p->kind == DCPI_IMAGE_ANON || p->kind == DCPI_IMAGE_UNKNOWN)
+			continue;
+		if (n == max) {
+			report_warn(w, "more than %zu images: %s and later ones are left out", max,
+				    p->path);
+			break;
+		}
+		if (dcpi_annot_image_open(set, g->idx, g->n, &ao, &imgs[n])) {
+			report_warn(w, "%s: %s; it is not analysed", report_base(p->path),
+				    dcpi_errmsg());
+			continue;
+		}
+		n++;
+	}
+	return n;
+}

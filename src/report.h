@@ -101,6 +101,14 @@ void report_annot_resolve(struct dcpi_annot_image *img, const char *proc, uint64
  * (enum dcpi_calc_mode), or -1: retired when sampled, else time.  Exits
  * with an error when the mode's column is missing. */
 struct dcpi_calc_cols;
+struct dcpi_selection;
 void report_calc_cols(const struct dcpi_profset *set, int mode, struct dcpi_calc_cols *c);
+
+/* Open each image group of sel that has code (anonymous memory and
+ * unknown images left out) into imgs, at most max; the rest are warned
+ * about in w.  Returns how many were opened. */
+size_t report_open_images(const struct dcpi_profset *set, const struct dcpi_selection *sel,
+			  struct dcpi_objcache *objs, struct dcpi_annot_image **imgs, size_t max,
+			  struct report_warnings *w);
 
 #endif

@@ -132,6 +132,7 @@ struct dcpi_stall_proc {
 	double *stall;                  /* stall samples per instruction (NULL when err) */
 	int err;                        /* 0, or why no estimate (dcpi_errmsg() then) */
 	uint64_t samples;               /* of the time column in it */
+	int col;                        /* the time column (set column) */
 };
 
 typedef int (*dcpi_stall_proc_fn)(struct dcpi_stall_proc *p, void *arg);
@@ -146,5 +147,28 @@ typedef int (*dcpi_stall_proc_fn)(struct dcpi_stall_proc *p, void *arg);
 int dcpi_stall_image(struct dcpi_annot_image *img, const struct dcpi_profset *set,
 		     const struct dcpi_calc_cols *cols, dcpi_stall_proc_fn fn, void *arg,
 		     uint64_t *unattributed);
+
+/* ---- where the cycles went (dcpiwhatcg) ---- */
+
+/* A tally in samples of the time column.  Per block that ran (samples and
+ * cpi), k = samples / (cpi x instructions) is its executions in sample
+ * units; an instruction expected best x k samples and had time:
+ *   execution     issue-bound part of the expected samples (the block's
+ *                 uops over the issue width, at most its best case);
+ *   static_stall  the rest of the expected samples (load ports, the
+ *                 divider, a loop-carried chain: cost.h's bound);
+ *   dyn           time above expected, by culprit (ranges);
+ *   gain          expected above time (ran faster than the model: skid,
+ *                 or a cost model too slow): unexplained gain.
+ * So samples == execution + static_stall + dyn.total - gain, up to
+ * rounding.  conf_ok: samples in blocks of confidence H, M or E. */
+struct dcpi_stall_tally {
+	double samples, execution, static_stall, gain, conf_ok;
+	struct dcpi_stall_sum dyn;
+};
+
+/* Add procedure p (err 0) to t; arch is its image's (NULL: x86-64). */
+void dcpi_stall_tally_add(struct dcpi_stall_tally *t, const struct dcpi_stall_proc *p,
+			  const char *arch);
 
 #endif

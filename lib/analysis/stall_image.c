@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/cost.h"
 #include "dcpi/error.h"
 #include "dcpi/stall.h"
 
@@ -80,6 +81,7 @@ static int one(struct dcpi_annot_image *img, const struct dcpi_profset *set,
 	int err;
 
 	p.name = sym->demangled;
+	p.col = cols->time;
 	p.lo = sym->vaddr;
 	p.hi = sym->vaddr + sym->size;
 	if ((err = dcpi_annotate(img, p.lo, p.hi, &p.a)))
@@ -134,4 +136,58 @@ int dcpi_stall_image(struct dcpi_annot_image *img, const struct dcpi_profset *se
 		err = one(img, set, cols, sym, fn, arg);
 	}
 	return err;
+}
+
+/* ---- the tally ---------------------------------------------------------------------- */
+
+#define X86_ISSUE_WIDTH 4.0   /* cost.c's ISSUE_WIDTH (Skylake); AArch64 is single-issue there */
+
+/* Share of a block's best case that is issuing its uops. */
+static double issue_share(const struct dcpi_stall_proc *p, size_t b, const char *arch)
+{
+	const struct dcpi_cfg_block *bl = &p->c.cfg.blocks[b];
+	int x86 = !arch || !strcmp(arch, "x86-64") || !strcmp(arch, "i386");
+	double uops = 0, issue;
+
+	for (size_t i = bl->first; i < bl->first + bl->ninsns; i++)
+		uops += dcpi_cost_class(arch, &p->a.insns[i].insn)->uops;
+	issue = x86 ? uops / X86_ISSUE_WIDTH : (double)bl->ninsns;
+	return p->c.blocks[b].cost.cycles > 0 && issue < p->c.blocks[b].cost.cycles
+	       ? issue / p->c.blocks[b].cost.cycles : 1;
+}
+
+static void tally_block(struct dcpi_stall_tally *t, const struct dcpi_stall_proc *p, size_t b,
+			const char *arch)
+{
+	const struct dcpi_cfg_block *bl = &p->c.cfg.blocks[b];
+	const struct dcpi_calc_block *cb = &p->c.blocks[b];
+	double k, expected = 0, share;
+
+	if (cb->cpi <= 0 || !cb->time)
+		return;
+	k = (double)cb->time / (cb->cpi * (double)bl->ninsns);
+	for (size_t i = bl->first; i < bl->first + bl->ninsns; i++) {
+		double e = p->c.insns[i].best * k, got = (double)p->a.insns[i].counts[p->col];
+
+		expected += e;
+		if (got < e)
+			t->gain += e - got;
+		else
+			dcpi_stall_add(&t->dyn, &p->s[i], got - e);
+	}
+	share = issue_share(p, b, arch);
+	t->execution += expected * share;
+	t->static_stall += expected * (1 - share);
+	if (cb->conf == 'H' || cb->conf == 'M' || cb->conf == 'E')
+		t->conf_ok += (double)cb->time;
+}
+
+void dcpi_stall_tally_add(struct dcpi_stall_tally *t, const struct dcpi_stall_proc *p,
+			  const char *arch)
+{
+	t->samples += (double)p->samples;
+	if (p->err)
+		return;
+	for (size_t b = 0; b < p->c.cfg.nblocks; b++)
+		tally_block(t, p, b, arch);
 }
