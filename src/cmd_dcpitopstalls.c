@@ -18,7 +18,6 @@
 #include "report.h"
 
 #define MAX_IMAGES 256
-#define MAX_OPEN 4096
 #define MAX_ROWS ((size_t)1 << 22)
 
 struct opts {
@@ -44,13 +43,9 @@ struct row {
 
 struct ts {
 	struct opts o;
-	struct dcpi_profset set;
-	struct dcpi_annot_image *imgs[MAX_OPEN];
-	size_t nimgs, cur;
-	struct dcpi_selection sel;
-	struct dcpi_objcache *objs;
+	struct report_images r;
+	size_t cur;
 	struct report_warnings w;
-	struct dcpi_calc_cols cols;
 	struct row *rows;
 	size_t nrows, cap;
 	double total_stall;
@@ -152,7 +147,7 @@ static int on_proc(struct dcpi_stall_proc *p, void *arg)
 	if (p->err) {
 		if (p->samples || !p->a.ninsns)
 			report_warn(&t->w, "%s: %s: %s; its samples are not explained",
-				    report_base(dcpi_annot_image_profile(t->imgs[t->cur])->path),
+				    report_base(dcpi_annot_image_profile(t->r.imgs[t->cur])->path),
 				    p->name, dcpi_errmsg());
 		return 0;
 	}
@@ -163,39 +158,31 @@ static int on_proc(struct dcpi_stall_proc *p, void *arg)
 	return 0;
 }
 
-static void open_images(struct ts *t)
-{
-	if (dcpi_select(&t->set, t->o.images, t->o.nimages, &t->sel))
-		cli_die("%s", dcpi_errmsg());
-	t->objs = report_objcache(t->o.db);
-	t->nimgs = report_open_images(&t->set, &t->sel, t->objs, t->imgs, MAX_OPEN, &t->w);
-}
-
 static void analyse(struct ts *t)
 {
-	for (t->cur = 0; t->cur < t->nimgs; t->cur++) {
-		struct dcpi_annot_image *img = t->imgs[t->cur];
+	for (t->cur = 0; t->cur < t->r.nimgs; t->cur++) {
+		struct dcpi_annot_image *img = t->r.imgs[t->cur];
 		uint64_t unattributed;
 		size_t n;
 		const struct dcpi_annot_sample *s = dcpi_annot_image_samples(img, &n);
 
 		for (size_t i = 0; i < n; i++)
-			for (unsigned e = 0; e < t->set.nevents; e++)
+			for (unsigned e = 0; e < t->r.set.nevents; e++)
 				t->total[e] += s[i].counts[e];
 		if (!dcpi_annot_image_has_code(img)) {
 			report_warn(&t->w, "%s: no code to analyse; its stalls are not shown",
 				    report_base(dcpi_annot_image_profile(img)->path));
 			continue;
 		}
-		if (dcpi_stall_image(img, &t->set, &t->cols, on_proc, t, &unattributed))
+		if (dcpi_stall_image(img, &t->r.set, t->r.cols, on_proc, t, &unattributed))
 			cli_die("%s", dcpi_errmsg());
 		if (unattributed)
 			report_warn(&t->w, "%s: %" PRIu64 " samples in no sized symbol are not "
 				    "explained", report_base(dcpi_annot_image_profile(img)->path),
 				    unattributed);
 	}
-	for (unsigned e = 0; e < t->set.nevents; e++)
-		t->evidence |= dcpi_stall_event_kind(t->set.events[e]) >= 0;
+	for (unsigned e = 0; e < t->r.set.nevents; e++)
+		t->evidence |= dcpi_stall_event_kind(t->r.set.events[e]) >= 0;
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -213,7 +200,7 @@ static int cmp_row(const void *a, const void *b)
 
 static double stall_units(const struct ts *t, double samples)
 {
-	return t->cols.cycles_per_sample > 0 ? samples * t->cols.cycles_per_sample : samples;
+	return t->r.cols->cycles_per_sample > 0 ? samples * t->r.cols->cycles_per_sample : samples;
 }
 
 static void culprit_codes(const struct row *r, char *buf)
@@ -234,16 +221,16 @@ static void culprit_codes(const struct row *r, char *buf)
 
 static void print_text(const struct ts *t, size_t n)
 {
-	const char *unit = t->cols.cycles_per_sample > 0 ? "cycles" : "samples";
+	const char *unit = t->r.cols->cycles_per_sample > 0 ? "cycles" : "samples";
 	double cum = 0;
 
-	report_print_header(stdout, t->o.db, &t->set, t->total, &t->w);
+	report_print_header(stdout, t->o.db, &t->r.set, t->total, &t->w);
 	printf("\nStall = %s above the instruction's static best case, from %s (%.0f %s "
 	       "in all);\ncount = %s executions of its block, c = confidence (H/M/L); "
 	       "avg = stall cycles per execution;\nculprits are POSSIBLE reasons by static "
 	       "rules%s: i I-cache, I ITLB, d D-cache, D DTLB,\nw write buffer, p branch "
 	       "mispredict, f functional unit, s synchronisation, m microcode, ? unexplained.\n",
-	       unit, t->set.events[t->cols.time], stall_units(t, t->total_stall), unit,
+	       unit, t->r.set.events[t->r.cols->time], stall_units(t, t->total_stall), unit,
 	       t->absolute ? "estimated" : "relative",
 	       t->evidence ? " (* : seen by a miss event near it)" : "");
 	printf("==============================================================================\n");
@@ -259,7 +246,7 @@ static void print_text(const struct ts *t, size_t n)
 		printf("%5.2f%% %5.1f%% %10.0f %10.0f %c %7.2f %-9s 0x%-10" PRIx64 " %-24s %s  %s",
 		       pct, cum, stall_units(t, r->stall), r->count, r->conf, r->avg, c, r->vaddr,
 		       cli_safe(r->proc), cli_safe(r->insn),
-		       cli_safe(report_base(dcpi_annot_image_profile(t->imgs[r->img])->path)));
+		       cli_safe(report_base(dcpi_annot_image_profile(t->r.imgs[r->img])->path)));
 		if (r->line)
 			printf(" %s:%u", cli_safe(report_base(r->file)), r->line);
 		printf("\n");
@@ -290,7 +277,7 @@ static void json_row(struct dcpi_json *j, const struct ts *t, const struct row *
 	char conf[2] = { r->conf, 0 };
 
 	dcpi_json_obj_begin(j);
-	dcpi_json_key_str(j, "image", dcpi_annot_image_profile(t->imgs[r->img])->path);
+	dcpi_json_key_str(j, "image", dcpi_annot_image_profile(t->r.imgs[r->img])->path);
 	dcpi_json_key_str(j, "procedure", r->proc);
 	dcpi_json_key(j, "address");
 	dcpi_json_strf(j, "0x%" PRIx64, r->vaddr);
@@ -314,9 +301,9 @@ static void print_json(const struct ts *t, size_t n)
 {
 	struct dcpi_json *j = report_json_begin(t->o.db);
 
-	report_json_header(j, &t->set, t->total, &t->w);
+	report_json_header(j, &t->r.set, t->total, &t->w);
 	dcpi_json_break(j);
-	dcpi_json_key_str(j, "stall_unit", t->cols.cycles_per_sample > 0 ? "cycles" : "samples");
+	dcpi_json_key_str(j, "stall_unit", t->r.cols->cycles_per_sample > 0 ? "cycles" : "samples");
 	dcpi_json_key_bool(j, "absolute", t->absolute);
 	dcpi_json_key(j, "total_stall");
 	dcpi_json_fixed(j, stall_units(t, t->total_stall), 2);
@@ -337,22 +324,10 @@ int cmd_dcpitopstalls(int argc, char **argv)
 {
 	static struct ts t;
 	size_t n;
-	int status;
 
 	parse_options(&t.o, argc, argv);
-	if (dcpi_profset_load(t.o.db, t.o.epoch, t.o.host, &t.set))
-		cli_die("%s", dcpi_errmsg());
-	if (t.o.label)
-		report_keep_label(&t.set, t.o.label);
-	if (t.set.nevents == 0)
-		cli_die("%s: no samples in epoch %s", t.o.db, t.set.epochs[t.set.nepochs - 1]);
-	report_calc_cols(&t.set, -1, &t.cols);
-	if (t.cols.time < 0)
-		cli_die("no cycles or time event (cycles, cpu-clock, task-clock) with one period "
-			"in the samples: stalls are cycles, and none were sampled");
-	report_check_set(&t.w, &t.set);
-	open_images(&t);
-	status = report_unmatched(&t.set, t.o.images, t.o.nimages, t.sel.matched);
+	report_images_load(&t.r, t.o.db, t.o.epoch, t.o.host, t.o.label, t.o.images, t.o.nimages,
+			   &t.w, "stalls are cycles, and none were sampled");
 	analyse(&t);
 	report_warn_finish(&t.w);
 	if (t.nrows)
@@ -365,10 +340,6 @@ int cmd_dcpitopstalls(int argc, char **argv)
 	if (fflush(stdout) || ferror(stdout))
 		cli_die("writing the report failed");
 	free(t.rows);
-	for (size_t i = 0; i < t.nimgs; i++)
-		dcpi_annot_image_close(t.imgs[i]);
-	dcpi_objcache_free(t.objs);
-	dcpi_selection_free(&t.sel);
-	dcpi_profset_free(&t.set);
-	return status;
+	report_images_free(&t.r);
+	return t.r.status;
 }

@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{ "dcpix", cmd_dcpix, "run a command under callgrind: exact counts for dcpicalc -exact" },
 	{ "dcpitopcounts", cmd_dcpitopcounts, "the instructions with the most samples" },
 	{ "dcpitopstalls", cmd_dcpitopstalls, "the instructions with the most stall cycles, and why" },
+	{ "dcpiwhatcg", cmd_dcpiwhatcg, "where an image's cycles went: execution, stalls by culprit" },
 	{ "dcpidiff", cmd_dcpidiff, "two epochs compared: images, procedures, lines, blocks" },
 	{ "dcpistats", cmd_dcpistats, "variation over epochs, and whether a change is significant" },
 	{ "dcpilabel", cmd_dcpilabel, "the labels of labelled profiles, with their samples" },

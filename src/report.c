@@ -386,3 +386,42 @@ size_t report_open_images(const struct dcpi_profset *set, const struct dcpi_sele
 	}
 	return n;
 }
+
+void report_images_load(struct report_images *r, const char *db, const char *epoch,
+			const char *host, const char *label, const char *const *images,
+			size_t nimages, struct report_warnings *w, const char *why)
+{
+	if (dcpi_profset_load(db, epoch, host, &r->set))
+		cli_die("%s", dcpi_errmsg());
+	if (label)
+		report_keep_label(&r->set, label);
+	if (r->set.nevents == 0)
+		cli_die("%s: no samples in epoch %s", db, r->set.epochs[r->set.nepochs - 1]);
+	r->cols = calloc(1, sizeof(*r->cols));
+	r->sel = calloc(1, sizeof(*r->sel));
+	r->imgs = calloc(REPORT_MAX_OPEN, sizeof(*r->imgs));
+	if (!r->cols || !r->sel || !r->imgs)
+		cli_die("out of memory");
+	report_calc_cols(&r->set, -1, r->cols);
+	if (r->cols->time < 0)
+		cli_die("no cycles or time event (cycles, cpu-clock, task-clock) with one period "
+			"in the samples: %s", why);
+	report_check_set(w, &r->set);
+	if (dcpi_select(&r->set, images, nimages, r->sel))
+		cli_die("%s", dcpi_errmsg());
+	r->objs = report_objcache(db);
+	r->nimgs = report_open_images(&r->set, r->sel, r->objs, r->imgs, REPORT_MAX_OPEN, w);
+	r->status = report_unmatched(&r->set, images, nimages, r->sel->matched);
+}
+
+void report_images_free(struct report_images *r)
+{
+	for (size_t i = 0; i < r->nimgs; i++)
+		dcpi_annot_image_close(r->imgs[i]);
+	dcpi_objcache_free(r->objs); /* after the images, which borrow from it */
+	dcpi_selection_free(r->sel);
+	free(r->sel);
+	free(r->imgs);
+	free(r->cols);
+	dcpi_profset_free(&r->set);
+}

@@ -111,4 +111,24 @@ size_t report_open_images(const struct dcpi_profset *set, const struct dcpi_sele
 			  struct dcpi_objcache *objs, struct dcpi_annot_image **imgs, size_t max,
 			  struct report_warnings *w);
 
+/* The images an analysis command (dcpitopstalls, dcpiwhatcg) works on:
+ * the profile set of db/epoch/host (label-filtered), its calc columns
+ * (a time column required: why says what needs it), and each image the
+ * arguments select opened (report_open_images).  Exits on errors;
+ * status is report_unmatched's.  Free with report_images_free. */
+#define REPORT_MAX_OPEN 4096
+struct report_images {
+	struct dcpi_profset set;
+	struct dcpi_selection *sel;
+	struct dcpi_objcache *objs;
+	struct dcpi_annot_image **imgs;
+	size_t nimgs;
+	struct dcpi_calc_cols *cols;
+	int status;
+};
+void report_images_load(struct report_images *r, const char *db, const char *epoch,
+			const char *host, const char *label, const char *const *images,
+			size_t nimages, struct report_warnings *w, const char *why);
+void report_images_free(struct report_images *r);
+
 #endif

@@ -160,10 +160,16 @@ int dcpi_stall_image(struct dcpi_annot_image *img, const struct dcpi_profset *se
  *   dyn           time above expected, by culprit (ranges);
  *   gain          expected above time (ran faster than the model: skid,
  *                 or a cost model too slow): unexplained gain.
- * So samples == execution + static_stall + dyn.total - gain, up to
- * rounding.  conf_ok: samples in blocks of confidence H, M or E. */
+ * Skid is netted first: an instruction short of its expected samples and
+ * the next one in its block above them (where a time sample of the first
+ * lands) cancel up to the smaller amount, so dyn counts what is left.
+ * (dcpi_stall_proc.stall, per instruction, is not netted.)
+ *   unestimated   samples of blocks without a cpi (the graph gave them no
+ *                 executions), of strays, and of procedures with err.
+ * So samples == execution + static_stall + dyn.total - gain + unestimated,
+ * up to rounding.  conf_ok: samples in blocks of confidence H, M or E. */
 struct dcpi_stall_tally {
-	double samples, execution, static_stall, gain, conf_ok;
+	double samples, execution, static_stall, gain, conf_ok, unestimated;
 	struct dcpi_stall_sum dyn;
 };
 

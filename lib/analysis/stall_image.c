@@ -161,20 +161,25 @@ static void tally_block(struct dcpi_stall_tally *t, const struct dcpi_stall_proc
 {
 	const struct dcpi_cfg_block *bl = &p->c.cfg.blocks[b];
 	const struct dcpi_calc_block *cb = &p->c.blocks[b];
-	double k, expected = 0, share;
+	double k, expected = 0, share, pending = 0;
 
 	if (cb->cpi <= 0 || !cb->time)
 		return;
 	k = (double)cb->time / (cb->cpi * (double)bl->ninsns);
 	for (size_t i = bl->first; i < bl->first + bl->ninsns; i++) {
 		double e = p->c.insns[i].best * k, got = (double)p->a.insns[i].counts[p->col];
+		double d = got - e, m;
 
 		expected += e;
-		if (got < e)
-			t->gain += e - got;
-		else
-			dcpi_stall_add(&t->dyn, &p->s[i], got - e);
+		/* skid: what the previous instruction lacked, this one has */
+		m = d > 0 && pending > 0 ? (d < pending ? d : pending) : 0;
+		d -= m;
+		t->gain += pending - m;
+		pending = d < 0 ? -d : 0;
+		if (d > 0)
+			dcpi_stall_add(&t->dyn, &p->s[i], d);
 	}
+	t->gain += pending;
 	share = issue_share(p, b, arch);
 	t->execution += expected * share;
 	t->static_stall += expected * (1 - share);
@@ -185,9 +190,13 @@ static void tally_block(struct dcpi_stall_tally *t, const struct dcpi_stall_proc
 void dcpi_stall_tally_add(struct dcpi_stall_tally *t, const struct dcpi_stall_proc *p,
 			  const char *arch)
 {
+	double done = 0;
+
 	t->samples += (double)p->samples;
-	if (p->err)
-		return;
-	for (size_t b = 0; b < p->c.cfg.nblocks; b++)
+	for (size_t b = 0; !p->err && b < p->c.cfg.nblocks; b++) {
+		if (p->c.blocks[b].cpi > 0)
+			done += (double)p->c.blocks[b].time;
 		tally_block(t, p, b, arch);
+	}
+	t->unestimated += (double)p->samples - done;
 }
