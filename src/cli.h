@@ -61,6 +61,7 @@ int cmd_dcpix(int argc, char **argv);
 int cmd_dcpitopcounts(int argc, char **argv);
 int cmd_dcpitopstalls(int argc, char **argv);
 int cmd_dcpiwhatcg(int argc, char **argv);
+int cmd_dcpicoverage(int argc, char **argv);
 int cmd_dcpidiff(int argc, char **argv);
 int cmd_dcpistats(int argc, char **argv);
 int cmd_dcpilabel(int argc, char **argv);

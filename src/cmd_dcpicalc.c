@@ -451,12 +451,7 @@ int cmd_dcpicalc(int argc, char **argv)
 	uint64_t lo, hi;
 
 	parse_options(&k.o, argc, argv);
-	if (dcpi_profset_load(k.o.db, k.o.epoch, k.o.host, &k.set))
-		cli_die("%s", dcpi_errmsg());
-	if (k.o.label)
-		report_keep_label(&k.set, k.o.label);
-	if (k.set.nevents == 0)
-		cli_die("%s: no samples in epoch %s", k.o.db, k.set.epochs[k.set.nepochs - 1]);
+	report_set_load(&k.set, k.o.db, k.o.epoch, k.o.host, k.o.label);
 	report_check_set(&k.w, &k.set);
 	report_warn_finish(&k.w);
 	choose_columns(&k);

@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "dcpitopcounts", cmd_dcpitopcounts, "the instructions with the most samples" },
 	{ "dcpitopstalls", cmd_dcpitopstalls, "the instructions with the most stall cycles, and why" },
 	{ "dcpiwhatcg", cmd_dcpiwhatcg, "where an image's cycles went: execution, stalls by culprit" },
+	{ "dcpicoverage", cmd_dcpicoverage, "which blocks and source lines ran, and which did not" },
 	{ "dcpidiff", cmd_dcpidiff, "two epochs compared: images, procedures, lines, blocks" },
 	{ "dcpistats", cmd_dcpistats, "variation over epochs, and whether a change is significant" },
 	{ "dcpilabel", cmd_dcpilabel, "the labels of labelled profiles, with their samples" },

@@ -391,12 +391,7 @@ void report_images_load(struct report_images *r, const char *db, const char *epo
 			const char *host, const char *label, const char *const *images,
 			size_t nimages, struct report_warnings *w, const char *why)
 {
-	if (dcpi_profset_load(db, epoch, host, &r->set))
-		cli_die("%s", dcpi_errmsg());
-	if (label)
-		report_keep_label(&r->set, label);
-	if (r->set.nevents == 0)
-		cli_die("%s: no samples in epoch %s", db, r->set.epochs[r->set.nepochs - 1]);
+	report_set_load(&r->set, db, epoch, host, label);
 	r->cols = calloc(1, sizeof(*r->cols));
 	r->sel = calloc(1, sizeof(*r->sel));
 	r->imgs = calloc(REPORT_MAX_OPEN, sizeof(*r->imgs));
@@ -424,4 +419,15 @@ void report_images_free(struct report_images *r)
 	free(r->imgs);
 	free(r->cols);
 	dcpi_profset_free(&r->set);
+}
+
+void report_set_load(struct dcpi_profset *set, const char *db, const char *epoch,
+		     const char *host, const char *label)
+{
+	if (dcpi_profset_load(db, epoch, host, set))
+		cli_die("%s", dcpi_errmsg());
+	if (label)
+		report_keep_label(set, label);
+	if (set->nevents == 0)
+		cli_die("%s: no samples in epoch %s", db, set->epochs[set->nepochs - 1]);
 }

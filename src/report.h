@@ -111,6 +111,11 @@ size_t report_open_images(const struct dcpi_profset *set, const struct dcpi_sele
 			  struct dcpi_objcache *objs, struct dcpi_annot_image **imgs, size_t max,
 			  struct report_warnings *w);
 
+/* The profile set of db/epoch/host, kept to label's profiles when label
+ * is not NULL; exits when it cannot be read or holds no samples. */
+void report_set_load(struct dcpi_profset *set, const char *db, const char *epoch,
+		     const char *host, const char *label);
+
 /* The images an analysis command (dcpitopstalls, dcpiwhatcg) works on:
  * the profile set of db/epoch/host (label-filtered), its calc columns
  * (a time column required: why says what needs it), and each image the

@@ -2,7 +2,7 @@
  * are worked out here (bytes from GNU as, listed beside them): a pointer
  * chase (d), a divide (f), a data-dependent branch (p), a locked
  * increment (s), a jump to another cache line (i); evidence weighing;
- * min..max ranges; codes and names; refusals. */
+ * min..max ranges; codes and names; block coverage (coverage.h); refusals. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dcpi/cfg.h"
+#include "dcpi/coverage.h"
 #include "dcpi/disasm.h"
 #include "dcpi/error.h"
 #include "dcpi/stall.h"
@@ -217,6 +218,45 @@ static void test_names(void)
 	T_STREQ(b, "iIdDwpfsm", "all");
 }
 
+/* coverage.h on the branch loop: the loop's blocks counted, the entry and
+ * what only leads to or from them implied, the rest not run. */
+static void test_coverage(void)
+{
+	static const uint8_t code[] = {
+		0x8b, 0x06, 0x48, 0x83, 0xc6, 0x04, 0xa8, 0x01, 0x74, 0x03, /* B0: ... je */
+		0x48, 0x01, 0xc3,                                           /* B1: add */
+		0x48, 0xff, 0xc2, 0xff, 0xcf, 0x75, 0xec,                   /* B2: inc; dec; jne */
+		0xc3,                                                       /* B3: ret */
+	};
+	struct proc p;
+	struct dcpi_annotation a = { 0 };
+	struct dcpi_coverage c;
+	double freq[4] = { 0, 0, 10, 0 };
+
+	T_EQ(explain(code, sizeof(code), NULL, &p), 0, "graph");
+	T_EQ(p.g.nblocks, 4, "four blocks");
+	a.ninsns = 0;   /* no lines: blocks only */
+	T_EQ(dcpi_coverage_of(&a, &p.g, freq, sizeof(freq[0]), &c), 0, "coverage");
+	T_EQ(c.block_ran[2], 1, "the counted block ran");
+	T_EQ(c.block_ran[0], 2, "the entry: implied");
+	T_EQ(c.block_ran[3], 0, "B2 goes to B0 or B3: B3 not implied");
+	T_EQ(c.block_ran[1], 0, "B2 comes from B0 or B1: B1 not implied");
+	T_EQ(c.blocks_ran, 2, "2 of 4");
+	T_EQ(c.blocks_implied, 1, "1 implied");
+	dcpi_coverage_free(&c);
+	freq[2] = 0;
+	freq[1] = 5;   /* B1 ran: it goes on only to B2, and comes only from B0 */
+	T_EQ(dcpi_coverage_of(&a, &p.g, freq, sizeof(freq[0]), &c), 0, "coverage from B1");
+	T_EQ(c.block_ran[2], 2, "B1's only successor: implied");
+	T_EQ(c.block_ran[0], 2, "B1's only predecessor: implied");
+	T_EQ(c.block_ran[3], 0, "B3 still not");
+	dcpi_coverage_free(&c);
+	T_EQ(dcpi_coverage_of(&a, &p.g, NULL, 0, &c), 0, "nothing counted");
+	T_EQ(c.blocks_ran, 0, "nothing ran, nothing implied");
+	dcpi_coverage_free(&c);
+	done(&p);
+}
+
 static void test_refusals(void)
 {
 	struct dcpi_stall_input in = { 0 };
@@ -235,6 +275,7 @@ int main(void)
 	test_evidence();
 	test_ranges();
 	test_names();
+	test_coverage();
 	test_refusals();
 	return t_done();
 }
