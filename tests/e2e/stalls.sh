@@ -4,7 +4,9 @@
 # dcpitopstalls must put the top stall where the stall is, with the
 # culprit among its reasons: a pointer chase through 64 MB (d, on the
 # chasing load or its consumer), a divide chain (f), a data-dependent
-# branch on random bytes (p), a locked increment (s).
+# branch on random bytes (p), a locked increment (s).  dcpiwhatcg must
+# put the divide loop's dynamic stall on f, and dcpicoverage see the
+# branch loop's blocks run.
 . "$DCPI_ROOT/tests/tap.sh"
 
 S=$DCPI_BIN/dcpitopstalls
@@ -124,6 +126,18 @@ grep -qE 'st_chase +(mov|sub|test|add|cmp|dec)' <<<"$row" &&
 # text output: possible, never certain
 grep -q "POSSIBLE reasons" <<<"$out" && pass "time samples alone: culprits said to be possible" ||
 	fail "time samples alone: culprits said to be possible" "$out"
+# dcpiwhatcg: the divide loop's dynamic stall is f's; -stall f names it
+out=$("$DCPI_BIN/dcpiwhatcg" -db "$T/db-divide" -stall f -n 1 wl 2>&1); rc=$?
+frow=$(grep -E '^ +functional unit \(f\)' <<<"$out")
+[ $rc -eq 0 ] && [ -n "$frow" ] && grep -qE '^ +[0-9]+\.\.[0-9]+ .* st_divide ' <<<"$out" &&
+	pass "dcpiwhatcg: the divide's stall is f, st_divide loses most to it" ||
+	fail "dcpiwhatcg: the divide's stall is f, st_divide loses most to it" "rc=$rc $out"
+echo "$frow" | sed 's/^/# /'
+# dcpicoverage: the branch loop's blocks ran, its exit did not show
+out=$("$DCPI_BIN/dcpicoverage" -db "$T/db-branch" -json st_branch wl 2>&1); rc=$?
+ran=$(grep -c '"ran": true' <<<"$out")
+[ $rc -eq 0 ] && [ "$ran" -ge 3 ] && pass "dcpicoverage: the branch loop ran ($ran blocks and lines)" ||
+	fail "dcpicoverage: the branch loop ran" "rc=$rc $out"
 out=$("$S" -db "$T/db-chase" nosuchimage 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "nosuchimage" <<<"$out" && pass "an unknown image: error naming it" ||
 	fail "an unknown image: error naming it" "rc=$rc $out"
