@@ -291,8 +291,9 @@ static void summary_proc(struct cv *k, const struct dcpi_sym *s)
 	p.lo = s->vaddr;
 	p.hi = s->vaddr + s->size;
 	if (analyse(k, &p)) {
-		if (p.samples)
-			report_warn(&k->w, "%s: %s; left out", s->demangled, dcpi_errmsg());
+		if (p.samples)   /* after the header: said on stderr */
+			fprintf(stderr, "%s: warning: %s: %s; left out\n", cli_prog,
+				cli_safe(s->demangled), dcpi_errmsg());
 		proc_free(&p);
 		return;
 	}
@@ -313,6 +314,10 @@ static void summary(struct cv *k)
 	size_t n;
 	const struct dcpi_annot_sample *smp = dcpi_annot_image_samples(k->img, &n);
 
+	if (!dcpi_annot_image_has_code(k->img))
+		cli_die("%s: no code to find blocks in%s%s",
+			cli_safe(dcpi_annot_image_profile(k->img)->path), dcpi_annot_image_nnotes(k->img) ? ": " : "",
+			dcpi_annot_image_nnotes(k->img) ? dcpi_annot_image_note(k->img, 0) : "");
 	for (size_t i = 0; i < n; i++)
 		for (unsigned e = 0; e < k->set.nevents; e++)
 			k->total[e] += smp[i].counts[e];
