@@ -39,6 +39,7 @@ struct row {
 	double count, avg;       /* block frequency; stall cycles per execution */
 	char conf;
 	struct dcpi_stall_insn s;
+	uint64_t at[DCPI_STALL_NKINDS];   /* the blamed instruction's address; 0 none */
 };
 
 struct ts {
@@ -137,6 +138,8 @@ static void add_row(struct ts *t, const struct dcpi_stall_proc *p, size_t i)
 	w->conf = b < p->c.cfg.nblocks ? p->c.blocks[b].conf : 'L';
 	w->avg = p->c.insns[i].stall;
 	w->s = p->s[i];
+	for (int k = 0; k < DCPI_STALL_NKINDS; k++)
+		w->at[k] = w->s.blame[k] < p->a.ninsns ? p->a.insns[w->s.blame[k]].insn.vaddr : 0;
 	t->total_stall += w->stall;
 }
 
@@ -267,6 +270,11 @@ static void json_culprits(struct dcpi_json *j, const struct row *r)
 		dcpi_json_key_str(j, "name", dcpi_stall_name(k));
 		dcpi_json_key_bool(j, "measured", !!(r->s.measured & (1u << k)));
 		dcpi_json_key_u64(j, "weight", r->s.weight[k]);
+		dcpi_json_key(j, "at");
+		if (r->at[k])
+			dcpi_json_strf(j, "0x%" PRIx64, r->at[k]);
+		else
+			dcpi_json_null(j);
 		dcpi_json_obj_end(j);
 	}
 	dcpi_json_arr_end(j);

@@ -123,6 +123,12 @@ row=$(grep -E '^ *[0-9.]+%' <<<"$out" | head -1)
 grep -qE 'st_chase +(mov|sub|test|add|cmp|dec)' <<<"$row" &&
 	pass "chase: the top row is the load or its consumer" ||
 	fail "chase: the top row is the load or its consumer" "$out"
+# ... and 'd' blames the chasing load itself (an instruction reading memory)
+at=$("$S" -db "$T/db-chase" -n 1 -json wl | grep -o '"code": "d"[^}]*' | grep -o '"at": "0x[0-9a-f]*"' |
+	grep -o '0x[0-9a-f]*')
+insn=$(objdump -d --no-show-raw-insn "$T/wl" | grep -E "^ +${at#0x}:")
+[ -n "$at" ] && grep -qE 'mov +\(%' <<<"$insn" && pass "chase: 'd' blames the load ($insn)" ||
+	fail "chase: 'd' blames the load" "at=$at insn=$insn"
 # text output: possible, never certain
 grep -q "POSSIBLE reasons" <<<"$out" && pass "time samples alone: culprits said to be possible" ||
 	fail "time samples alone: culprits said to be possible" "$out"
