@@ -12,17 +12,20 @@
 #include "cli.h"
 #include "dcpi/annotate.h"
 #include "dcpi/calc.h"
+#include "dcpi/dot.h"
 #include "dcpi/error.h"
 #include "dcpi/json.h"
 #include "dcpi/source.h"
+#include "render.h"
 #include "report.h"
 
 enum { MODE_AUTO = -1 };
 
 struct opts {
 	const char *db, *epoch, *host, *label, *proc, *image;
+	const char *svg, *pdf;       /* -svg FILE, -pdf FILE */
 	double cutoff;
-	int json, exact, mode;
+	int json, exact, mode, dot;
 };
 
 struct calc {
@@ -54,13 +57,17 @@ static void usage(FILE *f)
 "                     time event); default: retired when sampled, else time\n"
 "  -exact             exact counts recorded by dcpix(1) instead of estimates\n"
 "  -json              JSON output (schema in dcpicalc(1))\n"
+"  -dot               the annotated graph as Graphviz DOT\n"
+"  -svg FILE          the graph drawn by Graphviz's dot into FILE (SVG)\n"
+"  -pdf FILE          the same as PDF\n"
 "  -h, -help          this help\n\n"
 "PROCEDURE and IMAGE take every form dcpilist(1) takes.\n");
 }
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_CUTOFF, O_MODE, O_EXACT, O_JSON };
+	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_CUTOFF, O_MODE, O_EXACT, O_JSON, O_DOT,
+	       O_SVG, O_PDF };
 	static const struct option lo[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "epoch", required_argument, NULL, O_EPOCH },
@@ -70,6 +77,9 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		{ "mode", required_argument, NULL, O_MODE },
 		{ "exact", no_argument, NULL, O_EXACT },
 		{ "json", no_argument, NULL, O_JSON },
+		{ "dot", no_argument, NULL, O_DOT },
+		{ "svg", required_argument, NULL, O_SVG },
+		{ "pdf", required_argument, NULL, O_PDF },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -100,10 +110,15 @@ static void parse_options(struct opts *o, int argc, char **argv)
 			break;
 		case O_EXACT: o->exact = 1; break;
 		case O_JSON: o->json = 1; break;
+		case O_DOT: o->dot = 1; break;
+		case O_SVG: o->svg = optarg; break;
+		case O_PDF: o->pdf = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: cli_usage_error("bad option");
 		}
 	}
+	if (o->json + o->dot + !!o->svg + !!o->pdf > 1)
+		cli_usage_error("-json, -dot, -svg and -pdf: one at a time");
 	if (argc - optind != 2)
 		cli_usage_error("want PROCEDURE and IMAGE");
 	o->proc = argv[optind];
@@ -111,39 +126,9 @@ static void parse_options(struct opts *o, int argc, char **argv)
 	o->db = cli_db_read(o->db);
 }
 
-/* ---- what was sampled --------------------------------------------------------------- */
-
-static int event_col(const struct dcpi_profset *s, const char *const *names)
-{
-	for (; *names; names++) {
-		int c = dcpi_profset_event(s, *names);
-
-		if (c >= 0 && s->periods[c] > 0)
-			return c;
-	}
-	return -1;
-}
-
 static void choose_columns(struct calc *k)
 {
-	static const char *const cycles[] = { "cycles", "cpu-cycles", NULL };
-	static const char *const clocks[] = { "cpu-clock", "task-clock", NULL };
-	static const char *const retired[] = { "instructions", NULL };
-	struct dcpi_calc_cols *c = &k->cols;
-	int cy = event_col(&k->set, cycles);
-
-	c->time = cy >= 0 ? cy : event_col(&k->set, clocks);
-	c->cycles_per_sample = cy >= 0 ? (double)k->set.periods[cy] : 0;
-	c->retired = event_col(&k->set, retired);
-	c->retired_period = c->retired >= 0 ? (double)k->set.periods[c->retired] : 0;
-	c->mode = k->o.exact ? DCPI_CALC_EXACT
-		  : k->o.mode != MODE_AUTO ? (enum dcpi_calc_mode)k->o.mode
-		  : c->retired >= 0 ? DCPI_CALC_RETIRED : DCPI_CALC_TIME;
-	if (c->mode == DCPI_CALC_RETIRED && c->retired < 0)
-		cli_die("-mode retired: no 'instructions' event with one period in the samples");
-	if (c->mode == DCPI_CALC_TIME && c->time < 0)
-		cli_die("no cycles or time event (cycles, cpu-clock, task-clock) with one period "
-			"in the samples: nothing to estimate from");
+	report_calc_cols(&k->set, k->o.exact ? (int)DCPI_CALC_EXACT : k->o.mode, &k->cols);
 }
 
 static uint64_t block_samples(const struct calc *k, size_t b, unsigned col)
@@ -442,18 +427,31 @@ static void print_json(const struct calc *k)
 	dcpi_json_free(j);
 }
 
+/* ---- the graph ---------------------------------------------------------------------- */
+
+static void emit_dot(FILE *f, void *arg)
+{
+	const struct calc *k = arg;
+	int col = k->cols.mode == DCPI_CALC_RETIRED ? k->cols.retired : k->cols.time;
+	uint64_t *s = calloc(k->c.cfg.nblocks ? k->c.cfg.nblocks : 1, sizeof(*s));
+	struct dcpi_dot_opts o = { k->name, s, k->o.cutoff };
+
+	if (!s)
+		cli_die("out of memory");
+	for (size_t b = 0; b < k->c.cfg.nblocks; b++)
+		s[b] = block_samples(k, b, (unsigned)(col < 0 ? 0 : col));
+	if (dcpi_dot_write(f, &k->c, &o))
+		cli_die("%s", dcpi_errmsg());
+	free(s);
+}
+
 int cmd_dcpicalc(int argc, char **argv)
 {
 	static struct calc k;
 	uint64_t lo, hi;
 
 	parse_options(&k.o, argc, argv);
-	if (dcpi_profset_load(k.o.db, k.o.epoch, k.o.host, &k.set))
-		cli_die("%s", dcpi_errmsg());
-	if (k.o.label)
-		report_keep_label(&k.set, k.o.label);
-	if (k.set.nevents == 0)
-		cli_die("%s: no samples in epoch %s", k.o.db, k.set.epochs[k.set.nepochs - 1]);
+	report_set_load(&k.set, k.o.db, k.o.epoch, k.o.host, k.o.label);
 	report_check_set(&k.w, &k.set);
 	report_warn_finish(&k.w);
 	choose_columns(&k);
@@ -468,6 +466,10 @@ int cmd_dcpicalc(int argc, char **argv)
 		cli_die("%s: %s", k.name ? cli_safe(k.name) : "range", dcpi_errmsg());
 	if (k.o.json)
 		print_json(&k);
+	else if (k.o.dot)
+		emit_dot(stdout, &k);
+	else if (k.o.svg || k.o.pdf)
+		render_dot(k.o.svg ? "svg" : "pdf", k.o.svg ? k.o.svg : k.o.pdf, emit_dot, &k);
 	else
 		print_text(&k);
 	if (fflush(stdout) || ferror(stdout))

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "dcpi/annotate.h"
+#include "dcpi/calc.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/imagecache.h"
@@ -322,4 +323,111 @@ void report_annot_resolve(struct dcpi_annot_image *img, const char *proc, uint64
 		fprintf(stderr, "  0x%-16" PRIx64 " %-8" PRIu64 " %s\n", c[i]->vaddr, c[i]->size,
 			cli_safe(c[i]->demangled));
 	exit(1);
+}
+
+/* ---- what was sampled, for the calc engine ---- */
+
+static int event_col(const struct dcpi_profset *s, const char *const *names)
+{
+	for (; *names; names++) {
+		int c = dcpi_profset_event(s, *names);
+
+		if (c >= 0 && s->periods[c] > 0)
+			return c;
+	}
+	return -1;
+}
+
+void report_calc_cols(const struct dcpi_profset *set, int mode, struct dcpi_calc_cols *c)
+{
+	static const char *const cycles[] = { "cycles", "cpu-cycles", NULL };
+	static const char *const clocks[] = { "cpu-clock", "task-clock", NULL };
+	static const char *const retired[] = { "instructions", NULL };
+	int cy = event_col(set, cycles);
+
+	memset(c, 0, sizeof(*c));
+	c->time = cy >= 0 ? cy : event_col(set, clocks);
+	c->cycles_per_sample = cy >= 0 ? (double)set->periods[cy] : 0;
+	c->retired = event_col(set, retired);
+	c->retired_period = c->retired >= 0 ? (double)set->periods[c->retired] : 0;
+	c->mode = mode >= 0 ? (enum dcpi_calc_mode)mode
+		  : c->retired >= 0 ? DCPI_CALC_RETIRED : DCPI_CALC_TIME;
+	if (c->mode == DCPI_CALC_RETIRED && c->retired < 0)
+		cli_die("-mode retired: no 'instructions' event with one period in the samples");
+	if (c->mode == DCPI_CALC_TIME && c->time < 0)
+		cli_die("no cycles or time event (cycles, cpu-clock, task-clock) with one period "
+			"in the samples: nothing to estimate from");
+}
+
+size_t report_open_images(const struct dcpi_profset *set, const struct dcpi_selection *sel,
+			  struct dcpi_objcache *objs, struct dcpi_annot_image **imgs, size_t max,
+			  struct report_warnings *w)
+{
+	struct dcpi_annot_opts ao = { NULL, NULL, NULL, 1, objs };
+	size_t n = 0;
+
+	for (size_t k = 0; k < sel->ngroups; k++) {
+		const struct dcpi_image_group *g = &sel->groups[k];
+		const struct dcpi_profile *p = &set->v[g->idx[0]].prof;
+
+		if (p->kind == DCPI_IMAGE_ANON || p->kind == DCPI_IMAGE_UNKNOWN)
+			continue;
+		if (n == max) {
+			report_warn(w, "more than %zu images: %s and later ones are left out", max,
+				    p->path);
+			break;
+		}
+		if (dcpi_annot_image_open(set, g->idx, g->n, &ao, &imgs[n])) {
+			report_warn(w, "%s: %s; it is not analysed", report_base(p->path),
+				    dcpi_errmsg());
+			continue;
+		}
+		n++;
+	}
+	return n;
+}
+
+void report_images_load(struct report_images *r, const char *db, const char *epoch,
+			const char *host, const char *label, const char *const *images,
+			size_t nimages, struct report_warnings *w, const char *why)
+{
+	report_set_load(&r->set, db, epoch, host, label);
+	r->cols = calloc(1, sizeof(*r->cols));
+	r->sel = calloc(1, sizeof(*r->sel));
+	r->imgs = calloc(REPORT_MAX_OPEN, sizeof(*r->imgs));
+	if (!r->cols || !r->sel || !r->imgs)
+		cli_die("out of memory");
+	report_calc_cols(&r->set, -1, r->cols);
+	if (r->cols->time < 0)
+		cli_die("no cycles or time event (cycles, cpu-clock, task-clock) with one period "
+			"in the samples: %s", why);
+	report_check_set(w, &r->set);
+	if (dcpi_select(&r->set, images, nimages, r->sel))
+		cli_die("%s", dcpi_errmsg());
+	r->objs = report_objcache(db);
+	r->nimgs = report_open_images(&r->set, r->sel, r->objs, r->imgs, REPORT_MAX_OPEN, w);
+	r->status = report_unmatched(&r->set, images, nimages, r->sel->matched);
+}
+
+void report_images_free(struct report_images *r)
+{
+	for (size_t i = 0; i < r->nimgs; i++)
+		dcpi_annot_image_close(r->imgs[i]);
+	dcpi_objcache_free(r->objs); /* after the images, which borrow from it */
+	dcpi_selection_free(r->sel);
+	free(r->sel);
+	free(r->imgs);
+	free(r->cols);
+	dcpi_profset_free(&r->set);
+}
+
+void report_set_load(struct dcpi_profset *set, const char *db, const char *epoch,
+		     const char *host, const char *label)
+{
+	if (dcpi_profset_load(db, epoch, host, set))
+		cli_die("%s", dcpi_errmsg());
+	if (label)
+		report_keep_label(set, label);
+	if (set->nevents == 0)
+		cli_die("%s: no samples in epoch %s", db, set->epochs[set->nepochs - 1]);
 }

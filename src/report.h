@@ -96,4 +96,44 @@ struct dcpi_annot_image *report_annot_open(const struct dcpi_profset *set, const
 void report_annot_resolve(struct dcpi_annot_image *img, const char *proc, uint64_t *lo,
 			  uint64_t *hi, const char **name);
 
+/* Which columns of set feed the calc engine (calc.h): the cycles event,
+ * else cpu-clock or task-clock, as time; "instructions" as retired; mode
+ * (enum dcpi_calc_mode), or -1: retired when sampled, else time.  Exits
+ * with an error when the mode's column is missing. */
+struct dcpi_calc_cols;
+struct dcpi_selection;
+void report_calc_cols(const struct dcpi_profset *set, int mode, struct dcpi_calc_cols *c);
+
+/* Open each image group of sel that has code (anonymous memory and
+ * unknown images left out) into imgs, at most max; the rest are warned
+ * about in w.  Returns how many were opened. */
+size_t report_open_images(const struct dcpi_profset *set, const struct dcpi_selection *sel,
+			  struct dcpi_objcache *objs, struct dcpi_annot_image **imgs, size_t max,
+			  struct report_warnings *w);
+
+/* The profile set of db/epoch/host, kept to label's profiles when label
+ * is not NULL; exits when it cannot be read or holds no samples. */
+void report_set_load(struct dcpi_profset *set, const char *db, const char *epoch,
+		     const char *host, const char *label);
+
+/* The images an analysis command (dcpitopstalls, dcpiwhatcg) works on:
+ * the profile set of db/epoch/host (label-filtered), its calc columns
+ * (a time column required: why says what needs it), and each image the
+ * arguments select opened (report_open_images).  Exits on errors;
+ * status is report_unmatched's.  Free with report_images_free. */
+#define REPORT_MAX_OPEN 4096
+struct report_images {
+	struct dcpi_profset set;
+	struct dcpi_selection *sel;
+	struct dcpi_objcache *objs;
+	struct dcpi_annot_image **imgs;
+	size_t nimgs;
+	struct dcpi_calc_cols *cols;
+	int status;
+};
+void report_images_load(struct report_images *r, const char *db, const char *epoch,
+			const char *host, const char *label, const char *const *images,
+			size_t nimages, struct report_warnings *w, const char *why);
+void report_images_free(struct report_images *r);
+
 #endif

@@ -79,4 +79,12 @@ out=$("$C" -db "$T/db" -epoch all fx_isort "$T/fx" 2>&1); rc=$?
 [ $rc -eq 0 ] && grep -q "counts are RELATIVE" <<<"$out" &&
 	pass "time samples alone: relative counts, said so" ||
 	fail "time samples alone: relative counts, said so" "rc=$rc $out"
+# dcpicoverage -exact: with n = 3000 every block of the sort ran but the
+# n < 2 exit (the outer loop always runs)
+out=$("$DCPI_BIN/dcpicoverage" -db "$T/db" -exact -json fx_isort "$T/fx" 2>&1); rc=$?
+ran=$(grep -A1000 '"block_list"' <<<"$out" | grep -B1000 '"line_list"' | grep -c '"ran": true')
+all=$(grep -A1000 '"block_list"' <<<"$out" | grep -B1000 '"line_list"' | grep -c '"ran": ')
+[ $rc -eq 0 ] && grep -q '"exact": true' <<<"$out" && [ "$ran" -ge 4 ] && [ "$ran" -lt "$all" ] &&
+	pass "dcpicoverage -exact: $ran of $all blocks ran" ||
+	fail "dcpicoverage -exact: most blocks ran, not all" "rc=$rc ran=$ran all=$all $out"
 done_testing

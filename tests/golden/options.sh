@@ -54,7 +54,7 @@ EOF2
 # Every one-letter option of every command, DCPI's included: a letter its
 # -help lists does what it says there; every other letter is refused as
 # above, never taken for the start of a longer option.
-for c in dcpid dcpictl dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpidiff dcpistats \
+for c in dcpid dcpictl dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpitopstalls dcpiwhatcg dcpicoverage dcpidiff dcpistats \
 	 dcpilabel dcpitar dcpi-record; do
 	help=$("$DCPI_BIN/$c" -help 2>&1)
 	documented="" nrefused=0 bad=""
@@ -79,7 +79,7 @@ done
 
 # -version and --version, on every command, wherever they stand before --
 want=$(cat "$DCPI_ROOT/VERSION")
-for c in dcpid dcpictl dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpidiff dcpistats \
+for c in dcpid dcpictl dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpitopstalls dcpiwhatcg dcpicoverage dcpidiff dcpistats \
 	 dcpilabel dcpitar dcpi-record; do
 	out=$("$DCPI_BIN/$c" -version 2>&1); rc=$?
 	out2=$("$DCPI_BIN/$c" --version 2>&1)
@@ -97,7 +97,7 @@ out=$("$DCPI_BIN/dcpitopcounts" -n3 -help 2>&1); rc=$?
 out=$("$DCPI_BIN/dcpi-record" -help -- sh -c 'exit 0' 2>&1); rc=$?
 [ $rc -eq 0 ] && pass "-help before --" || fail "-help before --" "rc=$rc $out"
 # --help and the man pages agree: every option -help lists is documented
-for cmd in dcpid dcpictl dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpidiff dcpistats \
+for cmd in dcpid dcpictl dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpitopstalls dcpiwhatcg dcpicoverage dcpidiff dcpistats \
 	 dcpilabel dcpitar dcpi-record; do
 	man=$DCPI_ROOT/man/$cmd.1
 	[ -f "$man" ] || man=$DCPI_ROOT/man/$cmd.8

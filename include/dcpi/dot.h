@@ -1,0 +1,30 @@
+/* One procedure's annotated control-flow graph (calc.h) as Graphviz DOT.
+ *
+ * One node per basic block, named B0..Bn-1 as dcpicalc names them; the
+ * outside and unknown nodes are not drawn (their edges are left out, and
+ * blocks entered from outside say "entry").  A block's font size grows
+ * with its execution count, its area with its share of the procedure's
+ * samples, and its fill colour with that share (white to red: the heat).
+ * Blocks holding less than cutoff percent of the samples shrink to a
+ * small stub labelled with their name.  Edges are drawn thicker by count
+ * and labelled with it.  Names and labels are escaped for DOT; a layout
+ * bound (nslimit, mclimit) keeps dot's work bounded on large graphs.
+ */
+#ifndef DCPI_DOT_H
+#define DCPI_DOT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dcpi/calc.h"
+
+struct dcpi_dot_opts {
+	const char *title;              /* the procedure's name, or NULL */
+	const uint64_t *block_samples;  /* per block, of the estimating event */
+	double cutoff;                  /* percent, 0..100 */
+};
+
+/* Write c as DOT to f: 0, or -EIO when writing failed. */
+int dcpi_dot_write(FILE *f, const struct dcpi_calc *c, const struct dcpi_dot_opts *o);
+
+#endif

@@ -1,0 +1,353 @@
+/* dcpitopstalls: the instructions with the most stall cycles across
+ * images, with DCPI's columns and the possible culprits of each stall
+ * (libdcpi's stall.h on calc.h's estimates). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dcpi/annotate.h"
+#include "dcpi/error.h"
+#include "dcpi/json.h"
+#include "dcpi/obj.h"
+#include "dcpi/select.h"
+#include "dcpi/stall.h"
+#include "report.h"
+
+#define MAX_IMAGES 256
+#define MAX_ROWS ((size_t)1 << 22)
+
+struct opts {
+	const char *db, *epoch, *host, *label;
+	unsigned long long n;
+	int json;
+	const char *images[MAX_IMAGES];
+	size_t nimages;
+};
+
+/* One stalled instruction; strings are its image's (kept open). */
+struct row {
+	size_t img;
+	const char *proc, *file;
+	unsigned line;
+	uint64_t vaddr;
+	char insn[200];
+	double stall;            /* samples */
+	double count, avg;       /* block frequency; stall cycles per execution */
+	char conf;
+	struct dcpi_stall_insn s;
+	uint64_t at[DCPI_STALL_NKINDS];   /* the blamed instruction's address; 0 none */
+};
+
+struct ts {
+	struct opts o;
+	struct report_images r;
+	size_t cur;
+	struct report_warnings w;
+	struct row *rows;
+	size_t nrows, cap;
+	double total_stall;
+	int absolute, evidence;
+	uint64_t total[DCPI_MAX_EVENTS];
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: dcpitopstalls [options] [IMAGE...]\n"
+"The instructions with the most stall cycles (cycles above their static best\n"
+"case), in the given images or in all, with the possible culprits.\n\n"
+"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
+"  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
+"  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
+"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
+"  -n N               how many instructions (default 20)\n"
+"  -json              JSON output (schema in dcpitopstalls(1))\n"
+"  -h, -help          this help\n\n"
+"IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n"
+"Culprits: i I-cache, I ITLB, d D-cache, D DTLB, w write buffer, p branch\n"
+"mispredict, f functional unit, s synchronisation, m microcode, ? unexplained.\n");
+}
+
+static void parse_options(struct opts *o, int argc, char **argv)
+{
+	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_JSON };
+	static const struct option lo[] = {
+		{ "db", required_argument, NULL, O_DB },
+		{ "epoch", required_argument, NULL, O_EPOCH },
+		{ "host", required_argument, NULL, O_HOST },
+		{ "label", required_argument, NULL, O_LABEL },
+		{ "n", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	o->n = 20;
+	while ((c = cli_getopt(argc, argv, "n:h", lo)) != -1) {
+		switch (c) {
+		case O_DB: o->db = optarg; break;
+		case O_EPOCH: o->epoch = optarg; break;
+		case O_HOST: o->host = optarg; break;
+		case O_LABEL: o->label = optarg; break;
+		case 'n': o->n = cli_parse_count("n", optarg); break;
+		case O_JSON: o->json = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: cli_usage_error("bad option");
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (o->nimages == MAX_IMAGES)
+			cli_usage_error("at most %d images", MAX_IMAGES);
+		o->images[o->nimages++] = argv[optind];
+	}
+	o->db = cli_db_read(o->db);
+}
+
+/* ---- collecting ---------------------------------------------------------------------- */
+
+static void add_row(struct ts *t, const struct dcpi_stall_proc *p, size_t i)
+{
+	const struct dcpi_annot_insn *r = &p->a.insns[i];
+	size_t b = dcpi_cfg_block_at(&p->c.cfg, r->insn.vaddr);
+	struct row *w;
+
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct row *v;
+
+		if (cap > MAX_ROWS || !(v = realloc(t->rows, cap * sizeof(*v))))
+			cli_die("too many stalled instructions (over %zu)", MAX_ROWS);
+		t->rows = v;
+		t->cap = cap;
+	}
+	w = &t->rows[t->nrows++];
+	w->img = t->cur;
+	w->proc = p->name;
+	w->file = r->file;
+	w->line = r->line;
+	w->vaddr = r->insn.vaddr;
+	snprintf(w->insn, sizeof(w->insn), "%s%s%s", r->insn.mnemonic,
+		 r->insn.operands[0] ? " " : "", r->insn.operands);
+	w->stall = p->stall[i];
+	w->count = b < p->c.cfg.nblocks ? p->c.blocks[b].freq : 0;
+	w->conf = b < p->c.cfg.nblocks ? p->c.blocks[b].conf : 'L';
+	w->avg = p->c.insns[i].stall;
+	w->s = p->s[i];
+	for (int k = 0; k < DCPI_STALL_NKINDS; k++)
+		w->at[k] = w->s.blame[k] < p->a.ninsns ? p->a.insns[w->s.blame[k]].insn.vaddr : 0;
+	t->total_stall += w->stall;
+}
+
+static int on_proc(struct dcpi_stall_proc *p, void *arg)
+{
+	struct ts *t = arg;
+
+	if (p->err) {
+		if (p->samples || !p->a.ninsns)
+			report_warn(&t->w, "%s: %s: %s; its samples are not explained",
+				    report_base(dcpi_annot_image_profile(t->r.imgs[t->cur])->path),
+				    p->name, dcpi_errmsg());
+		return 0;
+	}
+	t->absolute = p->c.absolute;
+	for (size_t i = 0; i < p->a.ninsns; i++)
+		if (p->stall[i] > 0)
+			add_row(t, p, i);
+	return 0;
+}
+
+static void analyse(struct ts *t)
+{
+	for (t->cur = 0; t->cur < t->r.nimgs; t->cur++) {
+		struct dcpi_annot_image *img = t->r.imgs[t->cur];
+		uint64_t unattributed;
+		size_t n;
+		const struct dcpi_annot_sample *s = dcpi_annot_image_samples(img, &n);
+
+		for (size_t i = 0; i < n; i++)
+			for (unsigned e = 0; e < t->r.set.nevents; e++)
+				t->total[e] += s[i].counts[e];
+		if (!dcpi_annot_image_has_code(img)) {
+			report_warn(&t->w, "%s: no code to analyse; its stalls are not shown",
+				    report_base(dcpi_annot_image_profile(img)->path));
+			continue;
+		}
+		if (dcpi_stall_image(img, &t->r.set, t->r.cols, on_proc, t, &unattributed))
+			cli_die("%s", dcpi_errmsg());
+		if (unattributed)
+			report_warn(&t->w, "%s: %" PRIu64 " samples in no sized symbol are not "
+				    "explained", report_base(dcpi_annot_image_profile(img)->path),
+				    unattributed);
+	}
+	for (unsigned e = 0; e < t->r.set.nevents; e++)
+		t->evidence |= dcpi_stall_event_kind(t->r.set.events[e]) >= 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->stall != y->stall)
+		return x->stall > y->stall ? -1 : 1;
+	if (x->img != y->img)
+		return x->img < y->img ? -1 : 1;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+
+static double stall_units(const struct ts *t, double samples)
+{
+	return t->r.cols->cycles_per_sample > 0 ? samples * t->r.cols->cycles_per_sample : samples;
+}
+
+static void culprit_codes(const struct row *r, char *buf)
+{
+	size_t n = 0;
+
+	for (int k = 0; k < DCPI_STALL_NKINDS; k++) {
+		if (!(r->s.culprits & (1u << k)))
+			continue;
+		buf[n++] = dcpi_stall_code(k);
+		if (r->s.measured & (1u << k))
+			buf[n++] = '*';
+	}
+	if (!n)
+		buf[n++] = '?';
+	buf[n] = 0;
+}
+
+static void print_text(const struct ts *t, size_t n)
+{
+	const char *unit = t->r.cols->cycles_per_sample > 0 ? "cycles" : "samples";
+	double cum = 0;
+
+	report_print_header(stdout, t->o.db, &t->r.set, t->total, &t->w);
+	printf("\nStall = %s above the instruction's static best case, from %s (%.0f %s "
+	       "in all);\ncount = %s executions of its block, c = confidence (H/M/L); "
+	       "avg = stall cycles per execution;\nculprits are POSSIBLE reasons by static "
+	       "rules%s: i I-cache, I ITLB, d D-cache, D DTLB,\nw write buffer, p branch "
+	       "mispredict, f functional unit, s synchronisation, m microcode, ? unexplained.\n",
+	       unit, t->r.set.events[t->r.cols->time], stall_units(t, t->total_stall), unit,
+	       t->absolute ? "estimated" : "relative",
+	       t->evidence ? " (* : seen by a miss event near it)" : "");
+	printf("==============================================================================\n");
+	printf("%6s %6s %10s %10s %c %7s %-9s %-12s %-24s %s\n", "%", "cum%", "stall", "count", 'c',
+	       "avg", "culprits", "address", "procedure", "instruction  image  file:line");
+	for (size_t i = 0; i < n; i++) {
+		const struct row *r = &t->rows[i];
+		char c[2 * DCPI_STALL_NKINDS + 1];
+		double pct = t->total_stall > 0 ? 100.0 * r->stall / t->total_stall : 0;
+
+		cum += pct;
+		culprit_codes(r, c);
+		printf("%5.2f%% %5.1f%% %10.0f %10.0f %c %7.2f %-9s 0x%-10" PRIx64 " %-24s %s  %s",
+		       pct, cum, stall_units(t, r->stall), r->count, r->conf, r->avg, c, r->vaddr,
+		       cli_safe(r->proc), cli_safe(r->insn),
+		       cli_safe(report_base(dcpi_annot_image_profile(t->r.imgs[r->img])->path)));
+		if (r->line)
+			printf(" %s:%u", cli_safe(report_base(r->file)), r->line);
+		printf("\n");
+	}
+}
+
+static void json_culprits(struct dcpi_json *j, const struct row *r)
+{
+	dcpi_json_key(j, "culprits");
+	dcpi_json_arr_begin(j);
+	for (int k = 0; k < DCPI_STALL_NKINDS; k++) {
+		char code[2] = { dcpi_stall_code(k), 0 };
+
+		if (!(r->s.culprits & (1u << k)))
+			continue;
+		dcpi_json_obj_begin(j);
+		dcpi_json_key_str(j, "code", code);
+		dcpi_json_key_str(j, "name", dcpi_stall_name(k));
+		dcpi_json_key_bool(j, "measured", !!(r->s.measured & (1u << k)));
+		dcpi_json_key_u64(j, "weight", r->s.weight[k]);
+		dcpi_json_key(j, "at");
+		if (r->at[k])
+			dcpi_json_strf(j, "0x%" PRIx64, r->at[k]);
+		else
+			dcpi_json_null(j);
+		dcpi_json_obj_end(j);
+	}
+	dcpi_json_arr_end(j);
+}
+
+static void json_row(struct dcpi_json *j, const struct ts *t, const struct row *r)
+{
+	char conf[2] = { r->conf, 0 };
+
+	dcpi_json_obj_begin(j);
+	dcpi_json_key_str(j, "image", dcpi_annot_image_profile(t->r.imgs[r->img])->path);
+	dcpi_json_key_str(j, "procedure", r->proc);
+	dcpi_json_key(j, "address");
+	dcpi_json_strf(j, "0x%" PRIx64, r->vaddr);
+	dcpi_json_key_str(j, "instruction", r->insn);
+	dcpi_json_key(j, "stall");
+	dcpi_json_fixed(j, stall_units(t, r->stall), 2);
+	dcpi_json_key(j, "percent");
+	dcpi_json_fixed(j, t->total_stall > 0 ? 100.0 * r->stall / t->total_stall : 0, 2);
+	dcpi_json_key(j, "count");
+	dcpi_json_fixed(j, r->count, 2);
+	dcpi_json_key_str(j, "conf", conf);
+	dcpi_json_key(j, "avg_stall");
+	dcpi_json_fixed(j, r->avg, 3);
+	json_culprits(j, r);
+	dcpi_json_key_str(j, "file", r->file);
+	dcpi_json_key_u64(j, "line", r->line);
+	dcpi_json_obj_end(j);
+}
+
+static void print_json(const struct ts *t, size_t n)
+{
+	struct dcpi_json *j = report_json_begin(t->o.db);
+
+	report_json_header(j, &t->r.set, t->total, &t->w);
+	dcpi_json_break(j);
+	dcpi_json_key_str(j, "stall_unit", t->r.cols->cycles_per_sample > 0 ? "cycles" : "samples");
+	dcpi_json_key_bool(j, "absolute", t->absolute);
+	dcpi_json_key(j, "total_stall");
+	dcpi_json_fixed(j, stall_units(t, t->total_stall), 2);
+	dcpi_json_break(j);
+	dcpi_json_key(j, "rows");
+	dcpi_json_arr_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		dcpi_json_break(j);
+		json_row(j, t, &t->rows[i]);
+	}
+	dcpi_json_break(j);
+	dcpi_json_arr_end(j);
+	dcpi_json_obj_end(j);
+	dcpi_json_free(j);
+}
+
+int cmd_dcpitopstalls(int argc, char **argv)
+{
+	static struct ts t;
+	size_t n;
+
+	parse_options(&t.o, argc, argv);
+	report_images_load(&t.r, t.o.db, t.o.epoch, t.o.host, t.o.label, t.o.images, t.o.nimages,
+			   &t.w, "stalls are cycles, and none were sampled");
+	analyse(&t);
+	report_warn_finish(&t.w);
+	if (t.nrows)
+		qsort(t.rows, t.nrows, sizeof(*t.rows), cmp_row);
+	n = t.nrows < t.o.n ? t.nrows : (size_t)t.o.n;
+	if (t.o.json)
+		print_json(&t, n);
+	else
+		print_text(&t, n);
+	if (fflush(stdout) || ferror(stdout))
+		cli_die("writing the report failed");
+	free(t.rows);
+	report_images_free(&t.r);
+	return t.r.status;
+}
