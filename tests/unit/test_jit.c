@@ -657,6 +657,47 @@ static void test_collector(void)
 	dcpi_collector_free(c);
 }
 
+/* A pseudo-image that cannot be stored (here .build-id is a file, so no
+ * directory can be made under it) does not fail the merge: its samples
+ * are counted unknown, a warning says why, the other profiles are written. */
+static void test_collector_unstorable(void)
+{
+	struct dcpi_eventlist l;
+	char procroot[300], db[300], platdir[400], path[600];
+	struct dcpi_collector_opts o = { .events = &l, .procroot = procroot, .host = "h",
+					 .db = db, .on_warning = on_warning };
+	struct dcpi_collector *c = NULL;
+	struct dcpi_record r = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER,
+				 .pid = 110, .tid = 110, .ip = 0x2004 };
+	char **files = NULL;
+	size_t n = 0;
+
+	memset(&l, 0, sizeof(l));
+	if (dcpi_event_parse(&l, "cpu-clock:F500000"))
+		abort();
+	snprintf(procroot, sizeof(procroot), "%s/proc", tmp);
+	snprintf(db, sizeof(db), "%s/db-nostore", tmp);
+	snprintf(platdir, sizeof(platdir), "%s/db-nostore/e/h", tmp);
+	if (dcpi_db_init(db, 0700) || fx_mkdirs(platdir))
+		abort();
+	snprintf(path, sizeof(path), "%s/.build-id", db);
+	put(path, "not a directory\n");
+	put(map_path(110), "2000 20 hot\n");
+	nwarnings = 0;
+	warnings[0] = 0;
+	T_EQ(dcpi_collector_new(&o, &c), 0, "collector with a database whose .build-id is a file");
+	snprintf(dcpi_collector_stats(c)->epoch, DCPI_EPOCH_NAME_MAX, "e");
+	for (int i = 0; i < 3; i++)
+		dcpi_collector_feed(c, &r, 0);
+	T_EQ(dcpi_collector_merge(c, platdir), 0, "the merge still succeeds: %s", dcpi_errmsg());
+	T_EQ(dcpi_collector_stats(c)->unknown, 3, "the JIT samples counted unknown");
+	T_OK(strstr(warnings, "pseudo-image was not stored") != NULL, "a warning says why: %s",
+	     warnings);
+	T_OK(dcpi_db_profiles(platdir, &files, &n) == 0, "the statistics written (%zu profiles)", n);
+	dcpi_db_names_free(files, n);
+	dcpi_collector_free(c);
+}
+
 static void test_ctl_image(void)
 {
 	struct dcpi_mmap_event ev;
@@ -692,6 +733,7 @@ int main(void)
 		test_map_stale();
 		test_map_hostile();
 		test_collector();
+		test_collector_unstorable();
 	}
 	test_dump();
 	test_ctl_image();
