@@ -111,10 +111,19 @@ bin-asan: $(O)/dcpi $(UNIT_BIN)
 
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
-build-fuzz/%: fuzz/%.c $(LIB_SRC)
-	@mkdir -p build-fuzz
-	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib $(PKG_CFLAGS) \
-	  -D_GNU_SOURCE -o $@ $< $(LIB_SRC) $(LDLIBS)
+# The library is compiled once for all targets (instrumented for the fuzzer,
+# not linked with its main), then each target links against it.
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iinclude -Ilib $(PKG_CFLAGS) -D_GNU_SOURCE
+FUZZ_OBJ := $(LIB_SRC:%.c=build-fuzz/obj/%.o)
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c -o $@ $<
+build-fuzz/libdcpi.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+build-fuzz/%: fuzz/%.c build-fuzz/libdcpi.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< build-fuzz/libdcpi.a \
+	  $(LDLIBS)
 fuzz: $(FUZZ_BIN)
 	scripts/fuzz-smoke $(FUZZ_BIN)
 
@@ -155,4 +164,4 @@ clean:
 	rm -rf build build-asan build-fuzz bin
 
 .PHONY: all test deps check asan bin-asan fuzz demo install clean
--include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)
