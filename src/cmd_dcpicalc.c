@@ -389,30 +389,13 @@ static void json_edge(struct dcpi_json *j, const struct calc *k, size_t e)
 	dcpi_json_obj_end(j);
 }
 
-#define JSON_ROWS(j, name, n, emit) do { \
-	dcpi_json_break(j); \
-	dcpi_json_key(j, name); \
-	dcpi_json_arr_begin(j); \
-	for (size_t i_ = 0; i_ < (n); i_++) { \
-		dcpi_json_break(j); \
-		emit; \
-	} \
-	dcpi_json_break(j); \
-	dcpi_json_arr_end(j); \
-} while (0)
-
 static void print_json(const struct calc *k)
 {
 	struct dcpi_json *j = report_json_begin(k->o.db);
 
 	report_json_header(j, &k->set, k->a.total, &k->w);
 	dcpi_json_break(j);
-	dcpi_json_key_str(j, "image", dcpi_annot_image_profile(k->img)->path);
-	dcpi_json_key_str(j, "procedure", k->name);
-	dcpi_json_key(j, "lo");
-	dcpi_json_strf(j, "0x%" PRIx64, k->a.lo);
-	dcpi_json_key(j, "hi");
-	dcpi_json_strf(j, "0x%" PRIx64, k->a.hi);
+	report_json_procedure(j, k->img, k->name, k->a.lo, k->a.hi);
 	dcpi_json_break(j);
 	dcpi_json_key_str(j, "mode", mode_name(k->c.mode));
 	dcpi_json_key_bool(j, "absolute", k->c.absolute);
@@ -420,9 +403,9 @@ static void print_json(const struct calc *k)
 	dcpi_json_key_u64(j, "classes", k->c.cfg.nclasses);
 	dcpi_json_key_u64(j, "unresolved_jumps", k->c.cfg.nunresolved);
 	dcpi_json_key_u64(j, "jump_tables", k->c.cfg.ntables);
-	JSON_ROWS(j, "blocks", k->c.cfg.nblocks, json_block(j, k, i_));
-	JSON_ROWS(j, "edges", k->c.cfg.nedges, json_edge(j, k, i_));
-	JSON_ROWS(j, "instructions", k->a.ninsns, json_insn(j, k, i_));
+	REPORT_JSON_ROWS(j, "blocks", k->c.cfg.nblocks, json_block(j, k, i_));
+	REPORT_JSON_ROWS(j, "edges", k->c.cfg.nedges, json_edge(j, k, i_));
+	REPORT_JSON_ROWS(j, "instructions", k->a.ninsns, json_insn(j, k, i_));
 	dcpi_json_obj_end(j);
 	dcpi_json_free(j);
 }

@@ -347,31 +347,13 @@ static void json_stray(struct dcpi_json *j, const struct listing *l,
 	dcpi_json_obj_end(j);
 }
 
-/* "name": [ one element a line ] */
-#define JSON_ROWS(j, name, n, emit) do { \
-	dcpi_json_break(j); \
-	dcpi_json_key(j, name); \
-	dcpi_json_arr_begin(j); \
-	for (size_t i_ = 0; i_ < (n); i_++) { \
-		dcpi_json_break(j); \
-		emit; \
-	} \
-	dcpi_json_break(j); \
-	dcpi_json_arr_end(j); \
-} while (0)
-
 static void print_json(const struct listing *l)
 {
 	struct dcpi_json *j = report_json_begin(l->o.db);
 
 	report_json_header(j, &l->set, l->a.total, &l->w);
 	dcpi_json_break(j);
-	dcpi_json_key_str(j, "image", dcpi_annot_image_profile(l->img)->path);
-	dcpi_json_key_str(j, "procedure", l->name);
-	dcpi_json_key(j, "lo");
-	dcpi_json_strf(j, "0x%" PRIx64, l->a.lo);
-	dcpi_json_key(j, "hi");
-	dcpi_json_strf(j, "0x%" PRIx64, l->a.hi);
+	report_json_procedure(j, l->img, l->name, l->a.lo, l->a.hi);
 	dcpi_json_key_bool(j, "has_code", l->a.has_code);
 	dcpi_json_key_bool(j, "has_lines", l->a.has_lines);
 	dcpi_json_key_bool(j, "derived", l->derived);
@@ -383,9 +365,9 @@ static void print_json(const struct listing *l)
 	for (size_t i = 0; i < l->a.nnotes; i++)
 		dcpi_json_str(j, l->a.notes[i]);
 	dcpi_json_arr_end(j);
-	JSON_ROWS(j, "lines", l->a.nlines, json_line(j, l, &l->a.lines[i_]));
-	JSON_ROWS(j, "instructions", l->a.ninsns, json_insn(j, l, &l->a.insns[i_]));
-	JSON_ROWS(j, "strays", l->a.nstrays, json_stray(j, l, &l->a.strays[i_]));
+	REPORT_JSON_ROWS(j, "lines", l->a.nlines, json_line(j, l, &l->a.lines[i_]));
+	REPORT_JSON_ROWS(j, "instructions", l->a.ninsns, json_insn(j, l, &l->a.insns[i_]));
+	REPORT_JSON_ROWS(j, "strays", l->a.nstrays, json_stray(j, l, &l->a.strays[i_]));
 	dcpi_json_obj_end(j);
 	dcpi_json_free(j);
 }

@@ -431,3 +431,14 @@ void report_set_load(struct dcpi_profset *set, const char *db, const char *epoch
 	if (set->nevents == 0)
 		cli_die("%s: no samples in epoch %s", db, set->epochs[set->nepochs - 1]);
 }
+
+void report_json_procedure(struct dcpi_json *j, struct dcpi_annot_image *img, const char *name,
+			   uint64_t lo, uint64_t hi)
+{
+	dcpi_json_key_str(j, "image", dcpi_annot_image_profile(img)->path);
+	dcpi_json_key_str(j, "procedure", name);
+	dcpi_json_key(j, "lo");
+	dcpi_json_strf(j, "0x%" PRIx64, lo);
+	dcpi_json_key(j, "hi");
+	dcpi_json_strf(j, "0x%" PRIx64, hi);
+}

@@ -68,6 +68,23 @@ void report_keep_label(struct dcpi_profset *set, const char *spec);
  * "warnings": [...] members, as dcpiprof(1) documents them. */
 void report_json_header(struct dcpi_json *j, const struct dcpi_profset *set,
 			const uint64_t *total, const struct report_warnings *w);
+/* "image", "procedure", "lo" and "hi" members of a one-procedure report
+ * (dcpilist, dcpicalc). */
+struct dcpi_annot_image;
+void report_json_procedure(struct dcpi_json *j, struct dcpi_annot_image *img, const char *name,
+			   uint64_t lo, uint64_t hi);
+/* "name": [ one element a line ], emit run for i_ = 0 .. n-1. */
+#define REPORT_JSON_ROWS(j, name, n, emit) do { \
+	dcpi_json_break(j); \
+	dcpi_json_key(j, name); \
+	dcpi_json_arr_begin(j); \
+	for (size_t i_ = 0; i_ < (n); i_++) { \
+		dcpi_json_break(j); \
+		emit; \
+	} \
+	dcpi_json_break(j); \
+	dcpi_json_arr_end(j); \
+} while (0)
 /* "counts": [...], "percent": [...] members: c[e] and its share of total[e]. */
 void report_json_counts(struct dcpi_json *j, unsigned nevents, const uint64_t *c,
 			const uint64_t *total);
