@@ -36,6 +36,15 @@ int dcpi_record_decode(const void *raw, size_t len, struct dcpi_record *r);
 #define DCPI_RECORD_WANT_BUILD_ID 1u
 int dcpi_record_decode_flags(const void *raw, size_t len, unsigned flags,
 			     struct dcpi_record *r);
+/* A sample's own fields, for the per-sample path: no struct dcpi_record
+ * to clear.  Fails (-EBADMSG, no message) where dcpi_record_decode would. */
+struct dcpi_sample {
+	uint64_t id, ip, time;
+	int32_t pid, tid;
+	uint16_t misc;
+};
+int dcpi_record_decode_sample(const void *raw, size_t len, struct dcpi_sample *s);
+
 /* Only the timestamp (for ordering); 0 when the record has none. */
 uint64_t dcpi_record_time(const void *raw, size_t len);
 

@@ -24,11 +24,38 @@
 #define QUEUE_MAX_BYTES (64u << 20) /* past this, process without waiting */
 #define REGION_SHIFT 20             /* -unknown groups by 1 MB regions */
 
+/* A queued record: raw bytes in the arena, or (sample) a struct fsample. */
 struct qent {
 	uint64_t time;
 	uint64_t seq;                /* ties keep ring order */
 	size_t off;
 	uint32_t len;
+	int32_t pid;                 /* side-band: whose state it changes (-1:
+					the kernel's); NO_PID for the rest */
+	int sample;
+};
+#define NO_PID INT32_MIN
+
+/* A sample decoded as it arrives: most are counted straight from here,
+ * without being copied, sorted or decoded again (dcpi_collector_process). */
+struct fsample {
+	struct dcpi_sample s;
+	uint64_t seq;
+};
+
+/* A distinct (process, address, event, mode) of one drain's samples,
+ * attributed once: its samples are counted here and added to the
+ * aggregate together (count_fast). */
+struct rawkey {
+	uint64_t ip;
+	int32_t pid;
+	uint16_t ev;
+	uint8_t kernel;
+	uint8_t slow;                /* no image: each sample takes count_sample */
+	uint32_t gen;                /* the slot is used when == raw_gen */
+	int32_t idx;                 /* image, offset and profile pid */
+	int64_t apid;
+	uint64_t off, n;
 };
 
 struct dcpi_collector {
@@ -39,6 +66,14 @@ struct dcpi_collector {
 	struct dcpi_buf arena;       /* raw records queued */
 	struct qent *q;
 	size_t nq, qcap;
+	struct fsample *fs;          /* samples of the drain, in ring order */
+	size_t nfs, fscap;
+	int32_t *pidset;             /* pids with side-band queued; 0 = empty slot */
+	size_t pidset_cap;
+	struct rawkey *raw;          /* the drain's distinct keys, open addressing */
+	size_t raw_cap, nraw;
+	uint32_t raw_gen;
+	uint32_t *raw_used;          /* slots used in this generation */
 	uint64_t seq;
 	uint64_t pending;
 	int unknown_image;           /* the shared unknown@host pseudo-image */
@@ -137,6 +172,10 @@ void dcpi_collector_free(struct dcpi_collector *c)
 	free(c->db);
 	dcpi_buf_release(&c->arena);
 	free(c->q);
+	free(c->fs);
+	free(c->pidset);
+	free(c->raw);
+	free(c->raw_used);
 	free(c->bypid_cache);
 	for (size_t i = 0; c->bypid && i < c->o.nbypid; i++)
 		free(c->bypid[i]);
@@ -208,7 +247,7 @@ static int unknown_region_image(struct dcpi_collector *c, uint64_t ip)
 /* Count one sample of process rpid at (idx, pid, off), under rpid's
  * label when profiles are labelled. */
 static int agg_add(struct dcpi_collector *c, int idx, int64_t pid, int32_t rpid, uint64_t off,
-		   unsigned ev)
+		   unsigned ev, uint64_t n)
 {
 	uint32_t label = 0;
 	int err;
@@ -219,14 +258,14 @@ static int agg_add(struct dcpi_collector *c, int idx, int64_t pid, int32_t rpid,
 		if (label == 0)
 			c->stats.label_other++; /* past the cap: counted, and said */
 	}
-	err = dcpi_agg_add(c->agg, idx, pid, label, off, ev, 1);
+	err = dcpi_agg_add(c->agg, idx, pid, label, off, ev, n);
 
 	if (err == -ENOSPC) {
-		c->stats.lost++; /* counted, never silent */
+		c->stats.lost += n; /* counted, never silent */
 		return 0;
 	}
 	if (!err)
-		c->pending++;
+		c->pending += n;
 	return err;
 }
 
@@ -257,16 +296,16 @@ static int count_unknown(struct dcpi_collector *c, int32_t rpid, uint64_t ip, in
 
 		if (idx < 0)
 			return idx;
-		return agg_add(c, idx, rpid, rpid, ip - (ip >> REGION_SHIFT << REGION_SHIFT), ev);
+		return agg_add(c, idx, rpid, rpid, ip - (ip >> REGION_SHIFT << REGION_SHIFT), ev, 1);
 	}
 	if (c->o.unknown_per_pid && rpid > 0) {
 		int idx = unknown_region_image(c, ip);
 
 		if (idx < 0)
 			return idx;
-		return agg_add(c, idx, rpid, rpid, ip - (ip >> REGION_SHIFT << REGION_SHIFT), ev);
+		return agg_add(c, idx, rpid, rpid, ip - (ip >> REGION_SHIFT << REGION_SHIFT), ev, 1);
 	}
-	return agg_add(c, c->unknown_image, -1, rpid, ip, ev);
+	return agg_add(c, c->unknown_image, -1, rpid, ip, ev, 1);
 }
 
 static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, int ev)
@@ -296,7 +335,7 @@ static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, i
 		return count_unknown(c, r->pid, r->ip, kernel, (unsigned)ev);
 	if (idx != c->jit_image && is_bypid(c, idx))
 		pid = r->pid;
-	return agg_add(c, idx, pid, r->pid, off, (unsigned)ev);
+	return agg_add(c, idx, pid, r->pid, off, (unsigned)ev, 1);
 }
 
 int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, int ev)
@@ -359,19 +398,55 @@ static void watch_jit(struct dcpi_collector *c, const void *raw, size_t len)
 				       r.mmap.start + r.mmap.len, r.mmap.path);
 }
 
+/* The process whose attribution state a side-band record changes (the
+ * kernel's: -1), or NO_PID. */
+static int32_t sideband_pid(const struct dcpi_record *r)
+{
+	switch (r->type) {
+	case PERF_RECORD_MMAP2:
+		return r->mmap.pid;
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return r->pid;
+	default:
+		return NO_PID;
+	}
+}
+
 int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len)
 {
+	const struct perf_event_header *h = raw;
+	unsigned flags = c->o.mmap_build_id ? DCPI_RECORD_WANT_BUILD_ID : 0;
+	struct dcpi_record r;
 	size_t off = c->arena.len;
+	int32_t pid = NO_PID;
 	int err;
 
+	if (len >= sizeof(*h) && h->type == PERF_RECORD_SAMPLE) {
+		struct fsample *f;
+
+		if (c->nfs == c->fscap &&
+		    (err = DCPI_GROW(c->fs, c->fscap, c->nfs + 1, SIZE_MAX, "queued samples")))
+			return err;
+		f = &c->fs[c->nfs];
+		if (dcpi_record_decode_sample(raw, len, &f->s))
+			return 0; /* malformed: skip it, never crash on it */
+		f->seq = c->seq++;
+		c->nfs++;
+		return 0;
+	}
 	if (c->jm)
 		watch_jit(c, raw, len);
+	if (!dcpi_record_decode_flags(raw, len, flags, &r))
+		pid = sideband_pid(&r);
 	if ((err = DCPI_GROW(c->q, c->qcap, c->nq + 1, SIZE_MAX, "queued records")))
 		return err;
 	err = dcpi_buf_put(&c->arena, raw, len);
 	if (err)
 		return err;
-	c->q[c->nq++] = (struct qent){ dcpi_record_time(raw, len), c->seq++, off, (uint32_t)len };
+	c->q[c->nq++] = (struct qent){ dcpi_record_time(raw, len), c->seq++, off, (uint32_t)len,
+				       pid, 0 };
 	return 0;
 }
 
@@ -384,29 +459,244 @@ static int cmp_qent(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static size_t pid_slot(const struct dcpi_collector *c, int32_t pid)
+{
+	size_t mask = c->pidset_cap - 1, h = ((uint32_t)pid * 0x9E3779B1u) & mask;
+
+	while (c->pidset[h] && c->pidset[h] != pid)
+		h = (h + 1) & mask;
+	return h;
+}
+
+/* The set of processes with side-band records queued.  Pid 0 (the idle
+ * task) has none; the kernel's -1 is stored as is. */
+static int pidset_build(struct dcpi_collector *c)
+{
+	size_t want = 16;
+
+	while (want < c->nq * 2)
+		want *= 2;
+	if (want > c->pidset_cap) {
+		int32_t *n = calloc(want, sizeof(*n));
+
+		if (!n)
+			return dcpi_error(ENOMEM, "out of memory");
+		free(c->pidset);
+		c->pidset = n;
+		c->pidset_cap = want;
+	} else {
+		memset(c->pidset, 0, c->pidset_cap * sizeof(*c->pidset));
+	}
+	for (size_t i = 0; i < c->nq; i++)
+		if (c->q[i].pid != NO_PID && c->q[i].pid != 0)
+			c->pidset[pid_slot(c, c->q[i].pid)] = c->q[i].pid;
+	return 0;
+}
+
+static int pidset_has(const struct dcpi_collector *c, int32_t pid)
+{
+	return pid != 0 && c->pidset[pid_slot(c, pid)] == pid;
+}
+
+static void fsample_record(const struct fsample *f, struct dcpi_record *r)
+{
+	r->type = PERF_RECORD_SAMPLE;
+	r->misc = f->s.misc;
+	r->pid = f->s.pid;
+	r->tid = f->s.tid;
+	r->time = f->s.time;
+	r->id = f->s.id;
+	r->ip = f->s.ip;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static size_t raw_hash(uint64_t ip, int32_t pid, unsigned ev, int kernel)
+{
+	return (size_t)mix64(ip ^ (uint64_t)(uint32_t)pid << 40 ^ (uint64_t)ev << 20 ^
+			     (uint64_t)kernel);
+}
+
+/* A table of cap slots (a power of 2), the used ones of this generation
+ * moved over; NULL raw: a new, empty one. */
+static int raw_resize(struct dcpi_collector *c, size_t cap)
+{
+	struct rawkey *t = calloc(cap, sizeof(*t));
+	uint32_t *u = malloc(cap / 2 * sizeof(*u));
+
+	if (!t || !u) {
+		free(t);
+		free(u);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < c->nraw; i++) {
+		const struct rawkey *k = &c->raw[c->raw_used[i]];
+		size_t h = raw_hash(k->ip, k->pid, k->ev, k->kernel) & (cap - 1);
+
+		while (t[h].gen)
+			h = (h + 1) & (cap - 1);
+		t[h] = *k;
+		t[h].gen = 1;
+		u[i] = (uint32_t)h;
+	}
+	free(c->raw);
+	free(c->raw_used);
+	c->raw = t;
+	c->raw_used = u;
+	c->raw_cap = cap;
+	c->raw_gen = 1;
+	return 0;
+}
+
+/* A new generation: the table empty at no cost. */
+static int raw_reset(struct dcpi_collector *c)
+{
+	c->nraw = 0;
+	if (!c->raw)
+		return raw_resize(c, 4096);
+	if (++c->raw_gen == 0) { /* wrapped: old slots could look used */
+		memset(c->raw, 0, c->raw_cap * sizeof(*c->raw));
+		c->raw_gen = 1;
+	}
+	return 0;
+}
+
+/* The key's slot, attributed when first met; NULL when out of memory. */
+static struct rawkey *raw_get(struct dcpi_collector *c, const struct dcpi_sample *s, int ev,
+			      int kernel)
+{
+	size_t mask = c->raw_cap - 1, h = raw_hash(s->ip, s->pid, (unsigned)ev, kernel) & mask;
+	struct rawkey *k;
+
+	for (;; h = (h + 1) & mask) {
+		k = &c->raw[h];
+		if (k->gen != c->raw_gen)
+			break;
+		if (k->ip == s->ip && k->pid == s->pid && k->ev == ev && k->kernel == kernel)
+			return k;
+	}
+	if (c->nraw + 1 > c->raw_cap / 2) {
+		if (c->raw_cap >= (size_t)1 << 31 || raw_resize(c, c->raw_cap * 2))
+			return NULL;
+		return raw_get(c, s, ev, kernel);
+	}
+	*k = (struct rawkey){ .ip = s->ip, .pid = s->pid, .ev = (uint16_t)ev,
+			      .kernel = (uint8_t)kernel, .gen = c->raw_gen };
+	c->raw_used[c->nraw++] = (uint32_t)h;
+	k->idx = dcpi_loadmap_resolve(c->lm, s->pid, s->ip, kernel, &k->off);
+	if (k->idx < 0)
+		k->slow = 1; /* JIT code or unknown: per sample, as they need */
+	else
+		k->apid = is_bypid(c, k->idx) ? s->pid : -1;
+	return k;
+}
+
+/* Count the drain's samples that nothing queued can change the meaning
+ * of: older than the horizon (so every side-band record before them has
+ * been read) and of a process with no side-band record queued (so its
+ * loadmap, labels and JIT state are those of the sample's time; for a
+ * kernel sample, the kernel's too).  Counting commutes, so these need no
+ * ordering: each distinct (process, address, event, mode) is attributed
+ * once and its samples added together.  The rest join the queue, to be
+ * taken in time order. */
+static int count_fast(struct dcpi_collector *c, uint64_t horizon,
+		      int (*event_of)(const void *arg, uint64_t id), const void *arg)
+{
+	int kmaps, err = pidset_build(c);
+	uint64_t last_id = 0;
+	int last_ev = -1;
+	size_t i;
+
+	if (!err)
+		err = raw_reset(c);
+	if (err)
+		return err;
+	kmaps = pidset_has(c, -1);
+	for (i = 0; i < c->nfs && !err; i++) {
+		const struct fsample *f = &c->fs[i];
+		int kernel = (f->s.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+		struct dcpi_record r;
+		struct rawkey *k;
+		size_t off = c->arena.len;
+
+		if (f->s.time > horizon || pidset_has(c, f->s.pid) || (kernel && kmaps)) {
+			if ((err = DCPI_GROW(c->q, c->qcap, c->nq + 1, SIZE_MAX, "queued records")) ||
+			    (err = dcpi_buf_put(&c->arena, f, sizeof(*f))))
+				break;
+			c->q[c->nq++] = (struct qent){ f->s.time, f->seq, off, sizeof(*f), NO_PID, 1 };
+			continue;
+		}
+		if (i == 0 || f->s.id != last_id) {
+			last_id = f->s.id;
+			last_ev = event_of(arg, f->s.id);
+		}
+		if (last_ev < 0 || (unsigned)last_ev >= c->events.n)
+			continue; /* not one of ours: cannot happen with our own rings */
+		k = raw_get(c, &f->s, last_ev, kernel);
+		if (k && !k->slow) {
+			k->n++;
+			continue;
+		}
+		fsample_record(f, &r);
+		err = count_sample(c, &r, last_ev);
+		if (err && err != -ENOMEM)
+			err = 0; /* a record we could not use is not fatal */
+	}
+	for (size_t u = 0; u < c->nraw; u++) {
+		struct rawkey *k = &c->raw[c->raw_used[u]];
+		int e;
+
+		if (k->slow || !k->n)
+			continue;
+		c->stats.samples += k->n;
+		c->stats.ev[k->ev].samples += k->n;
+		if (k->kernel)
+			c->stats.kernel += k->n;
+		e = agg_add(c, k->idx, k->apid, k->pid, k->off, k->ev, k->n);
+		if (!err && e == -ENOMEM)
+			err = e;
+	}
+	c->nfs = 0; /* on an error, what is left is dropped (out of memory) */
+	return err;
+}
+
 int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
 			   int (*event_of)(const void *arg, uint64_t id), const void *arg)
 {
 	struct dcpi_buf rest = DCPI_BUF_INIT;
 	size_t i, keep = 0;
-	int err = 0;
+	int err;
 
 	if (c->arena.len > QUEUE_MAX_BYTES)
 		horizon = UINT64_MAX; /* bounded memory beats perfect order */
+	err = count_fast(c, horizon, event_of, arg);
 	if (c->nq)
 		qsort(c->q, c->nq, sizeof(*c->q), cmp_qent);
-	for (i = 0; i < c->nq && c->q[i].time <= horizon; i++) {
+	for (i = 0; !err && i < c->nq && c->q[i].time <= horizon; i++) {
 		struct dcpi_record r;
 		const uint8_t *raw = c->arena.data + c->q[i].off;
 
-		if (dcpi_record_decode_flags(raw, c->q[i].len,
-					     c->o.mmap_build_id ? DCPI_RECORD_WANT_BUILD_ID : 0, &r))
+		if (c->q[i].sample) {
+			struct fsample f;
+
+			memcpy(&f, raw, sizeof(f));
+			fsample_record(&f, &r);
+		} else if (dcpi_record_decode_flags(raw, c->q[i].len,
+						    c->o.mmap_build_id ? DCPI_RECORD_WANT_BUILD_ID
+								       : 0, &r)) {
 			continue; /* malformed: skip it, never crash on it */
+		}
 		err = dcpi_collector_feed(c, &r, r.type == PERF_RECORD_SAMPLE ? event_of(arg, r.id) : -1);
 		if (err && err != -ENOMEM)
 			err = 0; /* a record we could not use is not fatal */
 		if (err)
-			break;
+			break; /* kept, for the next call */
 	}
 	/* keep the records past the horizon, compacted */
 	for (; i < c->nq; i++) {
@@ -527,7 +817,7 @@ static int settled(void *arg, int32_t pid, uint64_t ip, unsigned ev, int hit, in
 {
 	struct dcpi_collector *c = arg;
 
-	return hit ? agg_add(c, c->jit_image, key, pid, off, ev) : count_unknown(c, pid, ip, 0, ev);
+	return hit ? agg_add(c, c->jit_image, key, pid, off, ev, 1) : count_unknown(c, pid, ip, 0, ev);
 }
 
 int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)

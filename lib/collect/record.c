@@ -135,6 +135,28 @@ static int decode_task(struct rd *r, struct dcpi_record *out)
 	return 0;
 }
 
+int dcpi_record_decode_sample(const void *raw, size_t len, struct dcpi_sample *s)
+{
+	const uint8_t *p = raw;
+	struct perf_event_header h;
+	uint32_t pt[2];
+
+	/* IDENTIFIER | IP | TID | TIME, as decode_sample reads them */
+	if (len < sizeof(h) + 32)
+		return -EBADMSG;
+	memcpy(&h, p, sizeof(h));
+	if (h.size != len || h.type != PERF_RECORD_SAMPLE)
+		return -EBADMSG;
+	memcpy(&s->id, p + 8, 8);
+	memcpy(&s->ip, p + 16, 8);
+	memcpy(pt, p + 24, 8);
+	memcpy(&s->time, p + 32, 8);
+	s->pid = (int32_t)pt[0];
+	s->tid = (int32_t)pt[1];
+	s->misc = h.misc;
+	return 0;
+}
+
 /* The header, copied: records sit back to back in the collector's queue,
  * at any alignment. */
 static int header(const void *raw, size_t len, struct perf_event_header *h)

@@ -189,4 +189,24 @@ static inline size_t raw_mmap2(uint8_t *b, uint32_t pid, uint64_t start, uint64_
 	return n;
 }
 
+/* A COMM record (exec: an exec's), with the sample_id trailer. */
+static inline size_t raw_comm(uint8_t *b, uint32_t pid, const char *comm, int exec,
+			      uint64_t time)
+{
+	size_t clen = (strlen(comm) + 8) & ~(size_t)7, n = 8 + 8 + clen + 24;
+	struct perf_event_header h = { PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0,
+				       (uint16_t)n };
+	uint32_t u32[2] = { pid, pid };
+	uint64_t id = REPLAY_ID;
+
+	memset(b, 0, n);
+	memcpy(b, &h, 8);
+	memcpy(b + 8, u32, 8);
+	memcpy(b + 16, comm, strlen(comm));
+	memcpy(b + 16 + clen, u32, 8);
+	memcpy(b + 24 + clen, &time, 8);
+	memcpy(b + 32 + clen, &id, 8);
+	return n;
+}
+
 #endif

@@ -45,6 +45,13 @@ static struct dcpi_collector *new_collector(const struct dcpi_eventlist *ev, con
 	return c;
 }
 
+/* A platform directory of the test's temp dir, made. */
+static void plat_dir(char *dir, size_t len, const char *name)
+{
+	snprintf(dir, len, "%s/%s", tmp, name);
+	mkdir(dir, 0700);
+}
+
 static struct dcpi_record mmap_rec(int pid, uint64_t start, uint64_t len, uint64_t pgoff,
 				   const char *path, const uint8_t *id)
 {
@@ -105,8 +112,7 @@ static void test_attribution(void)
 	struct dcpi_record r;
 	char dir[300];
 
-	snprintf(dir, sizeof(dir), "%s/plat1", tmp);
-	mkdir(dir, 0700);
+	plat_dir(dir, sizeof(dir), "plat1");
 	r = mmap_rec(100, 0x400000, 0x10000, 0x1000, "/opt/fake/a.out", id_a);
 	T_EQ(dcpi_collector_feed(c, &r, -1), 0, "mmap accepted");
 	for (int i = 0; i < 3; i++)
@@ -176,8 +182,7 @@ static void test_bypid(void)
 	struct dcpi_record r;
 	char dir[300];
 
-	snprintf(dir, sizeof(dir), "%s/plat3", tmp);
-	mkdir(dir, 0700);
+	plat_dir(dir, sizeof(dir), "plat3");
 	for (int pid = 300; pid < 302; pid++) {
 		r = mmap_rec(pid, 0x400000, 0x1000, 0, "/opt/fake/d.out", id_a);
 		dcpi_collector_feed(c, &r, -1);
@@ -203,8 +208,7 @@ static void test_unknown_per_pid(void)
 	char dir[300], name[400];
 	FILE *f;
 
-	snprintf(dir, sizeof(dir), "%s/plat5", tmp);
-	mkdir(dir, 0700);
+	plat_dir(dir, sizeof(dir), "plat5");
 	dcpi_collector_free(c);
 	{
 		char procroot[300];
@@ -238,6 +242,22 @@ static int event_of(const void *arg, uint64_t id)
 	return id == REPLAY_ID ? 0 : -1;
 }
 
+static void queue_mmap(struct dcpi_collector *c, uint32_t pid, const char *path, uint64_t time)
+{
+	uint8_t b[512];
+	size_t n = raw_mmap2(b, pid, 0x700000, 0x1000, path, time);
+
+	dcpi_collector_queue(c, b, n);
+}
+
+static void queue_sample(struct dcpi_collector *c, uint64_t ip, uint32_t pid, uint64_t time)
+{
+	uint8_t b[64];
+	size_t n = raw_sample(b, REPLAY_ID, ip, pid, time);
+
+	dcpi_collector_queue(c, b, n);
+}
+
 static void test_ordering(void)
 {
 	struct dcpi_eventlist ev = events();
@@ -246,16 +266,12 @@ static void test_ordering(void)
 	char dir[300];
 	size_t n;
 
-	snprintf(dir, sizeof(dir), "%s/plat4", tmp);
-	mkdir(dir, 0700);
+	plat_dir(dir, sizeof(dir), "plat4");
 	/* CPU 1's ring is read first: its sample (t=200) precedes, in reading
 	 * order, the mmap on CPU 0 (t=100) that makes it attributable. */
-	n = raw_sample(b, REPLAY_ID, 0x700100, 400, 200);
-	dcpi_collector_queue(c, b, n);
-	n = raw_sample(b, REPLAY_ID, 0x700200, 400, 5000); /* past the horizon: waits */
-	dcpi_collector_queue(c, b, n);
-	n = raw_mmap2(b, 400, 0x700000, 0x1000, "/opt/fake/f.out", 100);
-	dcpi_collector_queue(c, b, n);
+	queue_sample(c, 0x700100, 400, 200);
+	queue_sample(c, 0x700200, 400, 5000); /* past the horizon: waits */
+	queue_mmap(c, 400, "/opt/fake/f.out", 100);
 	T_EQ(dcpi_collector_process(c, 1000, event_of, NULL), 0, "process up to t=1000");
 	T_EQ(dcpi_collector_stats(c)->samples, 1, "only the sample before the horizon counted");
 	T_EQ(dcpi_collector_stats(c)->unknown, 0, "out-of-order sample still attributed");
@@ -268,6 +284,42 @@ static void test_ordering(void)
 	b[6] = 0xff; /* header size disagrees with the length: dropped, not a crash */
 	dcpi_collector_queue(c, b, n);
 	T_EQ(dcpi_collector_process(c, UINT64_MAX, event_of, NULL), 0, "malformed record skipped");
+	dcpi_collector_free(c);
+}
+
+/* Samples of a process with no side-band record queued are counted as
+ * they come, in any order; those of a process whose mappings change in
+ * the same drain wait for the change, in time order, whichever ring
+ * each came from. */
+static void test_fast_path(void)
+{
+	struct dcpi_eventlist ev = events();
+	struct dcpi_collector *c = new_collector(&ev, NULL);
+	uint8_t b[512];
+	char dir[300];
+	size_t n;
+
+	plat_dir(dir, sizeof(dir), "plat7");
+	queue_mmap(c, 401, "/opt/fake/f.out", 10);
+	T_EQ(dcpi_collector_process(c, 100, event_of, NULL), 0, "first mapping");
+	/* one ring: after the exec, then before it; another: the exec and
+	   the new image at the same address */
+	queue_sample(c, 0x700100, 401, 300);
+	queue_sample(c, 0x700200, 401, 150);
+	queue_sample(c, 0x700300, 403, 900); /* nothing queued for 403 */
+	queue_sample(c, 0x700300, 403, 2000); /* past the horizon */
+	n = raw_comm(b, 401, "g.out", 1, 200);
+	dcpi_collector_queue(c, b, n);
+	queue_mmap(c, 401, "/opt/fake/g.out", 250);
+	T_EQ(dcpi_collector_process(c, 1000, event_of, NULL), 0, "process up to t=1000");
+	T_EQ(dcpi_collector_stats(c)->samples, 3, "the sample past the horizon waits");
+	T_EQ(dcpi_collector_process(c, UINT64_MAX, event_of, NULL), 0, "process the rest");
+	T_EQ(dcpi_collector_stats(c)->samples, 4, "and is counted then");
+	T_EQ(dcpi_collector_merge(c, dir), 0, "merge");
+	T_EQ(count_at(dir, "/opt/fake/f.out", -1, 0x200), 1, "sample before the exec: old image");
+	T_EQ(count_at(dir, "/opt/fake/f.out", -1, 0x100), 0, "sample after the exec: not the old");
+	T_EQ(count_at(dir, "/opt/fake/g.out", -1, 0x100), 1, "sample after the exec: new image");
+	T_EQ(dcpi_collector_stats(c)->unknown, 2, "the process nothing maps: unknown, twice");
 	dcpi_collector_free(c);
 }
 
@@ -307,8 +359,7 @@ static void test_sampler_interface(void)
 	uint8_t b[512];
 	char dir[300];
 
-	snprintf(dir, sizeof(dir), "%s/plat6", tmp);
-	mkdir(dir, 0700);
+	plat_dir(dir, sizeof(dir), "plat6");
 	T_EQ(dcpi_sampler_open(&replay_ops, &ev, &so, &s), 0, "replay sampler opens");
 	T_OK(s && s->ops == &replay_ops, "open sets the handle's operations");
 	T_EQ(dcpi_sampler_enable(s), 0, "enable");
@@ -341,6 +392,7 @@ int main(void)
 	test_bypid();
 	test_unknown_per_pid();
 	test_ordering();
+	test_fast_path();
 	test_leaked_buildid_flag();
 	test_sampler_interface();
 	{
