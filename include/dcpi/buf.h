@@ -31,8 +31,9 @@ int dcpi_buf_printf(struct dcpi_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void dcpi_buf_release(struct dcpi_buf *b);
 /* Append the gzip form of in (deflate with the gzip wrapper, as gzip(1),
- * zlib's gz* readers and Go's pprof read it) to out.  -EFBIG past 4 GiB. */
-int dcpi_buf_gzip(const struct dcpi_buf *in, struct dcpi_buf *out);
+ * zlib's gz* readers and Go's pprof read it) to out, at zlib's level
+ * (1 fastest .. 9 smallest).  -EFBIG past 4 GiB. */
+int dcpi_buf_gzip(const struct dcpi_buf *in, int level, struct dcpi_buf *out);
 
 /* A read cursor over bytes the caller owns.  Every get checks bounds and
  * fails with -EBADMSG at the end of input; pos never passes len. */

@@ -82,6 +82,9 @@ int dcpi_loadmap_scan_text(struct dcpi_loadmap *lm, int32_t pid, const char *tex
  * record for them), keeping image indices of unchanged identities. */
 int dcpi_loadmap_load_kernel(struct dcpi_loadmap *lm, const char *kallsyms,
 			     const char *modules);
+/* The same from kallsyms text already in memory (name: for messages). */
+int dcpi_loadmap_load_kernel_text(struct dcpi_loadmap *lm, const char *text, size_t len,
+				  const char *name, const char *modules);
 
 /* A mapping of pid.  pid -1 is a kernel mapping: the kernel emits none for
  * module loads, but synthesized records name a module "[name]" or by its

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dcpi/buf.h"
+
 /* Snapshot the kernel's symbols into a platform directory: procdir's
  * kallsyms gzip-compressed as kallsyms.gz (a sixth of its size: it is
  * most of an epoch's disk otherwise) and modules as it is (absent on a
@@ -12,6 +14,14 @@
  * "/proc".  All writes atomic. */
 #define DCPI_SNAPSHOT_MAX ((size_t)256 << 20)
 int dcpi_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode);
+/* The same with procdir's kallsyms already read (dcpi_snapshot_read):
+ * /proc/kallsyms takes the kernel tens of milliseconds to print, and a
+ * daemon that reads it to find the kernel's images need not twice. */
+int dcpi_snapshot_kernel_text(const char *platdir, const struct dcpi_buf *kallsyms,
+			      const char *procdir, unsigned mode);
+/* procdir's file name read whole, as a stream (/proc files report size
+ * 0), up to DCPI_SNAPSHOT_MAX; appended to out. */
+int dcpi_snapshot_read(const char *procdir, const char *name, struct dcpi_buf *out);
 
 /* The kallsyms snapshot of a platform directory: kallsyms.gz, or the
  * uncompressed kallsyms older databases hold.  -ENOENT when neither. */

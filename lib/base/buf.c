@@ -158,7 +158,7 @@ int dcpi_buf_get_str(struct dcpi_cursor *c, char **s, size_t max)
 	return 0;
 }
 
-int dcpi_buf_gzip(const struct dcpi_buf *in, struct dcpi_buf *out)
+int dcpi_buf_gzip(const struct dcpi_buf *in, int level, struct dcpi_buf *out)
 {
 	z_stream z;
 	int zr, err;
@@ -166,7 +166,7 @@ int dcpi_buf_gzip(const struct dcpi_buf *in, struct dcpi_buf *out)
 	if (in->len > UINT_MAX)
 		return dcpi_error(EFBIG, "cannot compress %zu bytes in one piece", in->len);
 	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return dcpi_error(ENOMEM, "zlib: cannot start compressing");
 	err = dcpi_buf_grow(out, deflateBound(&z, in->len));
 	if (!err) {

@@ -118,17 +118,13 @@ static int ksyms_line(struct ksyms *k, char *line)
 	return 0;
 }
 
-static int ksyms_read(struct ksyms *k, const char *path)
+static int ksyms_read(struct ksyms *k, FILE *f, const char *path)
 {
 	char *line = NULL;
 	size_t cap = 0, lineno = 0;
 	ssize_t len;
-	FILE *f;
 	int rc = 0;
 
-	f = fopen(path, "re");
-	if (!f)
-		return dcpi_error(errno, "%s: %s", path, strerror(errno));
 	while ((len = getline(&line, &cap, f)) > 0) {
 		lineno++;
 		if (line[len - 1] == '\n')
@@ -152,7 +148,6 @@ static int ksyms_read(struct ksyms *k, const char *path)
 		rc = dcpi_error(EIO, "%s: read error", path);
 out:
 	free(line);
-	fclose(f);
 	return rc;
 }
 
@@ -320,14 +315,14 @@ out:
 	return rc;
 }
 
-int dcpi_loadmap_load_kernel(struct dcpi_loadmap *lm, const char *kallsyms,
-			     const char *modules)
+static int load_kernel(struct dcpi_loadmap *lm, FILE *f, const char *kallsyms,
+		       const char *modules)
 {
 	struct ksyms k = { 0 };
 	struct modvec mv = { 0 };
 	int rc;
 
-	rc = ksyms_read(&k, kallsyms);
+	rc = ksyms_read(&k, f, kallsyms);
 	if (rc < 0)
 		goto out;
 	rc = kernel_intern(lm, &k);
@@ -404,4 +399,33 @@ int dcpi_lm_kernel_resolve(const struct dcpi_loadmap *lm, uint64_t ip, uint64_t 
 	}
 	*offset = ip;
 	return lm->kernel_image;
+}
+
+int dcpi_loadmap_load_kernel(struct dcpi_loadmap *lm, const char *kallsyms,
+			     const char *modules)
+{
+	FILE *f = fopen(kallsyms, "re");
+	int rc;
+
+	if (!f)
+		return dcpi_error(errno, "%s: %s", kallsyms, strerror(errno));
+	rc = load_kernel(lm, f, kallsyms, modules);
+	fclose(f);
+	return rc;
+}
+
+int dcpi_loadmap_load_kernel_text(struct dcpi_loadmap *lm, const char *text, size_t len,
+				  const char *name, const char *modules)
+{
+	FILE *f;
+	int rc;
+
+	if (len == 0)
+		return dcpi_error(EBADMSG, "%s: empty", name);
+	f = fmemopen((void *)text, len, "r");
+	if (!f)
+		return dcpi_error(errno, "%s: %s", name, strerror(errno));
+	rc = load_kernel(lm, f, name, modules);
+	fclose(f);
+	return rc;
 }

@@ -12,8 +12,8 @@
 #include "dcpi/error.h"
 #include "dcpi/overhead.h"
 
-#define ROUNDS 7
-#define LOOP_ITERS 4000000u       /* ~10-20 ms of arithmetic */
+#define ROUNDS 5
+#define LOOP_ITERS 1000000u       /* ~2-5 ms of arithmetic */
 #define CAL_PERIOD_NS 50000u      /* 20,000 samples/s while calibrating */
 #define CLOCK_MIN_NS 10000ull
 

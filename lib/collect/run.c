@@ -29,6 +29,7 @@ struct dcpi_run {
 	uint64_t rerandomized_ns;    /* CLOCK_MONOTONIC of the last fresh periods */
 	/* the counters' times when the epoch began */
 	uint64_t base_enabled[DCPI_MAX_EVENTS], base_running[DCPI_MAX_EVENTS];
+	struct dcpi_buf kallsyms;    /* read at open, kept for the first snapshot */
 };
 
 static void warn(struct dcpi_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -108,6 +109,7 @@ void dcpi_run_free(struct dcpi_run *r)
 		return;
 	dcpi_sampler_close(r->sampler);
 	dcpi_collector_free(r->col);
+	dcpi_buf_release(&r->kallsyms);
 	free(r->db);
 	free(r->procroot);
 	free(r);
@@ -137,14 +139,25 @@ static int open_sampling(struct dcpi_run *r)
 	return err;
 }
 
+/* The kernel's images, from kallsyms read once: the text is kept for the
+ * first epoch's snapshot. */
 static void load_kernel(struct dcpi_run *r)
 {
 	char kallsyms[4200], modules[4200];
+	int err;
 
 	snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", r->procroot);
 	snprintf(modules, sizeof(modules), "%s/modules", r->procroot);
-	if (dcpi_loadmap_load_kernel(dcpi_collector_loadmap(r->col), kallsyms, modules))
+	dcpi_buf_release(&r->kallsyms);
+	err = dcpi_snapshot_read(r->procroot, "kallsyms", &r->kallsyms);
+	if (!err)
+		err = dcpi_loadmap_load_kernel_text(dcpi_collector_loadmap(r->col),
+						    (const char *)r->kallsyms.data, r->kallsyms.len,
+						    kallsyms, modules);
+	if (err) {
 		warn(r, "kernel images: %s (kernel samples will be unknown)", dcpi_errmsg());
+		dcpi_buf_release(&r->kallsyms);
+	}
 }
 
 int dcpi_run_open(struct dcpi_run *r)
@@ -299,8 +312,12 @@ int dcpi_run_enter_epoch(struct dcpi_run *r, const char *name)
 	begin_stats(r);
 	base_times(r);
 	/* without kernel samples its addresses would be zeros anyway */
-	if (r->kernel && dcpi_snapshot_kernel(r->platdir, r->procroot, r->o.filemode))
+	if (r->kernel && (r->kallsyms.len
+			  ? dcpi_snapshot_kernel_text(r->platdir, &r->kallsyms, r->procroot,
+						      r->o.filemode)
+			  : dcpi_snapshot_kernel(r->platdir, r->procroot, r->o.filemode)))
 		warn(r, "kernel symbol snapshot: %s", dcpi_errmsg());
+	dcpi_buf_release(&r->kallsyms); /* later epochs read the kernel's again */
 	return 0;
 }
 

@@ -444,7 +444,7 @@ int dcpi_pprof_write(const char *path, const struct dcpi_profset *set,
 		err = dcpi_error(EFBIG, "the pprof profile would exceed %zu bytes",
 				 DCPI_PPROF_MAX_BYTES);
 	if (!err)
-		err = dcpi_buf_gzip(&raw, &gz);
+		err = dcpi_buf_gzip(&raw, 6, &gz);
 	if (!err)
 		err = dcpi_file_write_atomic(path, gz.data, gz.len, o && o->mode ? o->mode : 0644);
 	pp_free(&p);

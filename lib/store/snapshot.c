@@ -33,20 +33,28 @@ static int slurp(const char *path, struct dcpi_buf *b)
 	return err;
 }
 
-int dcpi_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode)
+int dcpi_snapshot_read(const char *procdir, const char *name, struct dcpi_buf *out)
+{
+	char path[4200];
+
+	if (snprintf(path, sizeof(path), "%s/%s", procdir, name) >= (int)sizeof(path))
+		return dcpi_error(ENAMETOOLONG, "%s: path too long", procdir);
+	return slurp(path, out);
+}
+
+int dcpi_snapshot_kernel_text(const char *platdir, const struct dcpi_buf *kallsyms,
+			      const char *procdir, unsigned mode)
 {
 	struct dcpi_buf raw = DCPI_BUF_INIT, gz = DCPI_BUF_INIT;
 	char from[4096], to[4200];
 	int err;
 
-	snprintf(from, sizeof(from), "%s/kallsyms", procdir);
 	snprintf(to, sizeof(to), "%s/kallsyms.gz", platdir);
-	err = slurp(from, &raw);
-	if (!err)
-		err = dcpi_buf_gzip(&raw, &gz);
+	/* level 1: 40% of level 6's CPU (40 vs 100 ms for 5 MB here) for a
+	   file a fifth larger, written at every start and every epoch */
+	err = dcpi_buf_gzip(kallsyms, 1, &gz);
 	if (!err)
 		err = dcpi_file_write_atomic(to, gz.data, gz.len, mode);
-	dcpi_buf_release(&raw);
 	dcpi_buf_release(&gz);
 	if (err)
 		return err;
@@ -58,6 +66,17 @@ int dcpi_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode
 	if (!err)
 		err = dcpi_file_write_atomic(to, raw.data, raw.len, mode);
 	dcpi_buf_release(&raw);
+	return err;
+}
+
+int dcpi_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode)
+{
+	struct dcpi_buf ks = DCPI_BUF_INIT;
+	int err = dcpi_snapshot_read(procdir, "kallsyms", &ks);
+
+	if (!err)
+		err = dcpi_snapshot_kernel_text(platdir, &ks, procdir, mode);
+	dcpi_buf_release(&ks);
 	return err;
 }
 

@@ -669,6 +669,18 @@ static void test_kernel_fake(void)
 	write_file(ks, "ffffffff81000000 T _stext\nnot a kallsyms line\n");
 	T_EQ(dcpi_loadmap_load_kernel(lm, ks, NULL), -EBADMSG, "malformed kallsyms refused");
 	dcpi_loadmap_free(lm);
+
+	/* the same from text in memory, as dcpid reads /proc/kallsyms once */
+	lm = dcpi_loadmap_new(tmp);
+	dcpi_loadmap_set_sysfs(lm, sys);
+	T_EQ(dcpi_loadmap_load_kernel_text(lm, fake_kallsyms, strlen(fake_kallsyms), "mem", mods),
+	     0, "kallsyms text from memory loads");
+	check_kernel(lm, kid, mid, "from memory");
+	T_EQ(dcpi_loadmap_load_kernel_text(lm, fake_kallsyms, 0, "mem", mods), -EBADMSG,
+	     "empty kallsyms text refused");
+	T_EQ(dcpi_loadmap_load_kernel_text(lm, "ffffffff81000000 T _stext\nnot a line\n", 37,
+					   "mem", NULL), -EBADMSG, "malformed text refused");
+	dcpi_loadmap_free(lm);
 }
 
 static void test_notes_parse(void)
