@@ -133,9 +133,14 @@ demo: deps
 
 # dcpid against perf record (needs root); not a test, not in CI.  See
 # docs/performance.md.  make bench BENCH_ARGS=-quick for a short smoke run.
+# collbench: the collector's per-sample cost alone (no kernel, no noise).
+COLLBENCH := $(O)/bench/collbench
+$(COLLBENCH): bench/tools/collbench.c $(O)/libdcpi.a tests/unit/replay.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(O)/libdcpi.a $(LDLIBS)
 bench: deps
-	$(MAKE) all
-	bench/run $(BENCH_ARGS)
+	$(MAKE) all $(COLLBENCH)
+	COLLBENCH=$(COLLBENCH) bench/run $(BENCH_ARGS)
 .PHONY: bench
 
 # dcpicalc's estimates against exact counts (callgrind) on a corpus of

@@ -8,7 +8,7 @@
 #include "dcpi/buf.h"
 
 /* Snapshot the kernel's symbols into a platform directory: procdir's
- * kallsyms gzip-compressed as kallsyms.gz (a sixth of its size: it is
+ * kallsyms gzip-compressed as kallsyms.gz (a fifth of its size: it is
  * most of an epoch's disk otherwise) and modules as it is (absent on a
  * kernel without modules, which is not an error).  procdir is normally
  * "/proc".  All writes atomic. */

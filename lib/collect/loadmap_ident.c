@@ -6,7 +6,10 @@
  * process already gone, PATH in our own namespace, but only when its
  * device and inode are the mapping's.  Once opened, (dev, ino, size,
  * mtime) at that path is remembered, so each image's ELF is read once, not
- * once per mmap.
+ * once per mmap; and a mapping of an inode at a path checked so within the
+ * last second (LM_TRUST_NS) is not opened at all.  The window is what
+ * lets a rewrite in place of a file mapped a moment ago (same inode, new
+ * contents) go unseen: a replacement (a new inode) never does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dcpi/buildid.h"
@@ -138,11 +142,65 @@ static int ident_add(struct dcpi_loadmap *lm, const struct lm_ident *id, const c
 	return 0;
 }
 
+/* ---- recent sightings ------------------------------------------------------ */
+
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct lm_sighting *sighting_slot(struct dcpi_loadmap *lm, uint64_t dev, uint64_t ino,
+					 uint64_t path_hash)
+{
+	uint64_t h = dcpi_lm_hash(path_hash, &dev, sizeof(dev));
+
+	h = dcpi_lm_hash(h, &ino, sizeof(ino));
+	if (!lm->sightings) {
+		lm->sightings = malloc(LM_SIGHTINGS * sizeof(*lm->sightings));
+		if (!lm->sightings)
+			return NULL; /* only a cache */
+		for (size_t i = 0; i < LM_SIGHTINGS; i++)
+			lm->sightings[i].image = -1;
+	}
+	return &lm->sightings[h % LM_SIGHTINGS];
+}
+
+/* The image of a mapping of src's inode at path checked lately, or -1. */
+static int sighted(struct dcpi_loadmap *lm, const struct lm_src *src, const char *path,
+		   uint64_t path_hash, uint64_t now)
+{
+	uint64_t dev = makedev(src->maj, src->min);
+	const struct lm_sighting *s = sighting_slot(lm, dev, src->ino, path_hash);
+
+	if (!s || s->image < 0 || (size_t)s->image >= lm->nimages || s->ino != src->ino ||
+	    s->dev != dev || s->path_hash != path_hash || now - s->checked_ns >= LM_TRUST_NS ||
+	    strcmp(lm->images[s->image]->path, path))
+		return -1;
+	return s->image;
+}
+
+static void sight(struct dcpi_loadmap *lm, const struct lm_src *src, uint64_t path_hash,
+		  uint64_t now, int image)
+{
+	uint64_t dev = makedev(src->maj, src->min);
+	struct lm_sighting *s = sighting_slot(lm, dev, src->ino, path_hash);
+
+	if (s)
+		*s = (struct lm_sighting){ dev, src->ino, path_hash, now, image };
+}
+
+/* ---- the identity cache, continued ----------------------------------------- */
+
 int dcpi_lm_idents_remap(struct dcpi_loadmap *lm, const int32_t *map)
 {
 	size_t k = 0;
 	int err = 0;
 
+	free(lm->sightings); /* they name images by index */
+	lm->sightings = NULL;
 	dcpi_lm_set_free(&lm->ident_set);
 	for (size_t i = 0; i < lm->nidents; i++) {
 		struct lm_ident id = lm->idents[i];
@@ -166,6 +224,8 @@ int dcpi_lm_idents_remap(struct dcpi_loadmap *lm, const int32_t *map)
 
 void dcpi_lm_idents_free(struct dcpi_loadmap *lm)
 {
+	free(lm->sightings);
+	lm->sightings = NULL;
 	free(lm->idents);
 	lm->idents = NULL;
 	lm->nidents = lm->idents_cap = 0;
@@ -246,7 +306,8 @@ int dcpi_lm_file_image(struct dcpi_loadmap *lm, const struct lm_src *src)
 {
 	struct stat st;
 	char *path;
-	int deleted, fd, idx;
+	int deleted, fd, idx, trust;
+	uint64_t ph = 0, now = 0;
 
 	path = strip_deleted(src->path, &deleted);
 	if (!path)
@@ -255,12 +316,21 @@ int dcpi_lm_file_image(struct dcpi_loadmap *lm, const struct lm_src *src)
 		idx = image_with_id(lm, src, path, deleted);
 		goto out;
 	}
+	trust = !deleted && src->ino != 0;
+	if (trust) {
+		ph = dcpi_lm_hash(LM_HASH_INIT, path, strlen(path));
+		now = coarse_ns();
+		if ((idx = sighted(lm, src, path, ph, now)) >= 0)
+			goto out;
+	}
 	fd = open_mapped(lm, src, path, deleted, &st);
 	if (fd < 0) {
 		idx = intern_path_alone(lm, path);
 		goto out;
 	}
 	idx = image_from_fd(lm, fd, &st, path);
+	if (trust && idx >= 0 && same_file(src, &st))
+		sight(lm, src, ph, now, idx);
 	close(fd);
 out:
 	free(path);

@@ -63,6 +63,17 @@ struct lm_ident {
 	int32_t image;
 };
 
+/* A file mapping's identity lately checked by opening the file: a mapping
+ * of the same inode at the same path within LM_TRUST_NS is taken to be
+ * the same image without opening it again (process churn maps the same
+ * libraries hundreds of times a second).  Direct-mapped, LM_SIGHTINGS. */
+struct lm_sighting {
+	uint64_t dev, ino, path_hash, checked_ns;
+	int32_t image;          /* -1: empty */
+};
+#define LM_SIGHTINGS 1024
+#define LM_TRUST_NS 1000000000ull
+
 struct dcpi_loadmap {
 	char *procroot;
 	char *sysfs;
@@ -74,6 +85,7 @@ struct dcpi_loadmap {
 	struct lm_ident *idents;
 	size_t nidents, idents_cap;
 	struct lm_set ident_set;
+	struct lm_sighting *sightings; /* NULL until the first */
 
 	struct lm_proc **buckets;
 	size_t nbuckets, nprocs;

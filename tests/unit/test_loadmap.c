@@ -333,6 +333,38 @@ static void test_gone(struct fixture *fx, struct dcpi_loadmap *lm, int prog2)
 	     "another inode: path alone, no borrowed build-id");
 }
 
+/* Process churn maps the same files again and again: an inode at a path
+ * checked within the last second is not opened again (here: it is gone,
+ * and still identified); after that it is. */
+static void test_sighted(struct fixture *fx)
+{
+	struct dcpi_loadmap *lm = dcpi_loadmap_new(fx->procroot);
+	struct dcpi_mmap_event ev;
+	const struct dcpi_image *im;
+	char copy[PATH_MAX];
+	uint64_t off;
+	int first;
+
+	snprintf(copy, sizeof(copy), "%s/bin dir/prog2 copy", tmp);
+	fx_sh("cp '%s' '%s'", fx->prog2, copy);
+	ev = mmap_ev(600, 0x800000, 0x1000, 0, copy);
+	T_EQ(dcpi_loadmap_mmap(lm, &ev), 0, "mmap of a file, checked by opening it");
+	first = dcpi_loadmap_resolve(lm, 600, 0x800010, 0, &off);
+	im = dcpi_loadmap_image(lm, first);
+	T_OK(im && im->build_id_len == 20, "identified by its build-id");
+	unlink(copy);
+	ev.pid = ev.tid = 601;
+	T_EQ(dcpi_loadmap_mmap(lm, &ev), 0, "the same inode mapped again, at once");
+	T_EQ(dcpi_loadmap_resolve(lm, 601, 0x800010, 0, &off), first,
+	     "within the second: the same image, the file not opened again");
+	usleep(1100 * 1000);
+	ev.pid = ev.tid = 602;
+	T_EQ(dcpi_loadmap_mmap(lm, &ev), 0, "and again, later");
+	im = dcpi_loadmap_image(lm, dcpi_loadmap_resolve(lm, 602, 0x800010, 0, &off));
+	T_OK(im && im->build_id_len == 0, "after it: opened again (gone: path alone)");
+	dcpi_loadmap_free(lm);
+}
+
 static void test_lazy(struct fixture *fx, struct dcpi_loadmap *lm, int img)
 {
 	struct dcpi_loadmap_stats st0, st;
@@ -531,6 +563,7 @@ static void test_procroot(void)
 	test_rebuild(&fx, lm, img1);
 	test_forget(lm, img1);
 	dcpi_loadmap_free(lm);
+	test_sighted(&fx);
 }
 
 /* ---- the kernel ---------------------------------------------------------------------- */
