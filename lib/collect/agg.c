@@ -13,8 +13,9 @@ struct bin {
 	int64_t pid;
 	uint32_t label;         /* a labeller's id; 0 when unlabelled */
 	size_t nrows, cap;      /* cap: a power of 2, 0 before the first add */
-	uint64_t *keys;         /* offset + 1; 0 = empty slot */
-	uint64_t *counts;       /* cap * nevents */
+	uint64_t *slots;        /* cap slots of 1 + nevents words: offset + 1
+				   (0 = empty slot), then the counts; one
+				   cache miss finds a row and its counts */
 };
 
 struct dcpi_agg {
@@ -52,8 +53,7 @@ struct dcpi_agg *dcpi_agg_new(unsigned nevents)
 
 static void bin_release(struct bin *b)
 {
-	free(b->keys);
-	free(b->counts);
+	free(b->slots);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -141,29 +141,23 @@ static int find_bin(struct dcpi_agg *a, int image, int64_t pid, uint32_t label, 
 
 static int bin_grow(struct bin *b, unsigned nevents)
 {
-	size_t ncap = b->cap ? b->cap * 2 : 64;
-	uint64_t *nk = calloc(ncap, sizeof(*nk));
-	uint64_t *nc = calloc(ncap * nevents, sizeof(*nc));
+	size_t ncap = b->cap ? b->cap * 2 : 64, w = 1 + nevents;
+	uint64_t *ns = calloc(ncap * w, sizeof(*ns));
 
-	if (!nk || !nc) {
-		free(nk);
-		free(nc);
+	if (!ns)
 		return dcpi_error(ENOMEM, "out of memory");
-	}
 	for (size_t i = 0; i < b->cap; i++) {
+		const uint64_t *s = &b->slots[i * w];
 		size_t h;
 
-		if (!b->keys[i])
+		if (!s[0])
 			continue;
-		for (h = mix(b->keys[i]) & (ncap - 1); nk[h]; h = (h + 1) & (ncap - 1))
+		for (h = mix(s[0]) & (ncap - 1); ns[h * w]; h = (h + 1) & (ncap - 1))
 			;
-		nk[h] = b->keys[i];
-		memcpy(&nc[h * nevents], &b->counts[i * nevents], nevents * sizeof(*nc));
+		memcpy(&ns[h * w], s, w * sizeof(*ns));
 	}
-	free(b->keys);
-	free(b->counts);
-	b->keys = nk;
-	b->counts = nc;
+	free(b->slots);
+	b->slots = ns;
 	b->cap = ncap;
 	return 0;
 }
@@ -173,7 +167,7 @@ int dcpi_agg_add(struct dcpi_agg *a, int image, int64_t pid, uint32_t label, uin
 {
 	uint64_t key = offset + 1; /* offset ~0 would collide with "empty": fold it */
 	struct bin *b;
-	size_t bi = 0, h;
+	size_t bi = 0, h, w;
 	int err;
 
 	if (ev >= a->nevents)
@@ -191,14 +185,16 @@ int dcpi_agg_add(struct dcpi_agg *a, int image, int64_t pid, uint32_t label, uin
 		if (err)
 			return err;
 	}
-	for (h = mix(key) & (b->cap - 1); b->keys[h] && b->keys[h] != key; h = (h + 1) & (b->cap - 1))
+	w = 1 + a->nevents;
+	for (h = mix(key) & (b->cap - 1); b->slots[h * w] && b->slots[h * w] != key;
+	     h = (h + 1) & (b->cap - 1))
 		;
-	if (!b->keys[h]) {
-		b->keys[h] = key;
+	if (!b->slots[h * w]) {
+		b->slots[h * w] = key;
 		b->nrows++;
 		a->total_rows++;
 	}
-	b->counts[h * a->nevents + ev] += n;
+	b->slots[h * w + 1 + ev] += n;
 	return 0;
 }
 
@@ -225,9 +221,8 @@ void dcpi_agg_bin_clear(struct dcpi_agg *a, size_t bin)
 	struct bin *b = &a->bins[bin];
 
 	a->total_rows -= b->nrows;
-	free(b->keys);
-	free(b->counts);
-	b->keys = b->counts = NULL;
+	free(b->slots);
+	b->slots = NULL;
 	b->nrows = b->cap = 0;
 }
 
@@ -253,11 +248,12 @@ int dcpi_agg_bin_rows(const struct dcpi_agg *a, size_t bin, struct dcpi_profile 
 		goto out;
 	}
 	for (size_t i = 0; i < b->cap; i++) {
-		if (!b->keys[i])
+		const uint64_t *s = &b->slots[i * (1 + a->nevents)];
+
+		if (!s[0])
 			continue;
-		offs[n] = b->keys[i] - 1;
-		memcpy(&cnts[n * a->nevents], &b->counts[i * a->nevents],
-		       a->nevents * sizeof(*cnts));
+		offs[n] = s[0] - 1;
+		memcpy(&cnts[n * a->nevents], s + 1, a->nevents * sizeof(*cnts));
 		n++;
 	}
 	err = dcpi_profile_set_rows(p, n, offs, cnts);

@@ -53,10 +53,14 @@ struct rawkey {
 	uint8_t kernel;
 	uint8_t slow;                /* no image: each sample takes count_sample */
 	uint32_t gen;                /* the slot is used when == raw_gen */
+	uint32_t pgen;               /* its process's generation (struct pidslot) */
+	int32_t next;                /* its process's previous key, or -1 */
 	int32_t idx;                 /* image, offset and profile pid */
 	int64_t apid;
 	uint64_t off, n;
 };
+
+struct pidslot;
 
 struct dcpi_collector {
 	struct dcpi_collector_opts o;
@@ -68,7 +72,7 @@ struct dcpi_collector {
 	size_t nq, qcap;
 	struct fsample *fs;          /* samples of the drain, in ring order */
 	size_t nfs, fscap;
-	int32_t *pidset;             /* pids with side-band queued; 0 = empty slot */
+	struct pidslot *pidset;      /* pids with side-band queued */
 	size_t pidset_cap;
 	struct rawkey *raw;          /* the drain's distinct keys, open addressing */
 	size_t raw_cap, nraw;
@@ -459,13 +463,23 @@ static int cmp_qent(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static size_t pid_slot(const struct dcpi_collector *c, int32_t pid)
+/* A process with side-band records queued: its generation counts those
+ * applied in this pass, and its raw keys of the current generation are
+ * chained from head (raw_used indices), to be added to the aggregate
+ * before the next of its records changes what they mean. */
+struct pidslot {
+	int32_t pid;                 /* 0: empty */
+	uint32_t gen;
+	int32_t head;                /* -1: none */
+};
+
+static struct pidslot *pid_slot(const struct dcpi_collector *c, int32_t pid)
 {
 	size_t mask = c->pidset_cap - 1, h = ((uint32_t)pid * 0x9E3779B1u) & mask;
 
-	while (c->pidset[h] && c->pidset[h] != pid)
+	while (c->pidset[h].pid && c->pidset[h].pid != pid)
 		h = (h + 1) & mask;
-	return h;
+	return &c->pidset[h];
 }
 
 /* The set of processes with side-band records queued.  Pid 0 (the idle
@@ -477,7 +491,7 @@ static int pidset_build(struct dcpi_collector *c)
 	while (want < c->nq * 2)
 		want *= 2;
 	if (want > c->pidset_cap) {
-		int32_t *n = calloc(want, sizeof(*n));
+		struct pidslot *n = calloc(want, sizeof(*n));
 
 		if (!n)
 			return dcpi_error(ENOMEM, "out of memory");
@@ -489,13 +503,19 @@ static int pidset_build(struct dcpi_collector *c)
 	}
 	for (size_t i = 0; i < c->nq; i++)
 		if (c->q[i].pid != NO_PID && c->q[i].pid != 0)
-			c->pidset[pid_slot(c, c->q[i].pid)] = c->q[i].pid;
+			*pid_slot(c, c->q[i].pid) = (struct pidslot){ c->q[i].pid, 0, -1 };
 	return 0;
 }
 
-static int pidset_has(const struct dcpi_collector *c, int32_t pid)
+/* pid's slot when it has side-band records queued, else NULL. */
+static struct pidslot *pidset_find(const struct dcpi_collector *c, int32_t pid)
 {
-	return pid != 0 && c->pidset[pid_slot(c, pid)] == pid;
+	struct pidslot *s;
+
+	if (pid == 0 || !c->pidset_cap)
+		return NULL;
+	s = pid_slot(c, pid);
+	return s->pid == pid ? s : NULL;
 }
 
 static void fsample_record(const struct fsample *f, struct dcpi_record *r)
@@ -517,14 +537,14 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
-static size_t raw_hash(uint64_t ip, int32_t pid, unsigned ev, int kernel)
+static size_t raw_hash(uint64_t ip, int32_t pid, unsigned ev, int kernel, uint32_t pgen)
 {
 	return (size_t)mix64(ip ^ (uint64_t)(uint32_t)pid << 40 ^ (uint64_t)ev << 20 ^
-			     (uint64_t)kernel);
+			     (uint64_t)kernel ^ (uint64_t)pgen << 8);
 }
 
 /* A table of cap slots (a power of 2), the used ones of this generation
- * moved over; NULL raw: a new, empty one. */
+ * moved over in order (pid chains name them by that order). */
 static int raw_resize(struct dcpi_collector *c, size_t cap)
 {
 	struct rawkey *t = calloc(cap, sizeof(*t));
@@ -537,7 +557,7 @@ static int raw_resize(struct dcpi_collector *c, size_t cap)
 	}
 	for (size_t i = 0; i < c->nraw; i++) {
 		const struct rawkey *k = &c->raw[c->raw_used[i]];
-		size_t h = raw_hash(k->ip, k->pid, k->ev, k->kernel) & (cap - 1);
+		size_t h = raw_hash(k->ip, k->pid, k->ev, k->kernel, k->pgen) & (cap - 1);
 
 		while (t[h].gen)
 			h = (h + 1) & (cap - 1);
@@ -567,27 +587,36 @@ static int raw_reset(struct dcpi_collector *c)
 	return 0;
 }
 
-/* The key's slot, attributed when first met; NULL when out of memory. */
+/* The key's slot, attributed when first met, against the loadmap as it is
+ * now (so it must be the state of the sample's time); chained to ps, the
+ * process's slot, if it has side-band records.  NULL when out of memory. */
 static struct rawkey *raw_get(struct dcpi_collector *c, const struct dcpi_sample *s, int ev,
-			      int kernel)
+			      int kernel, struct pidslot *ps)
 {
-	size_t mask = c->raw_cap - 1, h = raw_hash(s->ip, s->pid, (unsigned)ev, kernel) & mask;
+	uint32_t pgen = ps ? ps->gen : 0;
+	size_t mask = c->raw_cap - 1, h = raw_hash(s->ip, s->pid, (unsigned)ev, kernel, pgen) & mask;
 	struct rawkey *k;
 
 	for (;; h = (h + 1) & mask) {
 		k = &c->raw[h];
 		if (k->gen != c->raw_gen)
 			break;
-		if (k->ip == s->ip && k->pid == s->pid && k->ev == ev && k->kernel == kernel)
+		if (k->ip == s->ip && k->pid == s->pid && k->ev == ev && k->kernel == kernel &&
+		    k->pgen == pgen)
 			return k;
 	}
 	if (c->nraw + 1 > c->raw_cap / 2) {
 		if (c->raw_cap >= (size_t)1 << 31 || raw_resize(c, c->raw_cap * 2))
 			return NULL;
-		return raw_get(c, s, ev, kernel);
+		return raw_get(c, s, ev, kernel, ps);
 	}
 	*k = (struct rawkey){ .ip = s->ip, .pid = s->pid, .ev = (uint16_t)ev,
-			      .kernel = (uint8_t)kernel, .gen = c->raw_gen };
+			      .kernel = (uint8_t)kernel, .gen = c->raw_gen, .pgen = pgen,
+			      .next = -1 };
+	if (ps) {
+		k->next = ps->head;
+		ps->head = (int32_t)c->nraw;
+	}
 	c->raw_used[c->nraw++] = (uint32_t)h;
 	k->idx = dcpi_loadmap_resolve(c->lm, s->pid, s->ip, kernel, &k->off);
 	if (k->idx < 0)
@@ -595,6 +624,70 @@ static struct rawkey *raw_get(struct dcpi_collector *c, const struct dcpi_sample
 	else
 		k->apid = is_bypid(c, k->idx) ? s->pid : -1;
 	return k;
+}
+
+/* Add a key's samples to the aggregate; only running out of memory is an
+ * error (kept in *err, the first). */
+static void raw_flush_key(struct dcpi_collector *c, struct rawkey *k, int *err)
+{
+	int e;
+
+	if (k->slow || !k->n)
+		return;
+	c->stats.samples += k->n;
+	c->stats.ev[k->ev].samples += k->n;
+	if (k->kernel)
+		c->stats.kernel += k->n;
+	e = agg_add(c, k->idx, k->apid, k->pid, k->off, k->ev, k->n);
+	if (!*err && e == -ENOMEM)
+		*err = e;
+	k->n = 0;
+}
+
+/* Before a side-band record of ps's process is applied: its keys so far
+ * go to the aggregate, later samples take new ones. */
+static void raw_flush_pid(struct dcpi_collector *c, struct pidslot *ps, int *err)
+{
+	for (int32_t u = ps->head; u >= 0;) {
+		struct rawkey *k = &c->raw[c->raw_used[u]];
+
+		raw_flush_key(c, k, err);
+		u = k->next;
+	}
+	ps->head = -1;
+	ps->gen++;
+}
+
+static int raw_flush(struct dcpi_collector *c)
+{
+	int err = 0;
+
+	for (size_t u = 0; u < c->nraw; u++)
+		raw_flush_key(c, &c->raw[c->raw_used[u]], &err);
+	c->nraw = 0;
+	return err;
+}
+
+/* Count one sample (of the fast path, or of the ordered one, in time
+ * order): by its key, or, where its key has no image, on its own. */
+static int count_one(struct dcpi_collector *c, const struct fsample *f, int ev,
+		     struct pidslot *ps)
+{
+	int kernel = (f->s.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	struct dcpi_record r;
+	struct rawkey *k;
+	int err;
+
+	if (ev < 0 || (unsigned)ev >= c->events.n)
+		return 0; /* not one of ours: cannot happen with our own rings */
+	k = raw_get(c, &f->s, ev, kernel, ps);
+	if (k && !k->slow) {
+		k->n++;
+		return 0;
+	}
+	fsample_record(f, &r);
+	err = count_sample(c, &r, ev);
+	return err == -ENOMEM ? err : 0; /* a record we could not use is not fatal */
 }
 
 /* Count the drain's samples that nothing queued can change the meaning
@@ -608,24 +701,18 @@ static struct rawkey *raw_get(struct dcpi_collector *c, const struct dcpi_sample
 static int count_fast(struct dcpi_collector *c, uint64_t horizon,
 		      int (*event_of)(const void *arg, uint64_t id), const void *arg)
 {
-	int kmaps, err = pidset_build(c);
+	int kmaps, err = 0;
 	uint64_t last_id = 0;
 	int last_ev = -1;
 	size_t i;
 
-	if (!err)
-		err = raw_reset(c);
-	if (err)
-		return err;
-	kmaps = pidset_has(c, -1);
+	kmaps = pidset_find(c, -1) != NULL;
 	for (i = 0; i < c->nfs && !err; i++) {
 		const struct fsample *f = &c->fs[i];
 		int kernel = (f->s.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
-		struct dcpi_record r;
-		struct rawkey *k;
 		size_t off = c->arena.len;
 
-		if (f->s.time > horizon || pidset_has(c, f->s.pid) || (kernel && kmaps)) {
+		if (f->s.time > horizon || pidset_find(c, f->s.pid) || (kernel && kmaps)) {
 			if ((err = DCPI_GROW(c->q, c->qcap, c->nq + 1, SIZE_MAX, "queued records")) ||
 			    (err = dcpi_buf_put(&c->arena, f, sizeof(*f))))
 				break;
@@ -636,68 +723,69 @@ static int count_fast(struct dcpi_collector *c, uint64_t horizon,
 			last_id = f->s.id;
 			last_ev = event_of(arg, f->s.id);
 		}
-		if (last_ev < 0 || (unsigned)last_ev >= c->events.n)
-			continue; /* not one of ours: cannot happen with our own rings */
-		k = raw_get(c, &f->s, last_ev, kernel);
-		if (k && !k->slow) {
-			k->n++;
-			continue;
-		}
-		fsample_record(f, &r);
-		err = count_sample(c, &r, last_ev);
-		if (err && err != -ENOMEM)
-			err = 0; /* a record we could not use is not fatal */
-	}
-	for (size_t u = 0; u < c->nraw; u++) {
-		struct rawkey *k = &c->raw[c->raw_used[u]];
-		int e;
-
-		if (k->slow || !k->n)
-			continue;
-		c->stats.samples += k->n;
-		c->stats.ev[k->ev].samples += k->n;
-		if (k->kernel)
-			c->stats.kernel += k->n;
-		e = agg_add(c, k->idx, k->apid, k->pid, k->off, k->ev, k->n);
-		if (!err && e == -ENOMEM)
-			err = e;
+		err = count_one(c, f, last_ev, NULL);
 	}
 	c->nfs = 0; /* on an error, what is left is dropped (out of memory) */
 	return err;
+}
+
+/* A queued record, in time order: a sample by its key (generation: its
+ * process's side-band records applied so far), a side-band record after
+ * the keys it would change the meaning of are counted. */
+static int take_queued(struct dcpi_collector *c, const struct qent *q,
+		       int (*event_of)(const void *arg, uint64_t id), const void *arg, int kmaps)
+{
+	const uint8_t *raw = c->arena.data + q->off;
+	struct dcpi_record r;
+	struct pidslot *ps;
+	int err = 0;
+
+	if (q->sample) {
+		struct fsample f;
+		int kernel;
+
+		memcpy(&f, raw, sizeof(f));
+		kernel = (f.s.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+		if (kernel && kmaps) { /* the kernel's images change in this pass: one by one */
+			fsample_record(&f, &r);
+			err = dcpi_collector_feed(c, &r, event_of(arg, f.s.id));
+			return err == -ENOMEM ? err : 0;
+		}
+		return count_one(c, &f, event_of(arg, f.s.id), pidset_find(c, f.s.pid));
+	}
+	if (dcpi_record_decode_flags(raw, q->len,
+				     c->o.mmap_build_id ? DCPI_RECORD_WANT_BUILD_ID : 0, &r))
+		return 0; /* malformed: skip it, never crash on it */
+	if (q->pid != NO_PID && (ps = pidset_find(c, q->pid)))
+		raw_flush_pid(c, ps, &err);
+	if (!err)
+		err = dcpi_collector_feed(c, &r, -1);
+	return err == -ENOMEM ? err : 0; /* a record we could not use is not fatal */
 }
 
 int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
 			   int (*event_of)(const void *arg, uint64_t id), const void *arg)
 {
 	struct dcpi_buf rest = DCPI_BUF_INIT;
-	size_t i, keep = 0;
-	int err;
+	size_t i = 0, keep = 0;
+	int err, ferr, kmaps;
 
 	if (c->arena.len > QUEUE_MAX_BYTES)
 		horizon = UINT64_MAX; /* bounded memory beats perfect order */
-	err = count_fast(c, horizon, event_of, arg);
+	err = pidset_build(c);
+	if (!err)
+		err = raw_reset(c);
+	if (!err)
+		err = count_fast(c, horizon, event_of, arg);
 	if (c->nq)
 		qsort(c->q, c->nq, sizeof(*c->q), cmp_qent);
-	for (i = 0; !err && i < c->nq && c->q[i].time <= horizon; i++) {
-		struct dcpi_record r;
-		const uint8_t *raw = c->arena.data + c->q[i].off;
-
-		if (c->q[i].sample) {
-			struct fsample f;
-
-			memcpy(&f, raw, sizeof(f));
-			fsample_record(&f, &r);
-		} else if (dcpi_record_decode_flags(raw, c->q[i].len,
-						    c->o.mmap_build_id ? DCPI_RECORD_WANT_BUILD_ID
-								       : 0, &r)) {
-			continue; /* malformed: skip it, never crash on it */
-		}
-		err = dcpi_collector_feed(c, &r, r.type == PERF_RECORD_SAMPLE ? event_of(arg, r.id) : -1);
-		if (err && err != -ENOMEM)
-			err = 0; /* a record we could not use is not fatal */
-		if (err)
+	kmaps = pidset_find(c, -1) != NULL;
+	for (; !err && i < c->nq && c->q[i].time <= horizon; i++)
+		if ((err = take_queued(c, &c->q[i], event_of, arg, kmaps)))
 			break; /* kept, for the next call */
-	}
+	ferr = raw_flush(c);
+	if (!err)
+		err = ferr;
 	/* keep the records past the horizon, compacted */
 	for (; i < c->nq; i++) {
 		struct qent e = c->q[i];
