@@ -194,6 +194,85 @@ static int estimate(const struct dcpi_calc_input *in, struct dcpi_calc *c, struc
 	return 0;
 }
 
+/* Mode TIME: a block runs at most as often as its predecessors together,
+ * and at most as often as its successors together, so the sum of their
+ * upper bounds bounds it too; and a class runs as often as each member,
+ * so the least of those bounds holds for all of them.  This carries a
+ * tight bound (a block that ran near its best case) to a stalled
+ * neighbour whose own samples bound it loosely (a loop exit's mispredict
+ * or a cache miss lands on the block after it: the loop's body is then
+ * bounded by its header).  A node without a bound (outside, unknown, a
+ * block without an estimate or whose class had no samples) bounds
+ * nothing, nor does one from fewer than FLOW_BOUND_SUPPORT samples (a
+ * short block's interior loses samples to skid: its bound can be low);
+ * an unreachable block bounds at 0.  Lowered only past the samples' noise
+ * (FLOW_BOUND_TOL); at most FLOW_BOUND_PASSES passes over the edges, each
+ * O(edges).  A class so lowered is marked stall-prone (at most M). */
+#define FLOW_BOUND_TOL 1.15
+#define FLOW_BOUND_PASSES 8
+#define FLOW_BOUND_SUPPORT DCPI_CALC_HIGH
+
+static int bounded(const struct dcpi_calc *c, const struct calc_est *est, size_t v)
+{
+	return v < c->cfg.nblocks && est[v].has && !est[v].zero;
+}
+
+/* v's bound as a neighbour: an unreachable block never runs (padding
+ * before a loop falls into it) */
+static double neighbour_bound(const struct dcpi_calc *c, const struct calc_est *est, size_t v)
+{
+	if (v < c->cfg.nblocks && !c->cfg.blocks[v].reachable)
+		return 0;
+	return bounded(c, est, v) && est[v].support >= FLOW_BOUND_SUPPORT ? est[v].w : INFINITY;
+}
+
+static int flow_bounds(struct dcpi_calc *c, struct calc_est *est)
+{
+	size_t nb = c->cfg.nblocks;
+	double *in = calloc(2 * nb + 1, sizeof(double)), *out;
+	double *lim = calloc(c->cfg.nclasses + 1, sizeof(double));
+	int changed = 1;
+
+	if (!in || !lim) {
+		free(in), free(lim);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	out = in + nb;
+	for (int pass = 0; pass < FLOW_BOUND_PASSES && changed; pass++) {
+		changed = 0;
+		for (size_t b = 0; b < nb; b++)
+			in[b] = out[b] = 0;
+		for (size_t e = 0; e < c->cfg.nedges; e++) {
+			const struct dcpi_cfg_edge *ge = &c->cfg.edges[e];
+
+			if (ge->to < nb)
+				in[ge->to] += neighbour_bound(c, est, ge->from);
+			if (ge->from < nb)
+				out[ge->from] += neighbour_bound(c, est, ge->to);
+		}
+		for (size_t k = 0; k < c->cfg.nclasses; k++)
+			lim[k] = INFINITY;
+		for (size_t b = 0; b < nb; b++) {
+			/* nothing in (the entry) or out (an exit): no bound that way */
+			double l = fmin(in[b] > 0 ? in[b] : INFINITY, out[b] > 0 ? out[b] : INFINITY);
+
+			if (bounded(c, est, b) && l * FLOW_BOUND_TOL < est[b].w)
+				lim[c->cfg.blocks[b].cls] = fmin(lim[c->cfg.blocks[b].cls], l);
+		}
+		for (size_t b = 0; b < nb; b++) {
+			double l = lim[c->cfg.blocks[b].cls];
+
+			if (!isinf(l) && bounded(c, est, b) && l < est[b].w) {
+				est[b].w = l;
+				est[b].stall_prone = 1;   /* its own samples held stalls */
+				changed = 1;
+			}
+		}
+	}
+	free(in), free(lim);
+	return 0;
+}
+
 /* ---- after reconciliation ------------------------------------------------------------ */
 
 static char weaker(char a, char b)
@@ -336,6 +415,8 @@ int dcpi_calc_run(const struct dcpi_calc_input *in, struct dcpi_calc *out)
 		block_basics(in, out);
 		err = estimate(in, out, est);
 	}
+	if (!err && in->mode == DCPI_CALC_TIME)
+		err = flow_bounds(out, est);
 	if (!err)
 		err = calc_reconcile(in->mode, out, est);
 	for (size_t b = 0; !err && in->mode == DCPI_CALC_EXACT && b < out->cfg.nblocks; b++)
