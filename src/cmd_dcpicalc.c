@@ -240,6 +240,14 @@ static void print_insns(const struct calc *k, size_t b)
 	}
 }
 
+/* Time samples made cycles by the clock rate in the epoch's statistics. */
+static int clock_converted(const struct calc *k)
+{
+	return k->c.mode == DCPI_CALC_TIME && k->c.absolute && k->set.stats.clock_khz &&
+	       k->cols.time >= 0 && dcpi_profset_event(&k->set, "cycles") < 0 &&
+	       dcpi_profset_event(&k->set, "cpu-cycles") < 0;
+}
+
 static void print_intro(const struct calc *k)
 {
 	const struct dcpi_calc *c = &k->c;
@@ -261,6 +269,11 @@ static void print_intro(const struct calc *k)
 		printf("note: counts are RELATIVE (hottest block = %.0f): %s samples time, and no "
 		       "clock rate converts it to cycles; cpi and probabilities do not depend "
 		       "on the scale\n", DCPI_CALC_REL_SCALE, k->set.events[k->cols.time]);
+	if (clock_converted(k))
+		printf("note: counts are ABSOLUTE estimates: %s samples converted to cycles at "
+		       "%.3f GHz, the clock the collector measured at start; each count is as "
+		       "good as its confidence\n", k->set.events[k->cols.time],
+		       (double)k->set.stats.clock_khz / 1e6);
 	if (!c->has_cpi)
 		printf("note: no cpi: %s\n", k->cols.time < 0 ? "no cycles or time samples"
 		       : "the samples measure time, and no clock rate converts it to cycles");

@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "dcpi/ctl.h"
+#include "dcpi/cpuclock.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/event.h"
@@ -45,6 +46,7 @@ struct daemon {
 	unsigned gc_days;       /* -gc: 0 off */
 	double budget;          /* -budget PCT: 0 off */
 	double ns_per_sample;   /* calibrated cost of one sample; 0 unknown */
+	uint64_t clock_khz;     /* measured CPU clock; 0 unknown */
 	uint64_t started_ns;    /* when sampling began */
 	double cpu_at_start;    /* our CPU seconds then (start-up is not steady state) */
 	uint64_t samples_at_start, samples_before; /* for the rate: see leave_epoch */
@@ -400,6 +402,8 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 	dcpi_buf_printf(b, "pid: %d\ndatabase: %s\nhost: %s\nplatform: %s\nepoch: %s\ncpus: %u\n",
 			(int)getpid(), d->db, d->host, d->platform, dcpi_run_epoch(d->run),
 			st->ncpus);
+	if (st->clock_khz)
+		dcpi_buf_printf(b, "clock: %.3f GHz (measured at start)\n", st->clock_khz / 1e6);
 	if (!dcpi_db_usage(d->db, &bytes, &nepochs))
 		dcpi_buf_printf(b, "database size: %.1f MiB in %zu epochs\n", bytes / 1048576.0,
 				nepochs);
@@ -605,12 +609,30 @@ static int is_clock(const struct dcpi_event_spec *ev)
 	return !strcmp(ev->name, "cpu-clock") || !strcmp(ev->name, "task-clock");
 }
 
+/* The CPU clock, into every epoch's statistics: time samples then convert
+ * to cycles (dcpicalc).  /proc/cpuinfo's figure is logged beside it. */
+static void measure_clock(struct daemon *d)
+{
+	struct dcpi_cpuclock ck;
+
+	if (dcpi_cpuclock_measure(NULL, &ck)) {
+		logmsg(d, LOG_INFO, "clock rate not measured (time samples stay relative): %s",
+		       dcpi_errmsg());
+		return;
+	}
+	d->clock_khz = (uint64_t)(ck.cycles_per_ns * 1e6 + 0.5);
+	logmsg(d, LOG_INFO, "CPU clock %.3f GHz (a chain of dependent adds, the median of %d "
+	       "rounds; the fastest %.3f GHz; /proc/cpuinfo says %.0f MHz)", ck.cycles_per_ns,
+	       ck.rounds, ck.best, ck.cpuinfo_mhz);
+}
+
 /* The cost of one sample, measured here with the first event, and with
  * -budget the clock events' periods that keep the interrupts within it. */
 static void calibrate(struct daemon *d)
 {
 	struct dcpi_event_spec *ev = &d->events.ev[0];
 
+	measure_clock(d);
 	if (dcpi_overhead_calibrate(ev, &d->ns_per_sample)) {
 		d->ns_per_sample = 0;
 		logmsg(d, LOG_INFO, "overhead not estimated: %s", dcpi_errmsg());
@@ -668,7 +690,8 @@ static void open_sampling(struct daemon *d)
 		.sampling = { .pid = -1, .ring_pages = d->ring_pages, .sideband = 1,
 			      .mmap_build_id = d->buildid_mmap },
 		.bypid = d->bypid, .nbypid = d->nbypid, .unknown_per_pid = d->unknown_per_pid,
-		.label_keys = d->label_keys, .dirmode = d->dirmode, .filemode = d->filemode, .on_warning = on_warning,
+		.label_keys = d->label_keys, .dirmode = d->dirmode, .filemode = d->filemode,
+		.clock_khz = d->clock_khz, .on_warning = on_warning,
 		.on_unknown = d->logmaps ? on_unknown : NULL,
 		.on_merged = d->imagecache ? on_merged : NULL, .arg = d,
 	};

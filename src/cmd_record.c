@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "report.h"
+#include "dcpi/cpuclock.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/imagecache.h"
@@ -56,6 +57,7 @@ struct record {
 	sigset_t oldmask;            /* restored in the child before exec */
 	int status;                  /* the child's wait status */
 	unsigned drain_warnings;
+	uint64_t clock_khz;          /* measured CPU clock; 0 unknown */
 };
 
 /* ---- options ------------------------------------------------------------ */
@@ -304,6 +306,21 @@ static void on_merged(void *arg, int index, const struct dcpi_image *img)
 		cli_warn("image cache: %s", dcpi_errmsg());
 }
 
+/* The CPU clock, so that time samples convert to cycles (dcpicalc);
+ * measured before the command starts, so nothing of it competes. */
+static void measure_clock(struct record *r)
+{
+	struct dcpi_cpuclock ck;
+
+	if (dcpi_cpuclock_measure(NULL, &ck)) {
+		if (!r->quiet)
+			fprintf(stderr, "%s: note: %s; time samples stay relative\n", cli_prog,
+				dcpi_errmsg());
+		return;
+	}
+	r->clock_khz = (uint64_t)(ck.cycles_per_ns * 1e6 + 0.5);
+}
+
 static void open_run(struct record *r)
 {
 	struct dcpi_run_opts ro = {
@@ -311,7 +328,7 @@ static void open_run(struct record *r)
 		.sampling = { .pid = r->syswide ? -1 : r->child, .inherit = !r->syswide,
 			      .sideband = 1 },
 		.kernel_fallback = 1, .dirmode = DIRMODE, .filemode = FILEMODE,
-		.label_keys = r->label_keys,
+		.label_keys = r->label_keys, .clock_khz = r->clock_khz,
 		.on_warning = on_warning,
 		.on_merged = r->imagecache ? on_merged : NULL, .arg = r,
 	};
@@ -467,6 +484,7 @@ int cmd_record(int argc, char **argv)
 	r.sigfd = setup_signals(&r);
 	if (r.sigfd < 0)
 		cli_die("signalfd: %s", strerror(errno));
+	measure_clock(&r);
 	start_child(&r);
 	open_run(&r);
 	if (dcpi_run_start(r.run)) {

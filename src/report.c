@@ -141,6 +141,8 @@ void report_print_header(FILE *f, const char *db, const struct dcpi_profset *set
 				st->throttled == 1 ? "" : "s");
 		fprintf(f, "\n");
 	}
+	if (st->clock_khz)
+		fprintf(f, "Clock: %.3f GHz (measured by the collector)\n", st->clock_khz / 1e6);
 	for (size_t i = 0; i < w->n; i++)
 		fprintf(f, "warning: %s\n", cli_safe(w->v[i]));
 }
@@ -154,6 +156,8 @@ void report_json_header(struct dcpi_json *j, const struct dcpi_profset *set,
 	dcpi_json_key_strs(j, "hosts", (const char *const *)set->hosts, set->nhosts);
 	dcpi_json_break(j);
 	dcpi_json_key_u64(j, "samples", st->samples);
+	if (st->clock_khz)
+		dcpi_json_key_u64(j, "clock_khz", st->clock_khz);
 	dcpi_json_key_u64(j, "lost", st->lost);
 	dcpi_json_key_u64(j, "unknown", st->unknown);
 	dcpi_json_key_u64(j, "throttled", st->throttled);
@@ -348,6 +352,10 @@ void report_calc_cols(const struct dcpi_profset *set, int mode, struct dcpi_calc
 	memset(c, 0, sizeof(*c));
 	c->time = cy >= 0 ? cy : event_col(set, clocks);
 	c->cycles_per_sample = cy >= 0 ? (double)set->periods[cy] : 0;
+	/* a time event's period (ns) at the clock dcpid measured (kHz) */
+	if (cy < 0 && c->time >= 0 && set->stats.clock_khz)
+		c->cycles_per_sample = (double)set->periods[c->time] *
+				       (double)set->stats.clock_khz / 1e6;
 	c->retired = event_col(set, retired);
 	c->retired_period = c->retired >= 0 ? (double)set->periods[c->retired] : 0;
 	c->mode = mode >= 0 ? (enum dcpi_calc_mode)mode

@@ -3,7 +3,8 @@
  * hot procedure's blocks estimated in each mode and compared with the
  * exact counts.
  *   accuracy KERNEL DB IMAGE PROC [KERNEL DB IMAGE PROC ...]
- * Modes: (b) time, from the real cpu-clock samples; (a) retired, with
+ * Modes: (b) time, from the real cpu-clock samples, relative, and again
+ * with the clock rate dcpi record measured (epoch stats), absolute; (a) retired, with
  * instruction samples drawn from the exact counts (Poisson thinning at a
  * fixed seed, about A_SAMPLES per procedure), without and with skid (each
  * sample moved to the next instruction executed); (c) exact.  The naive
@@ -29,9 +30,9 @@
 #define MIN_SAMPLES 64
 #define MIN_SHARE 0.01
 
-enum { M_TIME, M_NAIVE, M_RET, M_RET_SKID, M_EXACT, M_N };
-static const char *const mode_names[M_N] = { "(b) time", "naive", "(a) retired",
-					     "(a) retired+skid", "(c) exact" };
+enum { M_TIME, M_TIME_CLOCK, M_NAIVE, M_RET, M_RET_SKID, M_EXACT, M_N };
+static const char *const mode_names[M_N] = { "(b) time", "(b) time+clock", "naive",
+					     "(a) retired", "(a) retired+skid", "(c) exact" };
 
 /* counts per mode: [0] all, [1] H, [2] M, [3] L; within 10/25, shape/abs */
 struct score {
@@ -183,6 +184,12 @@ static void run_mode(struct kern *k, int mode, const char *kernel)
 	} else if (mode == M_EXACT) {
 		cols.exact = k->exact;
 		cols.mode = DCPI_CALC_EXACT;
+	} else if (mode == M_TIME_CLOCK) {
+		/* the clock dcpi record measured: absolute counts */
+		if (!k->set.stats.clock_khz || !k->set.periods[k->time_col])
+			return;
+		cols.cycles_per_sample = (double)k->set.periods[k->time_col] *
+					 (double)k->set.stats.clock_khz / 1e6;
 	}
 	if (dcpi_calc_annotation(k->img, &k->a, &cols, &c)) {
 		fprintf(stderr, "accuracy: %s: %s\n", kernel, dcpi_errmsg());

@@ -36,9 +36,16 @@ struct dcpi_profset {
 	struct dcpi_epoch_stats stats;     /* summed over epochs and hosts; start is
 					      the earliest, updated the latest */
 	size_t nstats;          /* statistics files read */
+	/* stats.clock_khz: the clock every statistics file read measured (their
+	   mean), or 0 when one has none or two disagree by more than
+	   DCPI_PROFSET_CLOCK_SPREAD: samples of unknown or mixed clocks are
+	   not converted to cycles */
+	int clock_mixed;
 	size_t nbad;            /* profiles that could not be read */
 	char *first_bad;        /* the first one's error message */
 };
+
+#define DCPI_PROFSET_CLOCK_SPREAD 0.05
 
 /* Load profiles of db: epoch is a name, "latest" (or NULL) or "all";
  * host is a name, "all" (or NULL: this host, else all when there is only

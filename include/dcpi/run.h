@@ -55,6 +55,9 @@ struct dcpi_run_opts {
 	unsigned label_keys;           /* dcpi_collector_opts */
 	size_t label_cap;
 	unsigned dirmode, filemode;    /* 0: 0700, 0600 */
+	uint64_t clock_khz;            /* the CPU clock (dcpi/cpuclock.h), into each
+					  epoch's statistics; 0: not measured (a
+					  continued epoch keeps the one it has) */
 	/* a complete one-line message: something failed, the run goes on */
 	void (*on_warning)(void *arg, const char *msg);
 	void (*on_unknown)(void *arg, int32_t pid, uint64_t ip, int kernel);

@@ -31,6 +31,10 @@ struct dcpi_epoch_stats {
 	char labels[32];        /* the label keys (dcpid -label): "comm,uid"; "" none */
 	uint64_t label_values;  /* label values kept apart */
 	uint64_t label_other;   /* samples whose value was past the cap: "other" */
+	uint64_t clock_khz;     /* the CPU clock the collector measured at start
+				   (dcpi/cpuclock.h), kHz; 0: not measured (and
+				   in files older writers wrote).  Converts time
+				   samples to cycles */
 	uint32_t ncpus;
 	uint32_t nevents;
 	struct dcpi_stats_event ev[DCPI_MAX_EVENTS];

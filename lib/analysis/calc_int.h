@@ -7,7 +7,8 @@
 /* One block's estimate before reconciliation. */
 struct calc_est {
 	double w;            /* executions (relative units in mode TIME without a clock) */
-	double support;      /* samples behind it (INFINITY: exact) */
+	double support;      /* samples behind it (INFINITY: exact); mode TIME:
+				the firm ones only (calc.c, struct interior) */
 	int stall_prone;     /* its cluster holds long-latency instructions */
 	int has;             /* 0: no estimate: the graph decides */
 	int zero;            /* no samples in its class: estimated 0, raised at a

@@ -280,6 +280,7 @@ static void begin_stats(struct dcpi_run *r)
 	st->kernel = old.kernel;
 	st->label_other = old.label_other;
 	st->start = old.start;
+	st->clock_khz = r->o.clock_khz ? r->o.clock_khz : old.clock_khz;
 	for (unsigned e = 0; e < st->nevents; e++)
 		st->ev[e].samples = old.ev[e].samples;
 	snprintf(st->epoch, sizeof(st->epoch), "%s", r->epoch);

@@ -1,6 +1,7 @@
 /* Choosing and loading profiles from the database: see dcpi/profset.h. */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,23 @@ static int add_event(struct dcpi_profset *s, const struct dcpi_profile_event *pe
 	return 0;
 }
 
+/* One more statistics file's clock into the set's (see clock_mixed). */
+static void add_clock(struct dcpi_profset *s, uint64_t khz)
+{
+	double mean = (double)s->stats.clock_khz;
+
+	if (s->clock_mixed)
+		return;
+	if (!khz || (s->nstats && !mean) ||
+	    (s->nstats && fabs((double)khz - mean) > DCPI_PROFSET_CLOCK_SPREAD * mean)) {
+		s->clock_mixed = 1;
+		s->stats.clock_khz = 0;
+		return;
+	}
+	s->stats.clock_khz = (uint64_t)((mean * (double)s->nstats + (double)khz) /
+					(double)(s->nstats + 1) + 0.5);
+}
+
 static void add_stats_file(struct dcpi_profset *s, const char *path)
 {
 	struct dcpi_epoch_stats st;
@@ -127,6 +145,7 @@ static void add_stats_file(struct dcpi_profset *s, const char *path)
 		s->stats.start = st.start;
 	if (st.updated > s->stats.updated)
 		s->stats.updated = st.updated;
+	add_clock(s, st.clock_khz);
 	s->nstats++;
 }
 

@@ -56,6 +56,8 @@ int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsign
 		"unknown %" PRIu64 "\nkernel %" PRIu64 "\nimages %" PRIu64 "\n",
 		dcpi_version(), st->epoch, st->platform, st->start, st->updated, st->ncpus, st->samples,
 		st->lost, st->throttled, st->unknown, st->kernel, st->images);
+	if (!err && st->clock_khz)
+		err = dcpi_buf_printf(&b, "clock_khz %" PRIu64 "\n", st->clock_khz);
 	if (!err && st->labels[0])
 		err = dcpi_buf_printf(&b, "labels %s\nlabel_values %" PRIu64 "\nlabel_other %"
 				      PRIu64 "\n", st->labels, st->label_values, st->label_other);
@@ -127,6 +129,7 @@ static int parse_line(char *line, struct dcpi_epoch_stats *st)
 		{ "images", offsetof(struct dcpi_epoch_stats, images) },
 		{ "label_values", offsetof(struct dcpi_epoch_stats, label_values) },
 		{ "label_other", offsetof(struct dcpi_epoch_stats, label_other) },
+		{ "clock_khz", offsetof(struct dcpi_epoch_stats, clock_khz) },
 	};
 	char *val = strchr(line, ' ');
 	uint64_t x;

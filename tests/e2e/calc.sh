@@ -3,8 +3,9 @@
 # and counted with dcpix (callgrind), then dcpicalc estimates its
 # insertion sort from the samples and reads the exact counts with -exact:
 # the exact counts must conserve flow through the hot loop, and the
-# estimated loop must be the hottest block.  Usage errors and a missing
-# valgrind need nothing.
+# estimated loop must be the hottest block; with the clock dcpi record
+# measured the counts are absolute, without it relative.  Usage errors and
+# a missing valgrind need nothing.
 . "$DCPI_ROOT/tests/tap.sh"
 
 X=$DCPI_BIN/dcpix
@@ -75,8 +76,28 @@ top=$(grep -o '"freq": [0-9.]*' <<<"$out" | awk '{ if ($2 > m) m = $2 } END { pr
 [ "$top" -gt 1100000 ] && [ "$top" -lt 4500000 ] &&
 	pass "the inner loop's exact count is about n^2/4 ($top)" ||
 	fail "the inner loop's exact count is about n^2/4" "top $top"
+# dcpi record measured the clock into the epoch's statistics: absolute
+# counts, said so; the same statistics without it (an older writer): the
+# counts stay relative
+stats=$(ls "$T"/db/2*/*/epoch.stats | head -1)
+if grep -q '^clock_khz [1-9]' "$stats"; then
+	out=$("$C" -db "$T/db" -epoch all fx_isort "$T/fx" 2>&1); rc=$?
+	[ $rc -eq 0 ] && grep -q "counts are ABSOLUTE estimates: cpu-clock samples converted to cycles at [0-9.]* GHz" <<<"$out" &&
+		grep -q "^Clock: [0-9.]* GHz" <<<"$out" && grep -q " freq c " <<<"$out" &&
+		pass "time samples and a measured clock: absolute counts, said so" ||
+		fail "time samples and a measured clock: absolute counts, said so" "rc=$rc $out"
+	top=$("$C" -db "$T/db" -epoch all -json fx_isort "$T/fx" 2>&1 |
+		grep -o '"freq": [0-9.]*' | awk '{ if ($2 > m) m = $2 } END { printf "%d", m }')
+	# an upper bound's estimate, on a cost model of another core: within 10x
+	[ "$top" -gt 225000 ] && [ "$top" -lt 22500000 ] &&
+		pass "absolute count of the inner loop near n^2/4 = 2.25M ($top)" ||
+		fail "absolute count of the inner loop near n^2/4 = 2.25M" "top $top"
+	sed -i '/^clock_khz /d' "$stats"
+else
+	skip "dcpi record measured no clock here: absolute counts not checked"
+fi
 out=$("$C" -db "$T/db" -epoch all fx_isort "$T/fx" 2>&1); rc=$?
-[ $rc -eq 0 ] && grep -q "counts are RELATIVE" <<<"$out" &&
+[ $rc -eq 0 ] && grep -q "counts are RELATIVE" <<<"$out" && ! grep -q "^Clock:" <<<"$out" &&
 	pass "time samples alone: relative counts, said so" ||
 	fail "time samples alone: relative counts, said so" "rc=$rc $out"
 # dcpicoverage -exact: with n = 3000 every block of the sort ran but the

@@ -411,6 +411,24 @@ static void test_estimate(void)
 	T_OK(c.blocks[1].cpi > 0, "cpi still computed");
 	dcpi_calc_free(&c);
 
+	/* time only: B2 (jmp, its only predecessor the loop B1) stalled, 5000
+	   samples on one instruction; the loop ran near its best case, with
+	   firm samples (past its second instruction).  B2 runs at most as
+	   often as B1: its estimate is B1's bound, not its own, and not H */
+	{
+		uint64_t stall[7] = { 0, 0, 0, 150, 150, 5000, 0 };
+
+		in.time = stall;
+		T_EQ(dcpi_calc_run(&in, &c), 0, "time mode with a stalled block runs");
+		T_OK(c.blocks[2].estimate > 0 &&
+		     c.blocks[2].estimate <= c.blocks[1].estimate * (1 + 1e-9),
+		     "the stalled block bounded by its predecessor: %g <= %g",
+		     c.blocks[2].estimate, c.blocks[1].estimate);
+		T_OK(c.blocks[2].conf != 'H', "and not H (%c)", c.blocks[2].conf);
+		dcpi_calc_free(&c);
+		in.time = time;
+	}
+
 	in.mode = DCPI_CALC_RETIRED;
 	T_EQ(dcpi_calc_run(&in, &c), -EINVAL, "retired mode without retired samples: EINVAL");
 	in.mode = DCPI_CALC_EXACT;

@@ -1,5 +1,6 @@
 /* The epoch statistics writer refuses what the parser would read back
- * differently, instead of writing a file that says something else. */
+ * differently, instead of writing a file that says something else; the
+ * optional clock rate round-trips, and files without it still read. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,27 @@ int main(void)
 	T_EQ(dcpi_stats_write(path, &st, 0600), -EINVAL, "too many events refused");
 	T_EQ(dcpi_stats_read(path, &back), 0, "the refused writes left the old file");
 	T_STREQ(back.platform, "vm", "old file intact");
+	/* the clock rate: optional, so files of older writers still read */
+	{
+		static const char old_file[] = "# dcpi epoch statistics\nwriter dcpi 0.6.0\n"
+			"epoch 20261122T101500Z\nplatform vm\nstart 1795342500\nsamples 7\n"
+			"event cpu-clock period 500000 samples 7 enabled 1 running 1\n";
+
+		T_EQ(dcpi_stats_parse(old_file, sizeof(old_file) - 1, &back), 0,
+		     "a file without clock_khz (older writer) reads");
+		T_EQ(back.clock_khz, 0, "and has no clock rate");
+		T_EQ(back.samples, 7, "but its counts");
+		base(&st);
+		T_EQ(dcpi_stats_write(path, &st, 0600), 0, "no clock written");
+		T_EQ(dcpi_stats_read(path, &back), 0, "read back");
+		T_EQ(back.clock_khz, 0, "still none");
+		st.clock_khz = 3729312;
+		T_EQ(dcpi_stats_write(path, &st, 0600), 0, "a clock rate written");
+		T_EQ(dcpi_stats_read(path, &back), 0, "read back");
+		T_EQ(back.clock_khz, 3729312, "clock_khz round-trips");
+		T_EQ(dcpi_stats_parse("clock_khz -5\n", 13, &back), -EBADMSG,
+		     "a negative clock is malformed");
+	}
 	unlink(path);
 	rmdir(dir);
 	return t_done();
