@@ -271,8 +271,10 @@ static void print_intro(const struct calc *k)
 		       "on the scale\n", DCPI_CALC_REL_SCALE, k->set.events[k->cols.time]);
 	if (clock_converted(k))
 		printf("note: counts are ABSOLUTE estimates: %s samples converted to cycles at "
-		       "%.3f GHz, the clock the collector measured at start; each count is as "
-		       "good as its confidence\n", k->set.events[k->cols.time],
+		       "%.3f GHz, the clock the collector measured at start; their scale is only "
+		       "as good as the static cost model for this core (see ACCURACY in "
+		       "dcpicalc(1)): the confidences speak for the counts relative to each "
+		       "other, not for the scale\n", k->set.events[k->cols.time],
 		       (double)k->set.stats.clock_khz / 1e6);
 	if (!c->has_cpi)
 		printf("note: no cpi: %s\n", k->cols.time < 0 ? "no cycles or time samples"
