@@ -61,6 +61,8 @@ struct dcpi_sampler_ops {
 			  size_t max);                   /* NULL: none, poll by time */
 	unsigned (*ncpus)(const struct dcpi_sampler *s); /* NULL: 0, unknown */
 	int (*drain)(struct dcpi_sampler *s, dcpi_record_cb cb, void *arg);
+	int (*drain_split)(struct dcpi_sampler *s, dcpi_record_cb side, int (*mid)(void *arg),
+			   dcpi_record_cb samples, void *arg); /* NULL: -EOPNOTSUPP */
 	int (*event_of)(const struct dcpi_sampler *s, uint64_t id);
 	int (*times)(const struct dcpi_sampler *s, unsigned ev, uint64_t *enabled,
 		     uint64_t *running);                 /* NULL: -EOPNOTSUPP */
@@ -97,6 +99,14 @@ unsigned dcpi_sampler_ncpus(const struct dcpi_sampler *s);
  * contiguous copy).  A non-zero return from cb stops the drain and is
  * returned. */
 int dcpi_sampler_drain(struct dcpi_sampler *s, dcpi_record_cb cb, void *arg);
+
+/* The same records in two passes: every side-band record (all but
+ * samples) to side, then mid(arg), then every sample to samples; nothing
+ * written after the drain began is handed out.  A failing side or mid
+ * consumes nothing (all comes again), a failing samples stops there.
+ * -EOPNOTSUPP when the sampler cannot (then use dcpi_sampler_drain). */
+int dcpi_sampler_drain_split(struct dcpi_sampler *s, dcpi_record_cb side, int (*mid)(void *arg),
+			     dcpi_record_cb samples, void *arg);
 
 /* The event index (into the eventlist) of a record's id, or -1. */
 int dcpi_sampler_event_of(const struct dcpi_sampler *s, uint64_t id);

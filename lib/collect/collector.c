@@ -78,6 +78,7 @@ struct dcpi_collector {
 	size_t raw_cap, nraw;
 	uint32_t raw_gen;
 	uint32_t *raw_used;          /* slots used in this generation */
+	int prepared;                /* pidset and raw set up by a split drain */
 	uint64_t seq;
 	uint64_t pending;
 	int unknown_image;           /* the shared unknown@host pseudo-image */
@@ -772,9 +773,14 @@ int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
 
 	if (c->arena.len > QUEUE_MAX_BYTES)
 		horizon = UINT64_MAX; /* bounded memory beats perfect order */
-	err = pidset_build(c);
-	if (!err)
-		err = raw_reset(c);
+	if (c->prepared) { /* by a split drain, which counted most samples already */
+		c->prepared = 0;
+		err = 0;
+	} else {
+		err = pidset_build(c);
+		if (!err)
+			err = raw_reset(c);
+	}
 	if (!err)
 		err = count_fast(c, horizon, event_of, arg);
 	if (c->nq)
@@ -814,18 +820,69 @@ static int sampler_event_of(const void *arg, uint64_t id)
 	return dcpi_sampler_event_of(arg, id);
 }
 
+/* A split drain (dcpi_sampler_drain_split): the side-band records are
+ * queued first, so that as each sample is read it is known whether it
+ * can be counted at once (count_fast's test), with no copy at all. */
+struct split {
+	struct dcpi_collector *c;
+	const struct dcpi_sampler *s;
+	uint64_t horizon;
+	int kmaps;
+	uint64_t last_id;
+	int last_ev;                 /* -2: none yet */
+};
+
+static int split_side(void *arg, const void *raw, size_t len)
+{
+	return dcpi_collector_queue(((struct split *)arg)->c, raw, len);
+}
+
+static int split_mid(void *arg)
+{
+	struct split *x = arg;
+	int err = pidset_build(x->c);
+
+	if (!err)
+		err = raw_reset(x->c);
+	if (err)
+		return err;
+	x->c->prepared = 1;
+	x->kmaps = pidset_find(x->c, -1) != NULL;
+	return 0;
+}
+
+static int split_sample(void *arg, const void *raw, size_t len)
+{
+	struct split *x = arg;
+	struct fsample f;
+	int kernel;
+
+	if (dcpi_record_decode_sample(raw, len, &f.s))
+		return dcpi_collector_queue(x->c, raw, len); /* as it would have been */
+	kernel = (f.s.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	if (f.s.time > x->horizon || pidset_find(x->c, f.s.pid) || (kernel && x->kmaps))
+		return dcpi_collector_queue(x->c, raw, len);
+	if (x->last_ev == -2 || f.s.id != x->last_id) {
+		x->last_id = f.s.id;
+		x->last_ev = dcpi_sampler_event_of(x->s, f.s.id);
+	}
+	return count_one(x->c, &f, x->last_ev, NULL);
+}
+
 int dcpi_collector_drain(struct dcpi_collector *c, struct dcpi_sampler *s, int all)
 {
 	struct timespec ts;
-	uint64_t t0;
+	struct split x = { c, s, 0, 0, 0, -2 };
 	int err, perr;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts); /* the clock the sampler stamps with */
-	t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	err = dcpi_sampler_drain(s, queue_cb, c);
-	perr = dcpi_collector_process(c, all || t0 < DCPI_HORIZON_SLACK_NS
-					      ? UINT64_MAX : t0 - DCPI_HORIZON_SLACK_NS,
-				      sampler_event_of, s);
+	x.horizon = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	x.horizon = all || x.horizon < DCPI_HORIZON_SLACK_NS ? UINT64_MAX
+							      : x.horizon - DCPI_HORIZON_SLACK_NS;
+	err = dcpi_sampler_drain_split(s, split_side, split_mid, split_sample, &x);
+	if (err == -EOPNOTSUPP)
+		err = dcpi_sampler_drain(s, queue_cb, c);
+	perr = dcpi_collector_process(c, x.horizon, sampler_event_of, s);
 	return err ? err : perr;
 }
 

@@ -46,6 +46,14 @@ int dcpi_sampler_drain(struct dcpi_sampler *s, dcpi_record_cb cb, void *arg)
 	return s->ops->drain(s, cb, arg);
 }
 
+int dcpi_sampler_drain_split(struct dcpi_sampler *s, dcpi_record_cb side, int (*mid)(void *arg),
+			     dcpi_record_cb samples, void *arg)
+{
+	if (!s->ops->drain_split)
+		return -EOPNOTSUPP;
+	return s->ops->drain_split(s, side, mid, samples, arg);
+}
+
 int dcpi_sampler_event_of(const struct dcpi_sampler *s, uint64_t id)
 {
 	return s->ops->event_of(s, id);

@@ -24,6 +24,7 @@ struct ring {
 	int fd;                 /* the fd the ring is mapped on */
 	void *base;             /* metadata page + data pages */
 	size_t data_size;
+	uint64_t snap;          /* data_head as a split drain began */
 };
 
 struct counter {
@@ -315,15 +316,17 @@ static unsigned perf_ncpus(const struct dcpi_sampler *s)
 	return ((const struct perf_sampler *)s)->ncpus;
 }
 
-/* Drain one ring.  The kernel publishes data_head with a release store;
- * we read it with acquire, consume, then publish data_tail with release
- * so the kernel never overwrites what we have not read. */
-static int drain_ring(struct perf_sampler *s, struct ring *rg, dcpi_record_cb cb, void *arg)
+enum pick { PICK_ALL, PICK_SIDE, PICK_SAMPLES };
+
+/* Hand cb the records of one ring from its tail up to head, those pick
+ * says; *end: where the walk stopped (head, or after the record whose cb
+ * failed).  The kernel publishes data_head with a release store; the
+ * caller reads it with acquire. */
+static int walk_ring(struct perf_sampler *s, struct ring *rg, uint64_t head, enum pick pick,
+		     dcpi_record_cb cb, void *arg, uint64_t *end)
 {
-	struct perf_event_mmap_page *pc = rg->base;
 	const uint8_t *data = (const uint8_t *)rg->base + s->page;
-	uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = pc->data_tail;
+	uint64_t tail = ((struct perf_event_mmap_page *)rg->base)->data_tail;
 	size_t mask = rg->data_size - 1;
 	int err = 0;
 
@@ -333,6 +336,9 @@ static int drain_ring(struct perf_sampler *s, struct ring *rg, dcpi_record_cb cb
 		const void *rec;
 
 		first = rg->data_size - at;
+		/* the kernel wrote these lines on other CPUs: ask for them
+		   ahead, while the records before are being counted */
+		__builtin_prefetch(data + ((at + 512) & mask));
 		if (first >= sizeof(h)) {
 			memcpy(&h, data + at, sizeof(h));
 		} else {
@@ -344,6 +350,10 @@ static int drain_ring(struct perf_sampler *s, struct ring *rg, dcpi_record_cb cb
 					 rg->cpu, h.size);
 			tail = head; /* resynchronise: drop what is there */
 			break;
+		}
+		if (pick != PICK_ALL && (h.type == PERF_RECORD_SAMPLE) != (pick == PICK_SAMPLES)) {
+			tail += h.size;
+			continue;
 		}
 		if (h.size <= first) {
 			rec = data + at;
@@ -357,8 +367,21 @@ static int drain_ring(struct perf_sampler *s, struct ring *rg, dcpi_record_cb cb
 		if (err)
 			break;
 	}
-	__atomic_store_n(&pc->data_tail, tail, __ATOMIC_RELEASE);
+	*end = tail;
 	return err;
+}
+
+/* Let the kernel write over what has been read (release: after our reads). */
+static void consume(struct ring *rg, uint64_t tail)
+{
+	__atomic_store_n(&((struct perf_event_mmap_page *)rg->base)->data_tail, tail,
+			 __ATOMIC_RELEASE);
+}
+
+static uint64_t ring_head(const struct ring *rg)
+{
+	return __atomic_load_n(&((struct perf_event_mmap_page *)rg->base)->data_head,
+			       __ATOMIC_ACQUIRE);
 }
 
 static int perf_drain(struct dcpi_sampler *base, dcpi_record_cb cb, void *arg)
@@ -366,8 +389,46 @@ static int perf_drain(struct dcpi_sampler *base, dcpi_record_cb cb, void *arg)
 	struct perf_sampler *s = (struct perf_sampler *)base;
 	int err = 0;
 
-	for (unsigned i = 0; i < s->ncpus && !err; i++)
-		err = drain_ring(s, &s->rings[i], cb, arg);
+	for (unsigned i = 0; i < s->ncpus && !err; i++) {
+		uint64_t end;
+
+		err = walk_ring(s, &s->rings[i], ring_head(&s->rings[i]), PICK_ALL, cb, arg, &end);
+		consume(&s->rings[i], end);
+	}
+	return err;
+}
+
+/* Every ring's side-band records, then mid, then every ring's samples, up
+ * to the heads read first: a record written meanwhile waits for the next
+ * drain, so the samples handed out are exactly those of the side-band
+ * records handed out before them. */
+static int perf_drain_split(struct dcpi_sampler *base, dcpi_record_cb side, int (*mid)(void *arg),
+			    dcpi_record_cb samples, void *arg)
+{
+	struct perf_sampler *s = (struct perf_sampler *)base;
+	int err = 0;
+
+	for (unsigned i = 0; i < s->ncpus; i++)
+		s->rings[i].snap = ring_head(&s->rings[i]);
+	for (unsigned i = 0; i < s->ncpus && !err; i++) {
+		uint64_t end;
+
+		err = walk_ring(s, &s->rings[i], s->rings[i].snap, PICK_SIDE, side, arg, &end);
+		if (err && end < s->rings[i].snap)
+			s->rings[i].snap = end; /* the samples after it wait, too */
+	}
+	if (!err)
+		err = mid(arg);
+	for (unsigned i = 0; i < s->ncpus; i++) {
+		uint64_t end;
+		int e = err ? 0 : walk_ring(s, &s->rings[i], s->rings[i].snap, PICK_SAMPLES, samples,
+					    arg, &end);
+
+		if (err)
+			continue; /* nothing consumed: all of it again next time */
+		consume(&s->rings[i], end);
+		err = e;
+	}
 	return err;
 }
 
@@ -436,6 +497,7 @@ const struct dcpi_sampler_ops dcpi_sampler_perf = {
 	.pollfds = perf_pollfds,
 	.ncpus = perf_ncpus,
 	.drain = perf_drain,
+	.drain_split = perf_drain_split,
 	.event_of = perf_event_of,
 	.times = perf_times,
 	.rerandomize = perf_rerandomize,

@@ -33,6 +33,7 @@ struct replay {
 	struct dcpi_buf ring[REPLAY_CPUS];
 	int enabled;
 	int fail;                       /* the next drain fails, after its records */
+	int nosplit;                    /* drain_split says -EOPNOTSUPP */
 	uint64_t enabled_ns, running_ns; /* what times() says, for every event */
 };
 
@@ -83,9 +84,10 @@ static unsigned replay_ncpus(const struct dcpi_sampler *s)
 	return REPLAY_CPUS;
 }
 
-static int replay_drain(struct dcpi_sampler *s, dcpi_record_cb cb, void *arg)
+/* One pass over every ring: samples 1 only samples, 0 only the rest, -1
+ * all. */
+static int replay_pass(struct replay *r, int samples, dcpi_record_cb cb, void *arg)
 {
-	struct replay *r = replay_of(s);
 	int err = 0;
 
 	for (unsigned i = 0; i < REPLAY_CPUS; i++) {
@@ -94,15 +96,50 @@ static int replay_drain(struct dcpi_sampler *s, dcpi_record_cb cb, void *arg)
 
 		for (size_t off = 0; !err && off + sizeof(h) <= b->len; off += h.size) {
 			memcpy(&h, b->data + off, sizeof(h));
-			err = cb(arg, b->data + off, h.size);
+			if (samples < 0 || (h.type == PERF_RECORD_SAMPLE) == samples)
+				err = cb(arg, b->data + off, h.size);
 		}
-		b->len = 0;
 	}
+	return err;
+}
+
+/* Empty every ring; fail now if asked to. */
+static int replay_consumed(struct replay *r, int err)
+{
+	for (unsigned i = 0; i < REPLAY_CPUS; i++)
+		r->ring[i].len = 0;
 	if (!err && r->fail) {
 		r->fail = 0;
 		err = dcpi_error(EBADMSG, "replay: corrupt ring");
 	}
 	return err;
+}
+
+static int replay_drain(struct dcpi_sampler *s, dcpi_record_cb cb, void *arg)
+{
+	struct replay *r = replay_of(s);
+
+	return replay_consumed(r, replay_pass(r, -1, cb, arg));
+}
+
+/* The split drain (dcpi_sampler_drain_split): every ring's side-band
+ * records, mid, every ring's samples; unless nosplit. */
+
+static int replay_drain_split(struct dcpi_sampler *s, dcpi_record_cb side, int (*mid)(void *arg),
+			      dcpi_record_cb samples, void *arg)
+{
+	struct replay *r = replay_of(s);
+	int err;
+
+	if (r->nosplit)
+		return -EOPNOTSUPP;
+	err = replay_pass(r, 0, side, arg);
+
+	if (!err)
+		err = mid(arg);
+	if (err)
+		return err; /* nothing consumed */
+	return replay_consumed(r, replay_pass(r, 1, samples, arg));
 }
 
 static int replay_event_of(const struct dcpi_sampler *s, uint64_t id)
@@ -130,9 +167,11 @@ static const struct dcpi_sampler_ops replay_ops = {
 	.disable = replay_disable,
 	.ncpus = replay_ncpus,
 	.drain = replay_drain,
+	.drain_split = replay_drain_split,
 	.event_of = replay_event_of,
 	.times = replay_times,
 };
+
 
 static inline void replay_put(struct dcpi_sampler *s, unsigned cpu, const void *raw, size_t len)
 {

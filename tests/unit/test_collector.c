@@ -348,7 +348,7 @@ static void test_leaked_buildid_flag(void)
 
 /* The collector drains any sampler: a replay one, its records read out of
  * time order across its rings, and a drain that fails half way. */
-static void test_sampler_interface(void)
+static void test_sampler_interface(int split, const char *plat)
 {
 	struct dcpi_eventlist ev = events();
 	struct dcpi_collector *c = new_collector(&ev, NULL);
@@ -359,9 +359,12 @@ static void test_sampler_interface(void)
 	uint8_t b[512];
 	char dir[300];
 
-	plat_dir(dir, sizeof(dir), "plat6");
+	printf("# %s drain\n", split ? "split" : "plain");
+	plat_dir(dir, sizeof(dir), plat);
 	T_EQ(dcpi_sampler_open(&replay_ops, &ev, &so, &s), 0, "replay sampler opens");
 	T_OK(s && s->ops == &replay_ops, "open sets the handle's operations");
+	if (s)
+		replay_of(s)->nosplit = !split;
 	T_EQ(dcpi_sampler_enable(s), 0, "enable");
 	T_EQ(dcpi_sampler_pollfds(s, fds, 4), 0, "no pollfds operation: no fds");
 	dcpi_sampler_rerandomize(s); /* no operation: nothing happens */
@@ -394,7 +397,9 @@ int main(void)
 	test_ordering();
 	test_fast_path();
 	test_leaked_buildid_flag();
-	test_sampler_interface();
+	test_sampler_interface(0, "plat6");
+	/* side-band first, samples counted as they are read */
+	test_sampler_interface(1, "plat8");
 	{
 		char cmd[300];
 
