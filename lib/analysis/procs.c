@@ -179,7 +179,7 @@ void dcpi_procs_name(const struct dcpi_profile *p, const struct dcpi_symtab *st,
 		hi = shi - 1;
 	dcpi_profile_short_name(p, name, sizeof(name));
 	if (s)
-		snprintf(buf, len, "%s", s->demangled);
+		snprintf(buf, len, "%s", dcpi_sym_demangled(s));
 	else if (p->kind == DCPI_IMAGE_UNKNOWN)
 		snprintf(buf, len, "[unknown]");
 	else if (p->kind == DCPI_IMAGE_ANON || !st)

@@ -196,16 +196,36 @@ static int sec_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static int demangle_one(struct dcpi_symtab *st, struct dcpi_sym *s)
-{
-	char *d = dcpi_demangle(s->name);
+/* dem of a name that does not demangle (cached too: dcpi_symtab_find
+ * asks for every name) */
+static char not_mangled[1];
 
-	s->demangled = s->name;
-	if (!d)
-		return 0;
-	s->demangled = dcpi_symtab_intern(st, d, strlen(d));
-	free(d);
-	return s->demangled ? 0 : -ENOMEM;
+const char *dcpi_sym_demangled(const struct dcpi_sym *s)
+{
+	/* the syms live in the symtab's heap arrays, never in const
+	   storage: the cache may be written through a const pointer */
+	struct dcpi_sym *m = (struct dcpi_sym *)s;
+	char *d = __atomic_load_n(&m->dem, __ATOMIC_ACQUIRE), *expect = NULL;
+
+	if (!d) {
+		d = dcpi_demangle(s->name);
+		if (!d)
+			d = not_mangled;
+		if (!__atomic_compare_exchange_n(&m->dem, &expect, d, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			if (d != not_mangled)
+				free(d); /* another thread stored first */
+			d = expect;
+		}
+	}
+	return d == not_mangled ? s->name : d;
+}
+
+static void free_demangled(struct dcpi_sym *syms, size_t n)
+{
+	for (size_t i = 0; syms && i < n; i++)
+		if (syms[i].dem != not_mangled)
+			free(syms[i].dem);
 }
 
 /* Size-less symbols run to the next symbol, but never past the end of
@@ -271,7 +291,7 @@ static void size_aliases(struct dcpi_symtab *st)
 int dcpi_symtab_finish(struct dcpi_symtab *st)
 {
 	uint64_t *limits = NULL;
-	size_t i, n = st->nin ? st->nin : 1;
+	size_t n = st->nin ? st->nin : 1;
 	int err = -ENOMEM;
 
 	if (st->in)
@@ -288,12 +308,6 @@ int dcpi_symtab_finish(struct dcpi_symtab *st)
 	split_aliases(st, limits);
 	fill_sizes(st, limits);
 	size_aliases(st);
-	for (i = 0; i < st->nsyms; i++)
-		if (demangle_one(st, &st->syms[i]))
-			goto out;
-	for (i = 0; i < st->naliases; i++)
-		if (demangle_one(st, &st->aliases[i]))
-			goto out;
 	err = 0;
 out:
 	free(limits);
@@ -314,6 +328,8 @@ void dcpi_symtab_close(struct dcpi_symtab *st)
 		free(c);
 	}
 	free(st->in);
+	free_demangled(st->syms, st->nsyms);
+	free_demangled(st->aliases, st->naliases);
 	free(st->syms);
 	free(st->aliases);
 	free(st->segs);
@@ -434,7 +450,7 @@ static size_t find_in(const struct dcpi_sym *arr, size_t n, const char *name,
 	for (i = 0; i < n; i++) {
 		const struct dcpi_sym *s = &arr[i];
 
-		if (strcmp(s->name, name) && !name_matches(s->demangled, name, nlen))
+		if (strcmp(s->name, name) && !name_matches(dcpi_sym_demangled(s), name, nlen))
 			continue;
 		if (count < max)
 			out[count] = s;
