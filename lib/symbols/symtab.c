@@ -187,6 +187,48 @@ static int in_cmp(const void *a, const void *b)
 	return strcmp(x->s.name, y->s.name);
 }
 
+/* The staging array in in_cmp's order, stable: a radix sort by address,
+ * then each run of one address (a handful of aliases) by in_cmp.  The
+ * same order as a stable sort of the whole array by in_cmp (glibc's qsort
+ * merge sort), at a fraction of the cost on tables of 10^5 symbols. */
+static int sort_in(struct dcpi_symtab *st)
+{
+	struct dcpi_kv *kv = NULL;
+	struct symtab_in *out = NULL;
+	size_t i, j, n = st->nin;
+	int err = 0;
+
+	if (n < 2)
+		return 0;
+	kv = calloc(n, sizeof(*kv));
+	out = calloc(n, sizeof(*out));
+	if (!kv || !out) {
+		err = dcpi_error(ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		kv[i] = (struct dcpi_kv){ st->in[i].s.vaddr, i };
+	err = dcpi_sort_kv(kv, n);
+	if (err)
+		goto out;
+	for (i = 0; i < n; i++)
+		out[i] = st->in[kv[i].val];
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && out[j].s.vaddr == out[i].s.vaddr; j++)
+			;
+		if (j - i > 1)
+			qsort(out + i, j - i, sizeof(*out), in_cmp);
+	}
+	free(st->in);
+	st->in = out;
+	st->capin = n;
+	out = NULL;
+out:
+	free(kv);
+	free(out);
+	return err;
+}
+
 static int sec_cmp(const void *a, const void *b)
 {
 	const struct symtab_sec *x = a, *y = b;
@@ -292,10 +334,11 @@ int dcpi_symtab_finish(struct dcpi_symtab *st)
 {
 	uint64_t *limits = NULL;
 	size_t n = st->nin ? st->nin : 1;
-	int err = -ENOMEM;
+	int err = sort_in(st);
 
-	if (st->in)
-		qsort(st->in, st->nin, sizeof(*st->in), in_cmp);
+	if (err)
+		goto out;
+	err = -ENOMEM;
 	if (st->secs)
 		qsort(st->secs, st->nsecs, sizeof(*st->secs), sec_cmp);
 	st->syms = calloc(n, sizeof(*st->syms));
