@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "dcpi/error.h"
+#include "internal.h"
 #include "symtab_int.h"
 
 #define EH_PE_OMIT 0xff
@@ -42,7 +43,7 @@ struct exec_sec {
 
 struct scan {
 	struct dcpi_symtab *st;
-	uint64_t *starts;        /* symbols' starts, sorted */
+	struct dcpi_kv *starts;  /* symbols' starts (keys), sorted */
 	size_t nstarts;
 	struct exec_sec *secs;   /* executable sections */
 	size_t nsecs;
@@ -52,13 +53,6 @@ struct scan {
 	uint64_t ehf_vaddr;
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Whether a symbol starts in [lo, hi). */
 static int named_within(const struct scan *sc, uint64_t lo, uint64_t hi)
 {
@@ -67,12 +61,12 @@ static int named_within(const struct scan *sc, uint64_t lo, uint64_t hi)
 	while (l < h) {
 		size_t m = l + (h - l) / 2;
 
-		if (sc->starts[m] < lo)
+		if (sc->starts[m].key < lo)
 			l = m + 1;
 		else
 			h = m;
 	}
-	return l < sc->nstarts && sc->starts[l] < hi;
+	return l < sc->nstarts && sc->starts[l].key < hi;
 }
 
 /* The end of the executable section holding a, or 0 when none does. */
@@ -217,9 +211,8 @@ static int collect(struct scan *sc, Elf *elf, Elf_Scn **hdr)
 			sc->secs[sc->nsecs++] = (struct exec_sec){ sh.sh_addr, sh.sh_addr + sh.sh_size };
 	}
 	for (size_t i = 0; i < sc->st->nin; i++)
-		sc->starts[sc->nstarts++] = sc->st->in[i].s.vaddr;
-	qsort(sc->starts, sc->nstarts, sizeof(*sc->starts), cmp_u64);
-	return 0;
+		sc->starts[sc->nstarts++].key = sc->st->in[i].s.vaddr;
+	return dcpi_sort_kv(sc->starts, sc->nstarts);
 }
 
 int dcpi_symelf_load_cfi(struct dcpi_symtab *st, const struct symelf *f)

@@ -173,20 +173,33 @@ static int read_lines(gzFile fp, struct dcpi_symtab *st, struct kread *r)
 		       : 0;
 }
 
-static int u64_cmp(const void *a, const void *b)
+/* The owner's addresses, sorted (into a scratch array of pairs for the
+ * radix sort, then back). */
+static int sort_addrs(struct kread *r)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	struct dcpi_kv *kv = calloc(r->naddrs ? r->naddrs : 1, sizeof(*kv));
+	int err;
 
-	return x < y ? -1 : x > y;
+	if (!kv)
+		return dcpi_error(ENOMEM, "out of memory");
+	for (size_t i = 0; i < r->naddrs; i++)
+		kv[i].key = r->addrs[i];
+	err = dcpi_sort_kv(kv, r->naddrs);
+	for (size_t i = 0; !err && i < r->naddrs; i++)
+		r->addrs[i] = kv[i].key;
+	free(kv);
+	return err;
 }
 
 /* A text symbol ends where the next symbol of its owner begins, data
  * included, so the last function before a data area does not swallow it. */
-static void set_limits(struct dcpi_symtab *st, struct kread *r)
+static int set_limits(struct dcpi_symtab *st, struct kread *r)
 {
 	size_t i;
+	int err = sort_addrs(r);
 
-	qsort(r->addrs, r->naddrs, sizeof(*r->addrs), u64_cmp);
+	if (err)
+		return err;
 	for (i = 0; i < st->nin; i++) {
 		uint64_t v = st->in[i].s.vaddr;
 		size_t lo = 0, hi = r->naddrs;
@@ -202,6 +215,7 @@ static void set_limits(struct dcpi_symtab *st, struct kread *r)
 		if (lo < r->naddrs)
 			st->in[i].limit = r->addrs[lo];
 	}
+	return 0;
 }
 
 static int check_result(struct dcpi_symtab *st, const struct kread *r, const char *module)
@@ -256,8 +270,9 @@ int dcpi_symtab_open_kallsyms(const char *kallsyms_path, const char *module, uin
 		err = check_result(st, &r, module);
 	if (err)
 		goto out;
-	set_limits(st, &r);
-	err = dcpi_symtab_finish(st);
+	err = set_limits(st, &r);
+	if (!err)
+		err = dcpi_symtab_finish(st);
 out:
 	if (fp)
 		gzclose(fp);
