@@ -25,10 +25,12 @@ static void pass(const struct dcpi_kv *src, struct dcpi_kv *dst, size_t n, unsig
 
 int dcpi_sort_kv(struct dcpi_kv *a, size_t n)
 {
-	size_t count[KEY_BYTES][256], bytes;
+	size_t count[KEY_BYTES][256], bytes, i;
 	struct dcpi_kv *tmp, *src = a, *dst, *t;
 
-	if (n < 2)
+	for (i = 1; i < n && a[i - 1].key <= a[i].key; i++)
+		;
+	if (i >= n) /* already sorted (kallsyms is, by address) */
 		return 0;
 	if (dcpi_size_mul(n, sizeof(*a), &bytes))
 		return -ENOMEM;
@@ -36,7 +38,7 @@ int dcpi_sort_kv(struct dcpi_kv *a, size_t n)
 	if (!tmp)
 		return dcpi_error(ENOMEM, "out of memory for %zu sort entries", n);
 	memset(count, 0, sizeof(count));
-	for (size_t i = 0; i < n; i++)
+	for (i = 0; i < n; i++)
 		for (unsigned b = 0; b < KEY_BYTES; b++)
 			count[b][(a[i].key >> (8 * b)) & 0xff]++;
 	dst = tmp;
