@@ -187,6 +187,29 @@ static int in_cmp(const void *a, const void *b)
 	return strcmp(x->s.name, y->s.name);
 }
 
+/* Put st->in[kv[i].val] at i for every i, in place (following each
+ * cycle of the permutation; a done position's val is set to its own
+ * index): a second array of 10^5 symbols would cost more in page faults
+ * than the moves. */
+static void permute(struct symtab_in *in, struct dcpi_kv *kv, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct symtab_in tmp;
+		size_t j = i, k;
+
+		if (kv[i].val == i)
+			continue;
+		tmp = in[i];
+		while ((k = kv[j].val) != i) {
+			in[j] = in[k];
+			kv[j].val = j;
+			j = k;
+		}
+		in[j] = tmp;
+		kv[j].val = j;
+	}
+}
+
 /* The staging array in in_cmp's order, stable: a radix sort by address,
  * then each run of one address (a handful of aliases) by in_cmp.  The
  * same order as a stable sort of the whole array by in_cmp (glibc's qsort
@@ -194,39 +217,32 @@ static int in_cmp(const void *a, const void *b)
 static int sort_in(struct dcpi_symtab *st)
 {
 	struct dcpi_kv *kv = NULL;
-	struct symtab_in *out = NULL;
+	struct symtab_in *in = st->in;
 	size_t i, j, n = st->nin;
 	int err = 0;
 
-	if (n < 2)
-		return 0;
-	kv = calloc(n, sizeof(*kv));
-	out = calloc(n, sizeof(*out));
-	if (!kv || !out) {
-		err = dcpi_error(ENOMEM, "out of memory");
-		goto out;
+	for (i = 1; i < n && in[i - 1].s.vaddr <= in[i].s.vaddr; i++)
+		;
+	if (i < n) { /* not in address order already (kallsyms is) */
+		kv = calloc(n, sizeof(*kv));
+		if (!kv)
+			return dcpi_error(ENOMEM, "out of memory");
+		for (i = 0; i < n; i++)
+			kv[i] = (struct dcpi_kv){ in[i].s.vaddr, i };
+		err = dcpi_sort_kv(kv, n);
+		if (!err)
+			permute(in, kv, n);
+		free(kv);
+		if (err)
+			return err;
 	}
-	for (i = 0; i < n; i++)
-		kv[i] = (struct dcpi_kv){ st->in[i].s.vaddr, i };
-	err = dcpi_sort_kv(kv, n);
-	if (err)
-		goto out;
-	for (i = 0; i < n; i++)
-		out[i] = st->in[kv[i].val];
 	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && out[j].s.vaddr == out[i].s.vaddr; j++)
+		for (j = i + 1; j < n && in[j].s.vaddr == in[i].s.vaddr; j++)
 			;
 		if (j - i > 1)
-			qsort(out + i, j - i, sizeof(*out), in_cmp);
+			qsort(in + i, j - i, sizeof(*in), in_cmp);
 	}
-	free(st->in);
-	st->in = out;
-	st->capin = n;
-	out = NULL;
-out:
-	free(kv);
-	free(out);
-	return err;
+	return 0;
 }
 
 static int sec_cmp(const void *a, const void *b)
