@@ -107,14 +107,14 @@ int dcpi_symtab_add(struct dcpi_symtab *st, const struct symtab_in *sym)
 
 int dcpi_symtab_add_seg(struct dcpi_symtab *st, const struct symtab_seg *seg)
 {
+	int err;
+
 	if (st->nsegs >= SYMTAB_MAX_SEGS)
 		return dcpi_error(EFBIG, "%s: more than %d PT_LOAD segments", st->path,
 				  SYMTAB_MAX_SEGS);
-	if (!st->segs) {
-		st->segs = calloc(SYMTAB_MAX_SEGS, sizeof(*st->segs));
-		if (!st->segs)
-			return dcpi_error(ENOMEM, "out of memory");
-	}
+	err = DCPI_GROW(st->segs, st->capsegs, st->nsegs + 1, SYMTAB_MAX_SEGS, "segments");
+	if (err)
+		return err;
 	st->segs[st->nsegs++] = *seg;
 	return 0;
 }
@@ -122,14 +122,13 @@ int dcpi_symtab_add_seg(struct dcpi_symtab *st, const struct symtab_seg *seg)
 int dcpi_symtab_add_sec(struct dcpi_symtab *st, uint64_t addr, uint64_t size, const char *name)
 {
 	const char *n;
+	int err;
 
 	if (st->nsecs >= SYMTAB_MAX_SECS)
 		return 0; /* only describe() uses them: more are ignored, not fatal */
-	if (!st->secs) {
-		st->secs = calloc(SYMTAB_MAX_SECS, sizeof(*st->secs));
-		if (!st->secs)
-			return dcpi_error(ENOMEM, "out of memory");
-	}
+	err = DCPI_GROW(st->secs, st->capsecs, st->nsecs + 1, SYMTAB_MAX_SECS, "sections");
+	if (err)
+		return err;
 	n = dcpi_symtab_intern(st, name, strlen(name));
 	if (!n)
 		return -ENOMEM;
@@ -346,6 +345,13 @@ static void size_aliases(struct dcpi_symtab *st)
 	}
 }
 
+static void *malloc_array(size_t n, size_t size)
+{
+	size_t bytes;
+
+	return dcpi_size_mul(n, size, &bytes) ? NULL : malloc(bytes);
+}
+
 int dcpi_symtab_finish(struct dcpi_symtab *st)
 {
 	uint64_t *limits = NULL;
@@ -357,9 +363,11 @@ int dcpi_symtab_finish(struct dcpi_symtab *st)
 	err = -ENOMEM;
 	if (st->secs)
 		qsort(st->secs, st->nsecs, sizeof(*st->secs), sec_cmp);
-	st->syms = calloc(n, sizeof(*st->syms));
-	st->aliases = calloc(n, sizeof(*st->aliases));
-	limits = calloc(n, sizeof(*limits));
+	/* malloc, not calloc: split_aliases writes every entry it keeps,
+	   and most of aliases is never touched */
+	st->syms = malloc_array(n, sizeof(*st->syms));
+	st->aliases = malloc_array(n, sizeof(*st->aliases));
+	limits = malloc_array(n, sizeof(*limits));
 	if (!st->syms || !st->aliases || !limits) {
 		dcpi_error(ENOMEM, "out of memory");
 		goto out;

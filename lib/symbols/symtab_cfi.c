@@ -207,7 +207,7 @@ static int collect(struct scan *sc, Elf *elf, Elf_Scn **hdr)
 	if (elf_getshdrstrndx(elf, &shstrndx) || elf_getshdrnum(elf, &nsec))
 		return 0;
 	sc->secs = calloc(nsec ? nsec : 1, sizeof(*sc->secs));
-	sc->starts = calloc(sc->st->nin ? sc->st->nin : 1, sizeof(*sc->starts));
+	sc->starts = malloc((sc->st->nin ? sc->st->nin : 1) * sizeof(*sc->starts));
 	if (!sc->secs || !sc->starts)
 		return dcpi_error(ENOMEM, "out of memory");
 	while ((scn = elf_nextscn(elf, scn)) && sc->nsecs < nsec) {
@@ -232,7 +232,7 @@ static int collect(struct scan *sc, Elf *elf, Elf_Scn **hdr)
 			sc->secs[sc->nsecs++] = (struct exec_sec){ sh.sh_addr, sh.sh_addr + sh.sh_size };
 	}
 	for (size_t i = 0; i < sc->st->nin; i++)
-		sc->starts[sc->nstarts++].key = sc->st->in[i].s.vaddr;
+		sc->starts[sc->nstarts++] = (struct dcpi_kv){ sc->st->in[i].s.vaddr, 0 };
 	return dcpi_sort_kv(sc->starts, sc->nstarts);
 }
 
