@@ -101,7 +101,8 @@ int dcpi_symtab_add(struct dcpi_symtab *st, const struct symtab_in *sym)
 
 	if (err)
 		return dcpi_error_prefix(-err, "%s: symbols", st->path);
-	st->in[st->nin++] = *sym;
+	st->in[st->nin] = *sym;
+	st->in[st->nin++].s.dem = NULL; /* the demangling cache starts empty */
 	return 0;
 }
 
