@@ -37,7 +37,7 @@ static void exercise(const struct dcpi_symtab *st, const uint8_t *data, size_t s
 		const struct dcpi_sym *s = dcpi_symtab_sym(st, i);
 
 		if (i < 8)
-			dcpi_symtab_find(st, s->demangled, out, 4);
+			dcpi_symtab_find(st, dcpi_sym_demangled(s), out, 4);
 		dcpi_symtab_lookup_vaddr(st, s->vaddr + s->size / 2);
 	}
 }

@@ -8,6 +8,7 @@
 #define DCPI_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define DCPI_GROW_MIN 16   /* first capacity, in elements */
 
@@ -27,5 +28,17 @@ int dcpi_grow(void **arr, size_t *cap, size_t need, size_t elsize, size_t max,
 
 /* a * b into *out; -ENOMEM (with a message) when it overflows size_t. */
 int dcpi_size_mul(size_t a, size_t b, size_t *out);
+
+/* A key and what it carries (an index, most often). */
+struct dcpi_kv {
+	uint64_t key, val;
+};
+
+/* Sort n pairs by key, stably (equal keys keep their order), in O(n): a
+ * least-significant-byte radix sort, with one pass per key byte in which
+ * the keys differ.  It replaces qsort where large tables (symbols: 10^5
+ * and more) are sorted by address.  Returns 0, or -ENOMEM (with a
+ * message) when the scratch copy of n pairs cannot be allocated. */
+int dcpi_sort_kv(struct dcpi_kv *a, size_t n);
 
 #endif

@@ -287,13 +287,13 @@ static void summary_proc(struct cv *k, const struct dcpi_sym *s)
 {
 	struct proc p = { 0 };
 
-	p.name = s->demangled;
+	p.name = dcpi_sym_demangled(s);
 	p.lo = s->vaddr;
 	p.hi = s->vaddr + s->size;
 	if (analyse(k, &p)) {
 		if (p.samples)   /* after the header: said on stderr */
 			fprintf(stderr, "%s: warning: %s: %s; left out\n", cli_prog,
-				cli_safe(s->demangled), dcpi_errmsg());
+				cli_safe(dcpi_sym_demangled(s)), dcpi_errmsg());
 		proc_free(&p);
 		return;
 	}

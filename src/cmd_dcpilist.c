@@ -183,9 +183,9 @@ static void target_name(const struct listing *l, const struct dcpi_insn *in, cha
 	if ((in->flags & DCPI_INSN_DIRECT) && (in->target < l->a.lo || in->target >= l->a.hi))
 		s = dcpi_symtab_lookup_vaddr(dcpi_annot_image_symtab(l->img), in->target);
 	if (s && s->vaddr == in->target)
-		snprintf(buf, len, "%s <%s>", in->operands, s->demangled);
+		snprintf(buf, len, "%s <%s>", in->operands, dcpi_sym_demangled(s));
 	else if (s)
-		snprintf(buf, len, "%s <%s+0x%" PRIx64 ">", in->operands, s->demangled,
+		snprintf(buf, len, "%s <%s+0x%" PRIx64 ">", in->operands, dcpi_sym_demangled(s),
 			 in->target - s->vaddr);
 	else
 		snprintf(buf, len, "%s", in->operands);

@@ -289,7 +289,7 @@ static void resolve(struct tc *t, const struct cand *c, struct top *r)
 	st = dcpi_annot_image_symtab(img);
 	s = dcpi_symtab_lookup_vaddr(st, c->s->vaddr);
 	if (s)
-		snprintf(r->proc, sizeof(r->proc), "%s", s->demangled);
+		snprintf(r->proc, sizeof(r->proc), "%s", dcpi_sym_demangled(s));
 	else if (!dcpi_symtab_vaddr2off(st, c->s->vaddr, &off))
 		dcpi_symtab_describe(st, off, r->proc, sizeof(r->proc));
 	else

@@ -325,7 +325,7 @@ void report_annot_resolve(struct dcpi_annot_image *img, const char *proc, uint64
 			nc > MAX_CANDS ? " (the first 20)" : "");
 	for (size_t i = 0; i < nc && i < MAX_CANDS; i++)
 		fprintf(stderr, "  0x%-16" PRIx64 " %-8" PRIu64 " %s\n", c[i]->vaddr, c[i]->size,
-			cli_safe(c[i]->demangled));
+			cli_safe(dcpi_sym_demangled(c[i])));
 	exit(1);
 }
 

@@ -20,10 +20,13 @@
  * symtab do not modify it and may be called from several threads at once.
  *
  * Invariants: symbols are sorted by vaddr, at most one per vaddr (aliases
- * at the same address are kept apart, see dcpi_symtab_find), name and
- * demangled are never NULL (demangled == name when the name is not
- * mangled), and a symbol whose size the image did not give covers up to
+ * at the same address are kept apart, see dcpi_symtab_find), name is
+ * never NULL, and a symbol whose size the image did not give covers up to
  * the next symbol (capped at the end of its section).
+ *
+ * Names are demangled lazily, by dcpi_sym_demangled(): a report prints a
+ * few thousand of the hundreds of thousands of symbols its images hold,
+ * and demangling whole tables was most of the time of dcpiprof -i.
  */
 #ifndef DCPI_SYMTAB_H
 #define DCPI_SYMTAB_H
@@ -45,7 +48,7 @@ struct dcpi_sym {
 	uint64_t vaddr;          /* start (see the top of this file) */
 	uint64_t size;           /* bytes covered; 0 only when nothing bounds it */
 	const char *name;        /* raw, as in the symbol table */
-	const char *demangled;   /* C++/Rust demangled, or == name */
+	char *dem;               /* private: dcpi_sym_demangled()'s cache */
 	unsigned char bind;      /* enum dcpi_sym_bind */
 	unsigned char is_alias;  /* set on dcpi_symtab_find() results only */
 };
@@ -129,12 +132,18 @@ const struct dcpi_sym *dcpi_symtab_lookup(const struct dcpi_symtab *st, uint64_t
 /* The symbol containing the virtual address, or NULL. */
 const struct dcpi_sym *dcpi_symtab_lookup_vaddr(const struct dcpi_symtab *st, uint64_t vaddr);
 
+/* s's name demangled (C++, Rust), or s->name when it is not mangled or
+ * cannot be demangled (out of memory).  Never NULL.  Demangled on the
+ * first call and kept in s until dcpi_symtab_close(); safe to call from
+ * several threads at once (the first result stored wins). */
+const char *dcpi_sym_demangled(const struct dcpi_sym *s);
+
 /* Symbols whose raw name, demangled name, or demangled name without its
  * parameter list ("ns::f" for "ns::f(int)") equals name: stores up to max
  * of them in out (primaries and aliases; aliases have is_alias set and
  * point at a copy with the primary's vaddr and size) and returns how many
  * match in all, so count > max or count > 1 tells a caller the name is
- * ambiguous.  O(n). */
+ * ambiguous.  O(n), and the first call demangles every name. */
 size_t dcpi_symtab_find(const struct dcpi_symtab *st, const char *name,
 			const struct dcpi_sym **out, size_t max);
 

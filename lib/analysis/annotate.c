@@ -451,7 +451,7 @@ static size_t similar(const struct dcpi_symtab *st, const char *spec,
 	for (size_t i = 0; i < dcpi_symtab_count(st); i++) {
 		const struct dcpi_sym *s = dcpi_symtab_sym(st, i);
 
-		if (strstr(s->demangled, spec) || strstr(s->name, spec)) {
+		if (strstr(dcpi_sym_demangled(s), spec) || strstr(s->name, spec)) {
 			if (n < max)
 				cands[n] = s;
 			n++;
@@ -493,7 +493,7 @@ static int resolve_name(const struct dcpi_symtab *st, const char *spec, uint64_t
 				  spec);
 	*lo = m[0]->vaddr;
 	*hi = m[0]->vaddr + m[0]->size;
-	*name = m[0]->demangled;
+	*name = dcpi_sym_demangled(m[0]);
 	return 0;
 }
 
@@ -527,7 +527,7 @@ static int resolve_label(const struct dcpi_symtab *st, const char *spec, uint64_
 				  "0xLO-0xHI)", a, dcpi_symtab_path(st));
 	*lo = s->vaddr;
 	*hi = s->vaddr + s->size;
-	*name = s->demangled;
+	*name = dcpi_sym_demangled(s);
 	return 0;
 }
 
@@ -555,7 +555,7 @@ int dcpi_annot_resolve(const struct dcpi_symtab *st, const char *spec, uint64_t 
 		*lo = a;
 		*hi = b;
 		s = dcpi_symtab_lookup_vaddr(st, a);
-		*name = s ? s->demangled : NULL;
+		*name = s ? dcpi_sym_demangled(s) : NULL;
 		return 0;
 	}
 	if (*end)
@@ -566,7 +566,7 @@ int dcpi_annot_resolve(const struct dcpi_symtab *st, const char *spec, uint64_t 
 				  dcpi_symtab_path(st));
 	*lo = s->vaddr;
 	*hi = s->vaddr + s->size;
-	*name = s->demangled;
+	*name = dcpi_sym_demangled(s);
 	return 0;
 }
 

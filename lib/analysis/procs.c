@@ -179,7 +179,7 @@ void dcpi_procs_name(const struct dcpi_profile *p, const struct dcpi_symtab *st,
 		hi = shi - 1;
 	dcpi_profile_short_name(p, name, sizeof(name));
 	if (s)
-		snprintf(buf, len, "%s", s->demangled);
+		snprintf(buf, len, "%s", dcpi_sym_demangled(s));
 	else if (p->kind == DCPI_IMAGE_UNKNOWN)
 		snprintf(buf, len, "[unknown]");
 	else if (p->kind == DCPI_IMAGE_ANON || !st)
@@ -199,6 +199,7 @@ static int add_entry(struct build *b, const struct dcpi_profset_entry *e)
 	const char *img = p->kind == DCPI_IMAGE_UNKNOWN ? "unknown" : p->path;
 	int64_t pid = b->o->bypid ? p->pid : -1;
 	const struct dcpi_symtab *st = NULL;
+	const struct dcpi_sym *s, *last = NULL;
 	struct dcpi_proc_row *w = NULL;
 	char proc[4200], region[64], group[512];
 	int err = 0;
@@ -215,6 +216,15 @@ static int add_entry(struct build *b, const struct dcpi_profset_entry *e)
 		st = symbols(b, e);
 	for (size_t row = 0; row < p->nrows && !err; row++) {
 		if (b->o->procs) {
+			/* a symbol's row is named by the symbol alone, and
+			   offsets are sorted, so its rows come together: only
+			   a change of symbol is named and hashed again */
+			s = st ? dcpi_symtab_lookup(st, p->offsets[row]) : NULL;
+			if (s && s == last && w) {
+				add_counts(b->t, w, e, row);
+				continue;
+			}
+			last = s;
 			dcpi_procs_name(p, st, p->offsets[row], proc, sizeof(proc));
 			err = row_get(b->t, img, proc, pid, b->o->by ? group : NULL, &w);
 		} else if (!w) {

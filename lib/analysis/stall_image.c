@@ -80,7 +80,7 @@ static int one(struct dcpi_annot_image *img, const struct dcpi_profset *set,
 	struct dcpi_stall_proc p = { 0 };
 	int err;
 
-	p.name = sym->demangled;
+	p.name = dcpi_sym_demangled(sym);
 	p.col = cols->time;
 	p.lo = sym->vaddr;
 	p.hi = sym->vaddr + sym->size;

@@ -57,9 +57,9 @@ struct dcpi_symtab {
 	size_t skipped;
 
 	struct symtab_seg *segs;
-	size_t nsegs;
+	size_t nsegs, capsegs;
 	struct symtab_sec *secs;  /* sorted by addr after finish */
-	size_t nsecs;
+	size_t nsecs, capsecs;
 	struct dcpi_sym *syms;    /* primaries, sorted by vaddr */
 	size_t nsyms;
 	struct dcpi_sym *aliases; /* other names at a primary's vaddr */

@@ -2,7 +2,6 @@
  * The file is hostile input (it may come from another host's database):
  * lines are read into a fixed buffer, every field is checked, and bad
  * lines are counted, never fatal unless nothing at all parsed. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,20 +45,27 @@ static char *next_field(char **p)
 	return start;
 }
 
+/* 1 to 16 hex digits (either case), nothing else. */
 static int parse_hex(const char *s, uint64_t *v)
 {
-	size_t n = strlen(s), i;
 	uint64_t x = 0;
+	size_t n;
 
-	if (!n || n > 16)
-		return -1;
-	for (i = 0; i < n; i++) {
-		int c = tolower((unsigned char)s[i]);
+	for (n = 0; s[n]; n++) {
+		unsigned c = (unsigned char)s[n], d;
 
-		if (!isxdigit(c))
+		if (c - '0' < 10)
+			d = c - '0';
+		else if ((c | 0x20) - 'a' < 6)
+			d = (c | 0x20) - 'a' + 10;
+		else
 			return -1;
-		x = x << 4 | (uint64_t)(c <= '9' ? c - '0' : c - 'a' + 10);
+		if (n == 16)
+			return -1;
+		x = x << 4 | d;
 	}
+	if (!n)
+		return -1;
 	*v = x;
 	return 0;
 }
@@ -139,69 +145,143 @@ static int take_line(struct dcpi_symtab *st, struct kread *r, char *line)
 	in.s.bind = kbind(k.type);
 	in.s.name = dcpi_symtab_intern(st, k.name, strlen(k.name));
 	in.is_func = 1;
-	in.limit = UINT64_MAX;
+	in.limit = r->naddrs - 1; /* its address's index, for set_limits */
 	if (!in.s.name)
 		return -ENOMEM;
 	return dcpi_symtab_add(st, &in);
 }
 
-/* Read lines into a fixed buffer; a line that does not fit is skipped to
- * its end and counted, so no input makes us allocate more. */
+/* The decompressed text is read in fixed chunks and cut into lines in
+ * place; a line split by a chunk's end is carried over in a fixed
+ * buffer.  A line that does not fit DCPI_KALLSYMS_LINE_MAX (with its
+ * newline and a NUL), or that holds a NUL byte, is skipped and counted,
+ * so no input makes us allocate more. */
+#define KS_CHUNK 65536
+
+struct lines {
+	char carry[DCPI_KALLSYMS_LINE_MAX];
+	size_t ncarry;
+	int toolong;            /* the carried line is past the limit */
+	char chunk[KS_CHUNK + 1];
+};
+
+/* One complete line of len bytes (no newline), NUL-terminated at
+ * line[len]. */
+static int one_line(struct dcpi_symtab *st, struct kread *r, char *line, size_t len)
+{
+	if (len > DCPI_KALLSYMS_LINE_MAX - 2 || memchr(line, '\0', len)) {
+		st->skipped++;
+		return 0;
+	}
+	return take_line(st, r, line);
+}
+
+/* Add the start of a line to the carry buffer (it ends in a later chunk). */
+static void carry(struct lines *l, const char *p, size_t len)
+{
+	if (l->toolong || len > sizeof(l->carry) - 1 - l->ncarry) {
+		l->toolong = 1;
+		return;
+	}
+	memcpy(l->carry + l->ncarry, p, len);
+	l->ncarry += len;
+}
+
+/* The carried line, completed by its last len bytes at p (len 0 at the
+ * end of the file). */
+static int carried_line(struct dcpi_symtab *st, struct kread *r, struct lines *l, const char *p,
+			size_t len)
+{
+	int err = 0;
+
+	carry(l, p, len);
+	if (l->toolong) {
+		st->skipped++;
+	} else {
+		l->carry[l->ncarry] = '\0';
+		err = one_line(st, r, l->carry, l->ncarry);
+	}
+	l->ncarry = 0;
+	l->toolong = 0;
+	return err;
+}
+
+static int chunk_lines(struct dcpi_symtab *st, struct kread *r, struct lines *l, size_t n)
+{
+	char *p = l->chunk, *end = l->chunk + n, *nl;
+	int err = 0;
+
+	while (!err && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+		if (l->ncarry || l->toolong) {
+			err = carried_line(st, r, l, p, (size_t)(nl - p));
+		} else {
+			*nl = '\0';
+			err = one_line(st, r, p, (size_t)(nl - p));
+		}
+		p = nl + 1;
+	}
+	if (!err && p < end)
+		carry(l, p, (size_t)(end - p));
+	return err;
+}
+
 static int read_lines(gzFile fp, struct dcpi_symtab *st, struct kread *r)
 {
-	char line[DCPI_KALLSYMS_LINE_MAX];
-	int c, err, zerr;
+	struct lines *l = calloc(1, sizeof(*l));
+	int n, err = 0, zerr;
 
-	while (gzgets(fp, line, sizeof(line))) {
-		size_t n = strlen(line);
-
-		if (n && line[n - 1] == '\n') {
-			line[n - 1] = '\0';
-		} else if (!gzeof(fp)) {
-			while ((c = gzgetc(fp)) != -1 && c != '\n')
-				;
-			st->skipped++;
-			continue;
-		}
-		err = take_line(st, r, line);
-		if (err)
-			return err;
-	}
+	if (!l)
+		return dcpi_error(ENOMEM, "out of memory");
+	while (!err && (n = gzread(fp, l->chunk, KS_CHUNK)) > 0)
+		err = chunk_lines(st, r, l, (size_t)n);
+	if (!err && (l->ncarry || l->toolong)) /* a last line without its newline */
+		err = carried_line(st, r, l, "", 0);
+	free(l);
+	if (err)
+		return err;
 	gzerror(fp, &zerr);
 	return zerr != Z_OK && zerr != Z_BUF_ERROR
 		       ? dcpi_error(EBADMSG, "%s: corrupt compressed data", st->path)
 		       : 0;
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* A text symbol ends where the next symbol of its owner begins, data
- * included, so the last function before a data area does not swallow it. */
-static void set_limits(struct dcpi_symtab *st, struct kread *r)
+ * included, so the last function before a data area does not swallow it.
+ * Each text symbol's limit holds the index of its address in r->addrs
+ * until here.  Linear after the sort (no search per symbol): the owner's
+ * addresses are sorted with their indexes, each sorted position gets the
+ * next greater address, and each symbol reads that of its own. */
+static int set_limits(struct dcpi_symtab *st, struct kread *r)
 {
-	size_t i;
+	size_t n = r->naddrs, p, *pos = NULL;
+	struct dcpi_kv *kv = NULL;
+	uint64_t next = UINT64_MAX;
+	int err = 0;
 
-	qsort(r->addrs, r->naddrs, sizeof(*r->addrs), u64_cmp);
-	for (i = 0; i < st->nin; i++) {
-		uint64_t v = st->in[i].s.vaddr;
-		size_t lo = 0, hi = r->naddrs;
-
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (r->addrs[mid] <= v)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < r->naddrs)
-			st->in[i].limit = r->addrs[lo];
+	kv = calloc(n ? n : 1, sizeof(*kv));
+	pos = calloc(n ? n : 1, sizeof(*pos));
+	if (!kv || !pos) {
+		err = dcpi_error(ENOMEM, "out of memory");
+		goto out;
 	}
+	for (p = 0; p < n; p++)
+		kv[p] = (struct dcpi_kv){ r->addrs[p], p };
+	err = dcpi_sort_kv(kv, n);
+	if (err)
+		goto out;
+	for (p = 0; p < n; p++)
+		pos[kv[p].val] = p;
+	for (p = n; p-- > 0;) {
+		if (p + 1 < n && kv[p + 1].key != kv[p].key)
+			next = kv[p + 1].key;
+		kv[p].val = next;
+	}
+	for (size_t i = 0; i < st->nin; i++)
+		st->in[i].limit = kv[pos[st->in[i].limit]].val;
+out:
+	free(kv);
+	free(pos);
+	return err;
 }
 
 static int check_result(struct dcpi_symtab *st, const struct kread *r, const char *module)
@@ -256,8 +336,9 @@ int dcpi_symtab_open_kallsyms(const char *kallsyms_path, const char *module, uin
 		err = check_result(st, &r, module);
 	if (err)
 		goto out;
-	set_limits(st, &r);
-	err = dcpi_symtab_finish(st);
+	err = set_limits(st, &r);
+	if (!err)
+		err = dcpi_symtab_finish(st);
 out:
 	if (fp)
 		gzclose(fp);

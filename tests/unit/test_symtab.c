@@ -395,10 +395,37 @@ static void test_cxx(void)
 	T_OK(!nm_sym(bin, "_ZN2ns5Klass6methodEi", &a, &sz) && out[0]->vaddr == a,
 	     "c++: at nm's address of the mangled name");
 	T_STREQ(out[0]->name, "_ZN2ns5Klass6methodEi", "c++: raw name kept");
-	T_STREQ(out[0]->demangled, "ns::Klass::method(int)", "c++: demangled name");
+	T_STREQ(dcpi_sym_demangled(out[0]), "ns::Klass::method(int)", "c++: demangled name");
 	T_EQ(dcpi_symtab_find(st, "ns::Klass::method", out, 4), 1,
 	     "c++: found without the parameter list");
 	T_OK(dcpi_symtab_lookup_vaddr(st, a) == out[0], "c++: lookup by vaddr");
+	dcpi_symtab_close(st);
+}
+
+/* Demangling is lazy: the first call fills the cache, later calls return
+ * the same string, and a plain C name comes back as its raw name. */
+static void test_demangle_lazy(void)
+{
+	const char *bin = tpath("cxx");
+	struct dcpi_symtab *st = NULL;
+	const struct dcpi_sym *out[4];
+	const char *d;
+
+	if (dcpi_symtab_open(bin, NULL, 0, NULL, &st)) {
+		T_OK(0, "lazy: c++ fixture opens");
+		return;
+	}
+	if (dcpi_symtab_find(st, "_ZN2ns5Klass6methodEi", out, 4) == 1) {
+		d = dcpi_sym_demangled(out[0]);
+		T_OK(d != out[0]->name && dcpi_sym_demangled(out[0]) == d,
+		     "lazy: demangled once, then the cached string");
+	} else {
+		T_OK(0, "lazy: mangled symbol found by raw name");
+	}
+	T_EQ(dcpi_symtab_find(st, "main", out, 4), 1, "lazy: main found");
+	T_OK(dcpi_sym_demangled(out[0]) == out[0]->name &&
+	     dcpi_sym_demangled(out[0]) == out[0]->name,
+	     "lazy: a C name is its raw name, also the second time");
 	dcpi_symtab_close(st);
 }
 
@@ -652,6 +679,7 @@ int main(void)
 	test_describe();
 	test_debug_files();
 	test_cxx();
+	test_demangle_lazy();
 	test_root();
 	test_demangle();
 	test_rebuilt();
