@@ -116,20 +116,35 @@ static uint64_t name_file(struct jm_proc *p, const struct jm_entry *e)
 {
 	const char *name = (const char *)p->names.data + e->name_off;
 	const char *sp = strrchr(name, ' '), *c2, *c1;
+	size_t flen;
 	uint64_t off;
 
 	if (!sp || !(c2 = strrchr(sp, ':')) || c2 == sp + 1)
 		return JM_NO_FILE;
 	for (c1 = c2 - 1; c1 > sp && *c1 != ':'; c1--)
 		;
-	if (c1 == sp || c1 == sp + 1 || dcpi_buf_grow(&p->names, (size_t)(c1 - sp)))
+	if (c1 == sp || c1 == sp + 1)
+		return JM_NO_FILE;
+	flen = (size_t)(c1 - (sp + 1)); /* a length: the pointers die with the grow */
+	if (dcpi_buf_grow(&p->names, flen + 1))
 		return JM_NO_FILE;
 	off = p->names.len;
 	name = (const char *)p->names.data + e->name_off; /* the grow may move it */
 	sp = strrchr(name, ' ');
-	dcpi_buf_put(&p->names, sp + 1, (size_t)(c1 - (sp + 1)));
+	dcpi_buf_put(&p->names, sp + 1, flen);
 	dcpi_buf_put(&p->names, "", 1);
 	return off;
+}
+
+/* Whether a line's file looks like one: a path, or node's "node:..." of its
+ * built-in modules.  node 20's freed bytes are sometimes printable too
+ * ("7&uD" was seen); a name with neither '/' nor ':' gives way to the file
+ * in the procedure's name, where there is one. */
+static int file_like(const struct jm_proc *p, uint64_t file_off)
+{
+	const char *f = (const char *)p->names.data + file_off;
+
+	return strchr(f, '/') || strchr(f, ':');
 }
 
 /* The pending lines go to entry e, loaded at addr: offsets from its start. */
@@ -148,7 +163,8 @@ static void take_lines(struct jm_proc *p, struct jm_entry *e, uint64_t addr)
 		    (p->lines[i].file_off != JM_NO_FILE || guess != JM_NO_FILE)) {
 			p->lines[k] = p->lines[i];
 			p->lines[k].off -= addr;
-			if (p->lines[k].file_off == JM_NO_FILE)
+			if (p->lines[k].file_off == JM_NO_FILE ||
+			    (guess != JM_NO_FILE && !file_like(p, p->lines[k].file_off)))
 				p->lines[k].file_off = guess;
 			k++;
 		}
