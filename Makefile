@@ -24,7 +24,7 @@ CFLAGS  ?= -O2 -g
 VERSION := $(shell cat VERSION 2>/dev/null || echo unknown)
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude -Ilib $(PKG_CFLAGS) \
               -D_GNU_SOURCE -DDCPI_VERSION='"$(VERSION)"' -MMD -MP
-LDLIBS  := $(PKG_LIBS) -ldebuginfod -liberty -lm $(EXTRA_LDFLAGS)
+LDLIBS  := $(PKG_LIBS) -liberty -lm $(EXTRA_LDFLAGS)
 
 LIB_SRC   := $(sort $(wildcard lib/*/*.c))
 CMD_SRC   := $(sort $(wildcard src/*.c))

@@ -13,6 +13,12 @@
  * kernel without modules, which is not an error).  procdir is normally
  * "/proc".  All writes atomic. */
 #define DCPI_SNAPSHOT_MAX ((size_t)256 << 20)
+/* The kernel's padding before each function (CONFIG_FUNCTION_PADDING):
+ * "__pfx_NAME", half of kallsyms' lines on 6.x kernels.  Snapshots leave
+ * them out and the readers skip them (as perf does): a sample in a
+ * padding, which holds no code unless call-depth tracking is on, is
+ * counted to the function before it. */
+#define DCPI_KALLSYMS_PADDING "__pfx_"
 int dcpi_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode);
 /* The same with procdir's kallsyms already read (dcpi_snapshot_read):
  * /proc/kallsyms takes the kernel tens of milliseconds to print, and a

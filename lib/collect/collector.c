@@ -73,7 +73,7 @@ struct dcpi_collector {
 	struct fsample *fs;          /* samples of the drain, in ring order */
 	size_t nfs, fscap;
 	struct pidslot *pidset;      /* pids with side-band queued */
-	size_t pidset_cap;
+	size_t pidset_cap, npidset;  /* npidset: processes in it (most drains: 0) */
 	struct rawkey *raw;          /* the drain's distinct keys, open addressing */
 	size_t raw_cap, nraw;
 	uint32_t raw_gen;
@@ -502,9 +502,17 @@ static int pidset_build(struct dcpi_collector *c)
 	} else {
 		memset(c->pidset, 0, c->pidset_cap * sizeof(*c->pidset));
 	}
-	for (size_t i = 0; i < c->nq; i++)
-		if (c->q[i].pid != NO_PID && c->q[i].pid != 0)
-			*pid_slot(c, c->q[i].pid) = (struct pidslot){ c->q[i].pid, 0, -1 };
+	c->npidset = 0;
+	for (size_t i = 0; i < c->nq; i++) {
+		struct pidslot *s;
+
+		if (c->q[i].pid == NO_PID || c->q[i].pid == 0)
+			continue;
+		s = pid_slot(c, c->q[i].pid);
+		if (!s->pid)
+			c->npidset++;
+		*s = (struct pidslot){ c->q[i].pid, 0, -1 };
+	}
 	return 0;
 }
 
@@ -513,7 +521,7 @@ static struct pidslot *pidset_find(const struct dcpi_collector *c, int32_t pid)
 {
 	struct pidslot *s;
 
-	if (pid == 0 || !c->pidset_cap)
+	if (pid == 0 || !c->npidset)
 		return NULL;
 	s = pid_slot(c, pid);
 	return s->pid == pid ? s : NULL;

@@ -1,9 +1,11 @@
 /* Finding the files an image's symbols are read from: the profiled image
  * itself or a copy with its build-id, and its separate debug file.  The
  * search order is documented at dcpi_symtab_open() in dcpi/symtab.h. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +182,30 @@ static int try_user_build_id(const struct dcpi_symtab_opts *opts, const struct w
 	return err ? -ENOENT : 0;
 }
 
+/* libdebuginfod, loaded the first time it is wanted: linked, it and the
+ * thirty-odd libraries it needs (curl, TLS, LDAP, ...) cost every command
+ * about 3 ms to load, and most runs never ask a server. */
+static struct {
+	debuginfod_client *(*begin)(void);
+	int (*find_executable)(debuginfod_client *, const unsigned char *, int, char **);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+	void (*end)(debuginfod_client *);
+} dfd;
+static pthread_once_t dfd_once = PTHREAD_ONCE_INIT;
+
+static void dfd_load(void)
+{
+	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return; /* not installed: as if no server had it */
+	*(void **)&dfd.find_executable = dlsym(h, "debuginfod_find_executable");
+	*(void **)&dfd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	*(void **)&dfd.end = dlsym(h, "debuginfod_end");
+	if (dfd.find_executable && dfd.find_debuginfo && dfd.end)
+		*(void **)&dfd.begin = dlsym(h, "debuginfod_begin"); /* last: all or none */
+}
+
 /* debuginfod only when configured: it may take the network's time. */
 static int try_debuginfod(const struct dcpi_symtab_opts *opts, const struct want *w, int exec,
 			  struct symelf *f)
@@ -191,12 +217,12 @@ static int try_debuginfod(const struct dcpi_symtab_opts *opts, const struct want
 
 	if ((opts && opts->no_debuginfod) || !urls || !*urls || !w->idlen)
 		return -ENOENT;
-	c = debuginfod_begin();
-	if (!c)
+	pthread_once(&dfd_once, dfd_load);
+	if (!dfd.begin || !(c = dfd.begin()))
 		return -ENOENT;
-	fd = exec ? debuginfod_find_executable(c, w->id, (int)w->idlen, &path)
-		  : debuginfod_find_debuginfo(c, w->id, (int)w->idlen, &path);
-	debuginfod_end(c);
+	fd = exec ? dfd.find_executable(c, w->id, (int)w->idlen, &path)
+		  : dfd.find_debuginfo(c, w->id, (int)w->idlen, &path);
+	dfd.end(c);
 	if (fd < 0) {
 		free(path);
 		return -ENOENT;

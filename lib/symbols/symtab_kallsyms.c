@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "dcpi/error.h"
+#include "dcpi/snapshot.h"
 #include "internal.h"
 #include "symtab_int.h"
 
@@ -135,8 +136,8 @@ static int take_line(struct dcpi_symtab *st, struct kread *r, char *line)
 		return 0;
 	}
 	r->parsed++;
-	if (!mine(r, &k))
-		return 0;
+	if (!mine(r, &k) || !strncmp(k.name, DCPI_KALLSYMS_PADDING, sizeof(DCPI_KALLSYMS_PADDING) - 1))
+		return 0; /* a padding symbol: its bytes go with the function before */
 	r->nonzero += k.addr != 0;
 	err = add_addr(r, k.addr);
 	if (err || !is_text(k.type))

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "dcpi/db.h"
 #include "dcpi/error.h"
@@ -159,8 +160,9 @@ static void test_snapshot(void)
 	mkdir(plat, 0700);
 	snprintf(big, sizeof(big), "%s/kallsyms", proc);
 	f = fopen(big, "w");
-	for (int i = 0; f && i < 20000; i++)
-		fprintf(f, "ffffffff81%06x T kernel_function_number_%d\n", i * 16, i);
+	for (int i = 0; f && i < 20000; i++) /* each function after its padding */
+		fprintf(f, "ffffffff81%06x T __pfx_kernel_function_number_%d\n"
+			   "ffffffff81%06x T kernel_function_number_%d\n", i * 32, i, i * 32 + 16, i);
 	if (f)
 		fclose(f);
 	T_EQ(dcpi_snapshot_kernel(plat, proc, 0600), 0, "snapshot without /proc/modules");
@@ -172,8 +174,28 @@ static void test_snapshot(void)
 	     (long long)a.st_size);
 	T_EQ(b.st_mode & 0777, 0600, "snapshot is private");
 	T_EQ(dcpi_symtab_open_kallsyms(path, NULL, 0, &st), 0, "symbols read from kallsyms.gz");
-	s = st ? dcpi_symtab_lookup(st, 0xffffffff81000000ull + 16 * 12345 + 3) : NULL;
+	s = st ? dcpi_symtab_lookup(st, 0xffffffff81000000ull + 32 * 12345 + 16 + 3) : NULL;
 	T_STREQ(s ? s->name : NULL, "kernel_function_number_12345", "lookup in the compressed snapshot");
+	s = st ? dcpi_symtab_lookup(st, 0xffffffff81000000ull + 32 * 12346 + 3) : NULL;
+	T_STREQ(s ? s->name : NULL, "kernel_function_number_12345",
+		"a padding goes with the function before");
+	dcpi_symtab_close(st);
+	{
+		gzFile z = gzopen(path, "rb");
+		char line[256];
+		int pfx = 0, n = 0;
+
+		while (z && gzgets(z, line, sizeof(line)))
+			n++, pfx += strstr(line, "__pfx_") != NULL;
+		if (z)
+			gzclose(z);
+		T_OK(n == 20000 && pfx == 0, "the snapshot leaves the paddings out (%d lines, %d)",
+		     n, pfx);
+	}
+	/* and a reader skips them where a snapshot (or /proc) has them */
+	T_EQ(dcpi_symtab_open_kallsyms(big, NULL, 0, &st), 0, "symbols read from kallsyms");
+	s = st ? dcpi_symtab_lookup(st, 0xffffffff81000000ull + 32 * 12346 + 3) : NULL;
+	T_STREQ(s ? s->name : NULL, "kernel_function_number_12345", "padding skipped by the reader");
 	dcpi_symtab_close(st);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/kallsyms", plat);

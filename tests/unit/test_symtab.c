@@ -14,6 +14,7 @@
 
 #include "dcpi/demangle.h"
 #include "dcpi/error.h"
+#include "dcpi/snapshot.h"
 #include "dcpi/symtab.h"
 #include "fixture.h"
 #include "tap.h"
@@ -651,8 +652,8 @@ static void test_kallsyms_real(void)
 		const struct dcpi_sym *s;
 
 		if (sscanf(line, "%llx %7s %511s", &a, type, name) != 3 || strcmp(type, "T") ||
-		    strchr(line, '['))
-			continue;
+		    strchr(line, '[') || !strncmp(name, DCPI_KALLSYMS_PADDING, 6))
+			continue; /* paddings are left out: their bytes are the function's before */
 		s = dcpi_symtab_lookup(st, a);
 		checked++;
 		if (!s || s->vaddr != a)
