@@ -406,7 +406,7 @@ static int perf_drain_split(struct dcpi_sampler *base, dcpi_record_cb side, int 
 			    dcpi_record_cb samples, void *arg)
 {
 	struct perf_sampler *s = (struct perf_sampler *)base;
-	int err = 0;
+	int err = 0, corrupt = 0;
 
 	for (unsigned i = 0; i < s->ncpus; i++)
 		s->rings[i].snap = ring_head(&s->rings[i]);
@@ -414,8 +414,11 @@ static int perf_drain_split(struct dcpi_sampler *base, dcpi_record_cb side, int 
 		uint64_t end;
 
 		err = walk_ring(s, &s->rings[i], s->rings[i].snap, PICK_SIDE, side, arg, &end);
-		if (err && end < s->rings[i].snap)
-			s->rings[i].snap = end; /* the samples after it wait, too */
+		if (err == -EBADMSG) { /* resynchronised: what it held is dropped, as perf_drain */
+			consume(&s->rings[i], end);
+			corrupt = err;
+			err = 0;
+		}
 	}
 	if (!err)
 		err = mid(arg);
@@ -427,9 +430,12 @@ static int perf_drain_split(struct dcpi_sampler *base, dcpi_record_cb side, int 
 		if (err)
 			continue; /* nothing consumed: all of it again next time */
 		consume(&s->rings[i], end);
-		err = e;
+		if (e == -EBADMSG) /* resynchronised: the other rings go on */
+			corrupt = e;
+		else
+			err = e;
 	}
-	return err;
+	return err ? err : corrupt;
 }
 
 static int perf_event_of(const struct dcpi_sampler *base, uint64_t id)
