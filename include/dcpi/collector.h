@@ -5,10 +5,14 @@
  *
  * Records of different CPUs reach us out of order (each CPU has its own
  * ring), and a process's exit read from one ring may precede its last
- * samples read from another.  So raw records are queued and processed in
- * timestamp order up to a horizon the caller gives (the time it started
- * draining, minus a little): everything before it is already in the
- * rings, so nothing read later can precede it.
+ * samples read from another.  So records are taken in timestamp order up
+ * to a horizon the caller gives (the time it started draining, minus a
+ * little): everything before it is already in the rings, so nothing read
+ * later can precede it.  Only the samples whose meaning can change need
+ * the order: those of a process with side-band records queued.  The rest
+ * are counted by distinct (pid, address, event, mode) key as they come,
+ * each key attributed once per pass (dcpi_collector_drain with a sampler
+ * that drains side-band first does it without copying them).
  */
 #ifndef DCPI_COLLECTOR_H
 #define DCPI_COLLECTOR_H
