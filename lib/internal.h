@@ -29,6 +29,16 @@ int dcpi_grow(void **arr, size_t *cap, size_t need, size_t elsize, size_t max,
 /* a * b into *out; -ENOMEM (with a message) when it overflows size_t. */
 int dcpi_size_mul(size_t a, size_t b, size_t *out);
 
+/* A 64-bit mixer (MurmurHash3's finalizer) for open-addressing tables. */
+static inline uint64_t dcpi_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
 /* A key and what it carries (an index, most often). */
 struct dcpi_kv {
 	uint64_t key, val;

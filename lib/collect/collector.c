@@ -527,6 +527,39 @@ static struct pidslot *pidset_find(const struct dcpi_collector *c, int32_t pid)
 	return s->pid == pid ? s : NULL;
 }
 
+static int sample_kernel(const struct dcpi_sample *s)
+{
+	return (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+}
+
+/* Whether a sample must wait for the time-ordered pass: it is within the
+ * horizon (a side-band record before it may not be read yet), or its
+ * process's mappings, labels or JIT state change in this pass (for a
+ * kernel sample, the kernel's images). */
+static int must_wait(const struct dcpi_collector *c, const struct dcpi_sample *s,
+		     uint64_t horizon)
+{
+	return s->time > horizon || pidset_find(c, s->pid) ||
+	       (sample_kernel(s) && pidset_find(c, -1));
+}
+
+/* The event index of the last id asked, kept: a ring's samples come in
+ * runs of one counter's id. */
+struct evcache {
+	uint64_t id;
+	int ev;                      /* -2: none yet */
+};
+
+static int event_cached(struct evcache *e, uint64_t id,
+			int (*event_of)(const void *arg, uint64_t id), const void *arg)
+{
+	if (e->ev == -2 || id != e->id) {
+		e->id = id;
+		e->ev = event_of(arg, id);
+	}
+	return e->ev;
+}
+
 static void fsample_record(const struct fsample *f, struct dcpi_record *r)
 {
 	r->type = PERF_RECORD_SAMPLE;
@@ -538,17 +571,9 @@ static void fsample_record(const struct fsample *f, struct dcpi_record *r)
 	r->ip = f->s.ip;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
-}
-
 static size_t raw_hash(uint64_t ip, int32_t pid, unsigned ev, int kernel, uint32_t pgen)
 {
-	return (size_t)mix64(ip ^ (uint64_t)(uint32_t)pid << 40 ^ (uint64_t)ev << 20 ^
+	return (size_t)dcpi_mix64(ip ^ (uint64_t)(uint32_t)pid << 40 ^ (uint64_t)ev << 20 ^
 			     (uint64_t)kernel ^ (uint64_t)pgen << 8);
 }
 
@@ -682,14 +707,13 @@ static int raw_flush(struct dcpi_collector *c)
 static int count_one(struct dcpi_collector *c, const struct fsample *f, int ev,
 		     struct pidslot *ps)
 {
-	int kernel = (f->s.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	struct dcpi_record r;
 	struct rawkey *k;
 	int err;
 
 	if (ev < 0 || (unsigned)ev >= c->events.n)
 		return 0; /* not one of ours: cannot happen with our own rings */
-	k = raw_get(c, &f->s, ev, kernel, ps);
+	k = raw_get(c, &f->s, ev, sample_kernel(&f->s), ps);
 	if (k && !k->slow) {
 		k->n++;
 		return 0;
@@ -710,29 +734,21 @@ static int count_one(struct dcpi_collector *c, const struct fsample *f, int ev,
 static int count_fast(struct dcpi_collector *c, uint64_t horizon,
 		      int (*event_of)(const void *arg, uint64_t id), const void *arg)
 {
-	int kmaps, err = 0;
-	uint64_t last_id = 0;
-	int last_ev = -1;
-	size_t i;
+	struct evcache ec = { 0, -2 };
+	int err = 0;
 
-	kmaps = pidset_find(c, -1) != NULL;
-	for (i = 0; i < c->nfs && !err; i++) {
+	for (size_t i = 0; i < c->nfs && !err; i++) {
 		const struct fsample *f = &c->fs[i];
-		int kernel = (f->s.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 		size_t off = c->arena.len;
 
-		if (f->s.time > horizon || pidset_find(c, f->s.pid) || (kernel && kmaps)) {
+		if (must_wait(c, &f->s, horizon)) {
 			if ((err = DCPI_GROW(c->q, c->qcap, c->nq + 1, SIZE_MAX, "queued records")) ||
 			    (err = dcpi_buf_put(&c->arena, f, sizeof(*f))))
 				break;
 			c->q[c->nq++] = (struct qent){ f->s.time, f->seq, off, sizeof(*f), NO_PID, 1 };
 			continue;
 		}
-		if (i == 0 || f->s.id != last_id) {
-			last_id = f->s.id;
-			last_ev = event_of(arg, f->s.id);
-		}
-		err = count_one(c, f, last_ev, NULL);
+		err = count_one(c, f, event_cached(&ec, f->s.id, event_of, arg), NULL);
 	}
 	c->nfs = 0; /* on an error, what is left is dropped (out of memory) */
 	return err;
@@ -742,7 +758,7 @@ static int count_fast(struct dcpi_collector *c, uint64_t horizon,
  * process's side-band records applied so far), a side-band record after
  * the keys it would change the meaning of are counted. */
 static int take_queued(struct dcpi_collector *c, const struct qent *q,
-		       int (*event_of)(const void *arg, uint64_t id), const void *arg, int kmaps)
+		       int (*event_of)(const void *arg, uint64_t id), const void *arg)
 {
 	const uint8_t *raw = c->arena.data + q->off;
 	struct dcpi_record r;
@@ -751,11 +767,10 @@ static int take_queued(struct dcpi_collector *c, const struct qent *q,
 
 	if (q->sample) {
 		struct fsample f;
-		int kernel;
 
 		memcpy(&f, raw, sizeof(f));
-		kernel = (f.s.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
-		if (kernel && kmaps) { /* the kernel's images change in this pass: one by one */
+		if (sample_kernel(&f.s) && pidset_find(c, -1)) {
+			/* the kernel's images change in this pass: one by one */
 			fsample_record(&f, &r);
 			err = dcpi_collector_feed(c, &r, event_of(arg, f.s.id));
 			return err == -ENOMEM ? err : 0;
@@ -777,7 +792,7 @@ int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
 {
 	struct dcpi_buf rest = DCPI_BUF_INIT;
 	size_t i = 0, keep = 0;
-	int err, ferr, kmaps;
+	int err, ferr;
 
 	if (c->arena.len > QUEUE_MAX_BYTES)
 		horizon = UINT64_MAX; /* bounded memory beats perfect order */
@@ -793,9 +808,8 @@ int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
 		err = count_fast(c, horizon, event_of, arg);
 	if (c->nq)
 		qsort(c->q, c->nq, sizeof(*c->q), cmp_qent);
-	kmaps = pidset_find(c, -1) != NULL;
 	for (; !err && i < c->nq && c->q[i].time <= horizon; i++)
-		if ((err = take_queued(c, &c->q[i], event_of, arg, kmaps)))
+		if ((err = take_queued(c, &c->q[i], event_of, arg)))
 			break; /* kept, for the next call */
 	ferr = raw_flush(c);
 	if (!err)
@@ -835,9 +849,7 @@ struct split {
 	struct dcpi_collector *c;
 	const struct dcpi_sampler *s;
 	uint64_t horizon;
-	int kmaps;
-	uint64_t last_id;
-	int last_ev;                 /* -2: none yet */
+	struct evcache ec;
 };
 
 static int split_side(void *arg, const void *raw, size_t len)
@@ -852,35 +864,25 @@ static int split_mid(void *arg)
 
 	if (!err)
 		err = raw_reset(x->c);
-	if (err)
-		return err;
-	x->c->prepared = 1;
-	x->kmaps = pidset_find(x->c, -1) != NULL;
-	return 0;
+	if (!err)
+		x->c->prepared = 1;
+	return err;
 }
 
 static int split_sample(void *arg, const void *raw, size_t len)
 {
 	struct split *x = arg;
 	struct fsample f;
-	int kernel;
 
-	if (dcpi_record_decode_sample(raw, len, &f.s))
+	if (dcpi_record_decode_sample(raw, len, &f.s) || must_wait(x->c, &f.s, x->horizon))
 		return dcpi_collector_queue(x->c, raw, len); /* as it would have been */
-	kernel = (f.s.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
-	if (f.s.time > x->horizon || pidset_find(x->c, f.s.pid) || (kernel && x->kmaps))
-		return dcpi_collector_queue(x->c, raw, len);
-	if (x->last_ev == -2 || f.s.id != x->last_id) {
-		x->last_id = f.s.id;
-		x->last_ev = dcpi_sampler_event_of(x->s, f.s.id);
-	}
-	return count_one(x->c, &f, x->last_ev, NULL);
+	return count_one(x->c, &f, event_cached(&x->ec, f.s.id, sampler_event_of, x->s), NULL);
 }
 
 int dcpi_collector_drain(struct dcpi_collector *c, struct dcpi_sampler *s, int all)
 {
 	struct timespec ts;
-	struct split x = { c, s, 0, 0, 0, -2 };
+	struct split x = { c, s, 0, { 0, -2 } };
 	int err, perr;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts); /* the clock the sampler stamps with */
