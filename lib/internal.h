@@ -29,6 +29,13 @@ int dcpi_grow(void **arr, size_t *cap, size_t need, size_t elsize, size_t max,
 /* a * b into *out; -ENOMEM (with a message) when it overflows size_t. */
 int dcpi_size_mul(size_t a, size_t b, size_t *out);
 
+/* a + b, or UINT64_MAX when that overflows: sums of counts a file
+ * claims, so that hostile values cannot wrap into small ones. */
+static inline uint64_t dcpi_sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* A 64-bit mixer (MurmurHash3's finalizer) for open-addressing tables. */
 static inline uint64_t dcpi_mix64(uint64_t x)
 {

@@ -136,6 +136,15 @@ unsigned long long cli_parse_count(const char *opt, const char *arg)
 	return v * mul;
 }
 
+int cli_parse_rate(const char *arg)
+{
+	if (!strcmp(arg, "second"))
+		return CLI_RATE_SECOND;
+	if (!strcmp(arg, "cpu"))
+		return CLI_RATE_CPU;
+	cli_usage_error("-rate takes 'second' or 'cpu', not '%s'", arg);
+}
+
 const char *cli_label_key(const char *arg)
 {
 	if (strcmp(arg, "comm") && strcmp(arg, "uid") && strcmp(arg, "cgroup"))

@@ -33,6 +33,10 @@ const char *cli_db(const char *db_opt);
  * (1024*1024) suffix, as event periods take them; usage error naming the
  * option on anything else. */
 unsigned long long cli_parse_count(const char *opt, const char *arg);
+/* -rate second|cpu (dcpidiff, dcpistats): what amounts are per; a usage
+ * error on anything else. */
+enum { CLI_RATE_NONE, CLI_RATE_SECOND, CLI_RATE_CPU };
+int cli_parse_rate(const char *arg);
 /* -by KEY: a label key (comm, uid, cgroup), else a usage error. */
 const char *cli_label_key(const char *arg);
 /* For the tools that only read: the same, but with neither given, the

@@ -1,10 +1,12 @@
 /* dcpidiff: two profile sets compared, by image, by procedure, or within
  * one procedure by source line, instruction or basic block: each side's
- * share of its own samples, the change in points and the ratio, the
- * largest changes first (DCPI's dcpidiff). */
+ * samples (or samples per second), the change and the ratio, whether the
+ * change is more than sampling noise, and each side's share, the largest
+ * changes first (DCPI's dcpidiff; the model is dcpi/diff.h). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +24,13 @@
 
 enum { OUT_TEXT, OUT_JSON, OUT_CSV };
 enum { BY_IMAGE, BY_PROC, BY_SOURCE, BY_ASM, BY_BLOCK };
+enum { PER_NONE = CLI_RATE_NONE, PER_SECOND = CLI_RATE_SECOND, PER_CPU = CLI_RATE_CPU };
 #define MAX_IMAGES 256
 
 struct opts {
 	const char *db, *host, *event, *label;
 	const char *side[2];            /* EPOCH[@HOST] */
-	int by, bypid, out;
+	int by, bypid, out, per, shares;
 	unsigned long long keep;
 	const char *images[MAX_IMAGES]; /* or PROCEDURE IMAGE */
 	size_t nimages;
@@ -59,9 +62,11 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: dcpidiff [options] EPOCH_A EPOCH_B [IMAGE...]\n"
 "       dcpidiff [options] -source|-asm|-blocks EPOCH_A EPOCH_B PROCEDURE IMAGE\n"
-"Two profile sets compared: each side's share of its own samples, the change\n"
-"in percentage points (B - A) and the ratio of the shares, largest change first.\n"
-"EPOCH is an epoch name, 'latest' or 'all', optionally @HOST.\n\n"
+"Two profile sets compared: each side's samples, the change (B - A) and the\n"
+"ratio (B / A), whether the change is more than sampling noise (exact Poisson\n"
+"test, 95%%), and each side's share of its own samples; largest change first.\n"
+"With IMAGEs, their procedures (as dcpiprof IMAGE).  EPOCH is an epoch name,\n"
+"'latest' or 'all', optionally @HOST.\n\n"
 "  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -host NAME         the host of both sides (default: this one; 'all' sums)\n"
 "  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
@@ -71,6 +76,9 @@ static void usage(FILE *f)
 "  -blocks            within PROCEDURE: by basic block\n"
 "  -pid               keep per-process profiles (dcpid -bypid) apart\n"
 "  -event NAME        the event compared (default: A's first)\n"
+"  -rate second|cpu   compare samples per second of epoch, or per CPU-second\n"
+"                     monitored (when the sides' lengths differ)\n"
+"  -shares            compare (test and order by) shares instead of samples\n"
 "  -keep N            only the first N rows\n"
 "  -json              JSON output (schema in dcpidiff(1))\n"
 "  -csv               CSV output\n"
@@ -80,7 +88,7 @@ static void usage(FILE *f)
 static void parse_options(struct opts *o, int argc, char **argv)
 {
 	enum { O_DB = 256, O_HOST, O_LABEL, O_SOURCE, O_ASM, O_BLOCKS, O_PID, O_EVENT, O_KEEP, O_JSON,
-	       O_CSV };
+	       O_CSV, O_RATE, O_SHARES };
 	static const struct option lo[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "host", required_argument, NULL, O_HOST },
@@ -94,6 +102,8 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		{ "keep", required_argument, NULL, O_KEEP },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "csv", no_argument, NULL, O_CSV },
+		{ "rate", required_argument, NULL, O_RATE },
+		{ "shares", no_argument, NULL, O_SHARES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -114,6 +124,8 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		case O_KEEP: o->keep = cli_parse_count("keep", optarg); break;
 		case O_JSON: o->out = OUT_JSON; break;
 		case O_CSV: o->out = OUT_CSV; break;
+		case O_RATE: o->per = cli_parse_rate(optarg); break;
+		case O_SHARES: o->shares = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: cli_usage_error("bad option");
 		}
@@ -131,6 +143,10 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		cli_usage_error("-source, -asm and -blocks compare one procedure: PROCEDURE IMAGE");
 	if (o->by >= BY_SOURCE && o->out == OUT_CSV)
 		cli_usage_error("-csv is for images and procedures; use -json");
+	if (o->per && o->shares)
+		cli_usage_error("-rate and -shares compare different things: choose one");
+	if (o->by == BY_IMAGE && o->nimages) /* as dcpiprof IMAGE: its procedures */
+		o->by = BY_PROC;
 	o->db = cli_db_read(o->db);
 }
 
@@ -177,6 +193,39 @@ static void choose_event(struct cmp *c)
 		report_warn(&c->s[1].w, "%s was sampled every %" PRIu64 " in A and every %" PRIu64
 			    " in B: shares compare, raw counts do not", name,
 			    c->s[0].set.periods[c->s[0].col], c->s[1].set.periods[c->s[1].col]);
+}
+
+static double side_cpu_seconds(const struct side *s)
+{
+	return dcpi_profset_cpu_seconds(&s->set, (unsigned)s->col);
+}
+
+/* What an amount is per: 1 (samples), or each side's seconds of epoch or
+ * CPU-seconds; and a note when plain samples compare sides of different
+ * lengths. */
+static void choose_exposure(struct cmp *c)
+{
+	static const char *const what[] = { "", "seconds of epoch", "CPU-seconds" };
+
+	c->d.by_share = c->o.shares;
+	for (int k = 0; k < 2 && c->o.per; k++) {
+		const struct side *s = &c->s[k];
+		double x = c->o.per == PER_SECOND ? s->set.seconds : side_cpu_seconds(s);
+
+		if (!(x > 0))
+			cli_die("%s %s: its statistics give no %s (-rate %s needs them)", k ? "B" : "A",
+				c->o.side[k], what[c->o.per], c->o.per == PER_SECOND ? "second" : "cpu");
+		c->d.expo[k] = x;
+	}
+}
+
+/* The sides' lengths differ by more than 10%: plain samples are totals over
+ * different times. */
+static int lengths_differ(const struct cmp *c)
+{
+	double a = c->s[0].set.seconds, b = c->s[1].set.seconds;
+
+	return a > 0 && b > 0 && fabs(a - b) > 0.1 * fmax(a, b);
 }
 
 /* ---- images and procedures --------------------------------------------------------- */
@@ -365,9 +414,47 @@ static void print_side_head(const struct cmp *c, int k, FILE *f)
 		cli_safe(s->set.events[s->col]));
 	if (s->proc)
 		fprintf(f, " in %s", cli_safe(s->proc));
+	if (s->set.seconds > 0)
+		fprintf(f, ", %.0f s", s->set.seconds);
+	if (side_cpu_seconds(s) > 0)
+		fprintf(f, ", %.1f CPU-s", side_cpu_seconds(s));
 	fprintf(f, "\n");
 	for (size_t i = 0; i < s->w.n; i++)
 		fprintf(f, "warning: %s: %s\n", k ? "B" : "A", cli_safe(s->w.v[i]));
+}
+
+static const char *const per_names[] = { "", " per second of epoch", " per CPU-second" };
+
+static void print_explanation(const struct cmp *c)
+{
+	if (c->o.shares)
+		printf("\nA and B are samples of %s; A%% and B%% each side's share of its own samples;\n"
+		       "delta pp is B%% - A%% and ratio B%% / A%% (new: only B has it).  sig: the\n"
+		       "change in share is more than sampling noise (exact Poisson test, 95%%).\n"
+		       "Largest change in share first.\n", cli_safe(c->s[0].set.events[c->s[0].col]));
+	else
+		printf("\nA and B are samples of %s%s;\ndelta is B - A and ratio B / A (new: "
+		       "only B has it).  sig: the change is more\nthan sampling noise (exact Poisson "
+		       "test, 95%%; how runs vary is dcpistats' question).\nA%% and B%% are each "
+		       "side's share of its own samples.  Largest change first.\n",
+		       cli_safe(c->s[0].set.events[c->s[0].col]), per_names[c->o.per]);
+	if (!c->o.per && !c->o.shares && lengths_differ(c))
+		printf("note: A covers %.0f s and B %.0f s: A and B are totals over different "
+		       "times;\n      -rate second compares samples per second\n",
+		       c->s[0].set.seconds, c->s[1].set.seconds);
+}
+
+/* Samples as integers; rates with three significant digits or more (a
+ * rate below 0.001 prints as 0.000); 0 without a sign. */
+static void print_amount(double v, int per, int sign)
+{
+	double m = fabs(v);
+	int prec = !per ? 0 : m >= 100 ? 1 : m >= 10 ? 2 : 3;
+
+	if (v == 0)
+		printf("%10s ", "0");
+	else
+		printf(sign ? "%+10.*f " : "%10.*f ", prec, v);
 }
 
 static void print_text(const struct cmp *c, size_t n)
@@ -379,22 +466,24 @@ static void print_text(const struct cmp *c, size_t n)
 	printf("Database: %s\n", cli_safe(c->o.db));
 	print_side_head(c, 0, stdout);
 	print_side_head(c, 1, stdout);
-	printf("\nA%% and B%% are each side's share of its own samples; delta is B%% - A%% in "
-	       "percentage points;\nratio is B%% / A%% (new: only B has it).  Largest change "
-	       "first.\n");
+	print_explanation(c);
 	printf("==============================================================================\n");
-	printf("%10s %7s %10s %7s %8s %7s ", "A", "A%", "B", "B%", "delta", "ratio");
+	printf("%10s %10s %10s %7s %7s %7s %8s %3s ", "A", "B", "delta", "ratio", "A%", "B%",
+	       "delta pp", "sig");
 	printf(nh > 1 ? " %-40s %s" : " %s", h[0], nh > 1 ? h[1] : "");
 	printf("%s\n", c->o.bypid && c->o.by <= BY_PROC ? "  pid" : "");
 	for (size_t i = 0; i < n; i++) {
 		const struct dcpi_diff_row *r = c->d.rows[i];
 
-		printf("%10" PRIu64 " %6.2f%% %10" PRIu64 " %6.2f%% %+8.2f ", r->a, r->pa, r->b,
-		       r->pb, r->delta_pp);
+		print_amount(r->ra, c->o.per, 0);
+		print_amount(r->rb, c->o.per, 0);
+		print_amount(r->delta, c->o.per, 1);
 		if (r->has_ratio)
-			printf("%7.2f ", r->ratio);
+			printf("%7.2f ", c->o.shares ? r->share_ratio : r->ratio);
 		else
 			printf("%7s ", "new");
+		printf("%6.2f%% %6.2f%% %+8.2f %3s ", r->pa, r->pb, r->delta_pp,
+		       r->significant ? "yes" : "no");
 		if (nh > 1 && !c->heads) /* (image, procedure): shown as dcpiprof does */
 			printf(" %-40s %s", cli_safe(r->label[1]), cli_safe(r->label[0]));
 		else if (nh > 1)
@@ -418,6 +507,8 @@ static void json_side(struct dcpi_json *j, const struct cmp *c, int k)
 	dcpi_json_key_strs(j, "hosts", (const char *const *)s->set.hosts, s->set.nhosts);
 	dcpi_json_key_u64(j, "total", k ? c->d.total_b : c->d.total_a);
 	dcpi_json_key_u64(j, "period", s->set.periods[s->col]);
+	dcpi_json_key_fixed(j, "seconds", s->set.seconds > 0, s->set.seconds, 0);
+	dcpi_json_key_fixed(j, "cpu_seconds", side_cpu_seconds(s) > 0, side_cpu_seconds(s), 3);
 	if (s->proc)
 		dcpi_json_key_str(j, "procedure", s->proc);
 	dcpi_json_key_strs(j, "warnings", (const char *const *)s->w.v, s->w.n);
@@ -446,17 +537,19 @@ static void json_row(struct dcpi_json *j, const struct cmp *c, const struct dcpi
 	}
 	dcpi_json_key_u64(j, "a", r->a);
 	dcpi_json_key_u64(j, "b", r->b);
-	dcpi_json_key(j, "share_a");
-	dcpi_json_fixed(j, r->pa, 4);
-	dcpi_json_key(j, "share_b");
-	dcpi_json_fixed(j, r->pb, 4);
-	dcpi_json_key(j, "delta_pp");
-	dcpi_json_fixed(j, r->delta_pp, 4);
-	dcpi_json_key(j, "ratio");
-	if (r->has_ratio)
-		dcpi_json_fixed(j, r->ratio, 4);
-	else
-		dcpi_json_null(j);
+	if (c->o.per) {
+		dcpi_json_key_fixed(j, "rate_a", 1, r->ra, 4);
+		dcpi_json_key_fixed(j, "rate_b", 1, r->rb, 4);
+	}
+	dcpi_json_key_fixed(j, "delta", 1, r->delta, 4);
+	dcpi_json_key_fixed(j, "ratio", r->has_ratio, r->ratio, 4);
+	dcpi_json_key_fixed(j, "share_a", 1, r->pa, 4);
+	dcpi_json_key_fixed(j, "share_b", 1, r->pb, 4);
+	dcpi_json_key_fixed(j, "delta_pp", 1, r->delta_pp, 4);
+	dcpi_json_key_fixed(j, "share_ratio", r->has_ratio, r->share_ratio, 4);
+	dcpi_json_key_fixed(j, "p", 1, r->p, 6);
+	dcpi_json_key(j, "significant");
+	dcpi_json_bool(j, r->significant);
 	dcpi_json_obj_end(j);
 }
 
@@ -466,6 +559,9 @@ static void print_json(const struct cmp *c, size_t n)
 
 	dcpi_json_key_str(j, "mode", mode_names[c->o.by]);
 	dcpi_json_key_str(j, "event", c->s[0].set.events[c->s[0].col]);
+	dcpi_json_key_str(j, "compare", c->o.shares ? "shares" : c->o.per == PER_SECOND ?
+			  "per-second" : c->o.per == PER_CPU ? "per-cpu-second" : "samples");
+	dcpi_json_key_str(j, "test", "poisson-exact-95");
 	json_side(j, c, 0);
 	json_side(j, c, 1);
 	dcpi_json_break(j);
@@ -485,8 +581,8 @@ static void print_csv(const struct cmp *c, size_t n)
 		for (size_t i = 0; i < c->s[k].w.n; i++)
 			fprintf(stderr, "%s: warning: %s: %s\n", cli_prog, k ? "B" : "A",
 				cli_safe(c->s[k].w.v[i]));
-	printf("image,%spid,a,b,share_a,share_b,delta_pp,ratio\n",
-	       c->o.by == BY_PROC ? "procedure," : "");
+	printf("image,%spid,a,b,%sdelta,ratio,share_a,share_b,delta_pp,p,significant\n",
+	       c->o.by == BY_PROC ? "procedure," : "", c->o.per ? "rate_a,rate_b," : "");
 	for (size_t i = 0; i < n; i++) {
 		const struct dcpi_diff_row *r = c->d.rows[i];
 		size_t nl = c->o.by == BY_PROC ? 2 : 1;
@@ -495,11 +591,15 @@ static void print_csv(const struct cmp *c, size_t n)
 			report_csv_field(stdout, r->label[l]);
 			putchar(',');
 		}
-		printf("%s,%" PRIu64 ",%" PRIu64 ",%.4f,%.4f,%.4f,", c->o.bypid && r->label[nl]
-		       ? r->label[nl] : "", r->a, r->b, r->pa, r->pb, r->delta_pp);
+		printf("%s,%" PRIu64 ",%" PRIu64 ",", c->o.bypid && r->label[nl] ? r->label[nl] : "",
+		       r->a, r->b);
+		if (c->o.per)
+			printf("%.4f,%.4f,", r->ra, r->rb);
+		printf("%.4f,", r->delta);
 		if (r->has_ratio)
 			printf("%.4f", r->ratio);
-		putchar('\n');
+		printf(",%.4f,%.4f,%.4f,%.6f,%s\n", r->pa, r->pb, r->delta_pp, r->p,
+		       r->significant ? "yes" : "no");
 	}
 }
 
@@ -516,6 +616,7 @@ int cmd_dcpidiff(int argc, char **argv)
 	load_side(&c, 0);
 	load_side(&c, 1);
 	choose_event(&c);
+	choose_exposure(&c);
 	if (c.o.by >= BY_SOURCE) {
 		compare_procedure(&c);
 	} else {

@@ -1,9 +1,11 @@
-/* dcpistats: how each image's or procedure's share varies over epochs of
- * the same workload, and with two groups of epochs whether it changed more
- * than the runs vary (DCPI's dcpistats; Welch's t-test, see dcpi/shares.h). */
+/* dcpistats: how each image's or procedure's samples (or samples per
+ * second, or share) vary over epochs of the same workload, and with two
+ * groups of epochs whether they changed more than the runs vary (DCPI's
+ * dcpistats; Welch's t-test, see dcpi/shares.h). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,7 @@
 
 struct opts {
 	const char *db, *host, *event, *label;
-	int procs, json;
+	int procs, json, per, shares;
 	unsigned long long keep;
 	const char *epochs[2][MAX_EPOCHS];
 	size_t n[2];
@@ -38,16 +40,18 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: dcpistats [options] EPOCH... [-- EPOCH...]\n"
-"How each image's (or with -i procedure's) share of the samples varies over\n"
-"epochs of one workload: mean, standard deviation, min, max.  With a second\n"
-"group after --: the difference of the means, its 95%% confidence interval and\n"
-"whether it is significant (Welch's t-test on the per-epoch shares).\n"
+"How each image's (or with -i procedure's) samples vary over epochs of one\n"
+"workload: mean, standard deviation, min, max.  With a second group after --:\n"
+"the difference of the means, its 95%% confidence interval and whether it is\n"
+"significant (Welch's t-test on the per-epoch values).\n"
 "Options come before the epochs.\n\n"
 "  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -host NAME         the host (default: this one; 'all' sums hosts)\n"
 "  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
 "  -i                 by procedure (default: by image)\n"
 "  -event NAME        the event (default: the first epoch's first)\n"
+"  -rate second|cpu   samples per second of epoch, or per CPU-second monitored\n"
+"  -shares            shares of each epoch's samples instead of samples\n"
 "  -keep N            only the first N rows\n"
 "  -json              JSON output (schema in dcpistats(1))\n"
 "  -h, -help          this help\n");
@@ -55,7 +59,7 @@ static void usage(FILE *f)
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_HOST, O_LABEL, O_EVENT, O_KEEP, O_JSON };
+	enum { O_DB = 256, O_HOST, O_LABEL, O_EVENT, O_KEEP, O_JSON, O_RATE, O_SHARES };
 	static const struct option lo[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "host", required_argument, NULL, O_HOST },
@@ -64,6 +68,8 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		{ "event", required_argument, NULL, O_EVENT },
 		{ "keep", required_argument, NULL, O_KEEP },
 		{ "json", no_argument, NULL, O_JSON },
+		{ "rate", required_argument, NULL, O_RATE },
+		{ "shares", no_argument, NULL, O_SHARES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -80,6 +86,8 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		case O_EVENT: o->event = optarg; break;
 		case O_KEEP: o->keep = cli_parse_count("keep", optarg); break;
 		case O_JSON: o->json = 1; break;
+		case O_RATE: o->per = cli_parse_rate(optarg); break;
+		case O_SHARES: o->shares = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: cli_usage_error("bad option");
 		}
@@ -95,6 +103,8 @@ static void parse_options(struct opts *o, int argc, char **argv)
 	}
 	if (o->n[0] == 0 || (g && o->n[1] == 0))
 		cli_usage_error(g ? "an epoch on each side of --" : "at least one epoch");
+	if (o->per && o->shares)
+		cli_usage_error("-rate and -shares measure different things: choose one");
 	o->db = cli_db_read(o->db);
 }
 
@@ -123,6 +133,16 @@ static void add_epoch(struct st *t, int g, size_t e)
 			"one they all have with -event", name, t->event);
 	if (set.stats.lost)
 		report_warn(&t->w, "%s: %" PRIu64 " samples were lost", name, set.stats.lost);
+	if (t->o.per) {
+		double x = t->o.per == CLI_RATE_SECOND ? set.seconds : dcpi_profset_cpu_seconds(&set, (unsigned)col);
+
+		if (!(x > 0))
+			cli_die("epoch %s: its statistics give no %s (-rate %s needs them)", name,
+				t->o.per == CLI_RATE_SECOND ? "length" : "CPU time",
+				t->o.per == CLI_RATE_SECOND ? "second" : "cpu");
+		if (dcpi_shares_set_exposure(&t->s, g, e, x))
+			cli_die("%s", dcpi_errmsg());
+	}
 	if (dcpi_procs_build(&p, &set, NULL, 0, &po))
 		cli_die("%s", dcpi_errmsg());
 	for (size_t i = 0; i < p.nnotes; i++)
@@ -153,6 +173,20 @@ static void print_labels(const struct st *t, const struct dcpi_shares_row *r)
 		printf(" %s\n", cli_safe(r->label[0]));
 }
 
+enum { M_SAMPLES = CLI_RATE_NONE, M_SECOND = CLI_RATE_SECOND, M_CPU = CLI_RATE_CPU, M_SHARE };
+static const char *const what_text[] = {
+	"Values are samples in each epoch",
+	"Values are samples per second of each epoch",
+	"Values are samples per CPU-second monitored in each epoch",
+	"Values are shares, percent of each epoch's samples",
+};
+static const char *const what_json[] = { "samples", "per-second", "per-cpu-second", "shares" };
+
+static int measure(const struct st *t)
+{
+	return t->o.shares ? M_SHARE : t->o.per;
+}
+
 static void print_text(const struct st *t, size_t n)
 {
 	int two = t->o.n[1] > 0;
@@ -171,51 +205,52 @@ static void print_text(const struct st *t, size_t n)
 		printf("warning: %s\n", cli_safe(t->w.v[i]));
 	if (two && (t->o.n[0] < 2 || t->o.n[1] < 2))
 		printf("note: one run on a side: no significance can be computed (run-to-run "
-		       "variation is unknown);\n      the interval is the binomial sampling "
-		       "error of the two shares alone\n");
-	printf("\nShares are percent of each epoch's samples; sd is over epochs%s%s.\n",
-	       two ? "; diff = mean B - mean A in points, with its 95% interval" : "",
+		       "variation is unknown);\n      the interval is the %s sampling "
+		       "error alone\n", t->o.shares ? "binomial" : "Poisson");
+	printf("\n%s; sd is over epochs%s%s.\n", what_text[measure(t)],
+	       two ? ";\ndiff = mean B - mean A, with its 95% interval" : "",
 	       !two ? "" : t->o.n[0] > 1 && t->o.n[1] > 1 ? " (Welch's t)"
-							 : " (binomial sampling error)");
+							 : " (sampling error)");
 	printf("==============================================================================\n");
 	if (two)
-		printf("%8s %6s %8s %6s %8s %19s %4s ", "A mean%", "sd", "B mean%", "sd", "diff",
-		       "95% interval", "sig");
+		printf("%9s %8s %9s %8s %9s %21s %4s ", t->o.shares ? "A mean%" : "A mean", "sd",
+		       t->o.shares ? "B mean%" : "B mean", "sd", "diff", "95% interval", "sig");
+	else if (t->o.shares)
+		printf("%9s %8s %9s %9s ", "mean%", "sd", "min%", "max%");
 	else
-		printf("%8s %6s %8s %8s ", "mean%", "sd", "min%", "max%");
+		printf("%9s %8s %9s %9s ", "mean", "sd", "min", "max");
 	printf(t->o.procs ? " %-32s %s\n" : " %s\n", t->o.procs ? "procedure" : "image", "image");
 	for (size_t i = 0; i < n; i++) {
 		const struct dcpi_shares_row *r = t->s.rows[i];
+		double m = fmax(fabs(r->g[0].max), two ? fabs(r->g[1].max) : 0);
+		/* rates: three significant digits of the row's largest value */
+		int p = !t->o.per || m >= 100 ? 2 : m >= 10 ? 3 : m >= 1 ? 4 : 5;
 
 		if (two)
-			printf("%8.2f %6.2f %8.2f %6.2f %+8.2f [%+8.2f, %+8.2f] %4s ", r->g[0].mean,
-			       r->g[0].sd, r->g[1].mean, r->g[1].sd, r->diff, r->lo, r->hi,
-			       verdict_word(r->verdict));
+			printf("%9.*f %8.*f %9.*f %8.*f %+9.*f [%+9.*f, %+9.*f] %4s ", p, r->g[0].mean,
+			       p, r->g[0].sd, p, r->g[1].mean, p, r->g[1].sd, p, r->diff, p, r->lo,
+			       p, r->hi, verdict_word(r->verdict));
 		else
-			printf("%8.2f %6.2f %8.2f %8.2f ", r->g[0].mean, r->g[0].sd, r->g[0].min,
-			       r->g[0].max);
+			printf("%9.*f %8.*f %9.*f %9.*f ", p, r->g[0].mean, p, r->g[0].sd, p,
+			       r->g[0].min, p, r->g[0].max);
 		print_labels(t, r);
 	}
 }
 
 static void json_group(struct dcpi_json *j, const char *name, const struct dcpi_shares_group *g,
-		       const double *share, size_t n)
+		       const double *value, size_t n)
 {
 	dcpi_json_key(j, name);
 	dcpi_json_obj_begin(j);
-	dcpi_json_key(j, "mean");
-	dcpi_json_fixed(j, g->mean, 4);
-	dcpi_json_key(j, "sd");
-	dcpi_json_fixed(j, g->sd, 4);
-	dcpi_json_key(j, "min");
-	dcpi_json_fixed(j, g->min, 4);
-	dcpi_json_key(j, "max");
-	dcpi_json_fixed(j, g->max, 4);
+	dcpi_json_key_fixed(j, "mean", 1, g->mean, 4);
+	dcpi_json_key_fixed(j, "sd", 1, g->sd, 4);
+	dcpi_json_key_fixed(j, "min", 1, g->min, 4);
+	dcpi_json_key_fixed(j, "max", 1, g->max, 4);
 	dcpi_json_key_u64(j, "samples", g->samples);
-	dcpi_json_key(j, "shares");
+	dcpi_json_key(j, "values");
 	dcpi_json_arr_begin(j);
 	for (size_t e = 0; e < n; e++)
-		dcpi_json_fixed(j, share[e], 4);
+		dcpi_json_fixed(j, value[e], 4);
 	dcpi_json_arr_end(j);
 	dcpi_json_obj_end(j);
 }
@@ -227,11 +262,10 @@ static void json_row(struct dcpi_json *j, const struct st *t, const struct dcpi_
 	dcpi_json_key_str(j, "image", r->label[0]);
 	if (t->o.procs)
 		dcpi_json_key_str(j, "procedure", r->label[1]);
-	json_group(j, "a", &r->g[0], r->share[0], t->o.n[0]);
+	json_group(j, "a", &r->g[0], r->value[0], t->o.n[0]);
 	if (t->o.n[1]) {
-		json_group(j, "b", &r->g[1], r->share[1], t->o.n[1]);
-		dcpi_json_key(j, "diff_pp");
-		dcpi_json_fixed(j, r->diff, 4);
+		json_group(j, "b", &r->g[1], r->value[1], t->o.n[1]);
+		dcpi_json_key_fixed(j, "diff", 1, r->diff, 4);
 		dcpi_json_key(j, "ci95");
 		dcpi_json_arr_begin(j);
 		dcpi_json_fixed(j, r->lo, 4);
@@ -252,11 +286,13 @@ static void print_json(const struct st *t, size_t n)
 
 	dcpi_json_key_str(j, "mode", t->o.procs ? "procedures" : "images");
 	dcpi_json_key_str(j, "event", t->event);
+	dcpi_json_key_str(j, "measure", what_json[measure(t)]);
 	dcpi_json_key_strs(j, "a", t->o.epochs[0], t->o.n[0]);
 	if (t->o.n[1])
 		dcpi_json_key_strs(j, "b", t->o.epochs[1], t->o.n[1]);
 	dcpi_json_key_str(j, "test", t->o.n[1] ? t->o.n[0] > 1 && t->o.n[1] > 1
-		? "welch-t-95" : "binomial-sampling-error-95" : NULL);
+		? "welch-t-95" : t->o.shares ? "binomial-sampling-error-95"
+		: "poisson-sampling-error-95" : NULL);
 	dcpi_json_break(j);
 	dcpi_json_key_strs(j, "warnings", (const char *const *)t->w.v, t->w.n);
 	dcpi_json_break(j);
@@ -279,6 +315,7 @@ int cmd_dcpistats(int argc, char **argv)
 	t.objs = report_objcache(t.o.db);
 	if (dcpi_shares_init(&t.s, t.o.n[0], t.o.n[1]))
 		cli_die("%s", dcpi_errmsg());
+	t.s.by_share = t.o.shares;
 	for (int g = 0; g < 2; g++)
 		for (size_t e = 0; e < t.o.n[g]; e++)
 			add_epoch(&t, g, e);

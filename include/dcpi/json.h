@@ -61,6 +61,10 @@ void dcpi_json_null(struct dcpi_json *j);
 void dcpi_json_key_str(struct dcpi_json *j, const char *name, const char *s);
 void dcpi_json_key_u64(struct dcpi_json *j, const char *name, uint64_t v);
 void dcpi_json_key_bool(struct dcpi_json *j, const char *name, int v);
+/* "name": v with decimals digits, or null when !known (a ratio without a
+ * base, a length no statistics gave) */
+void dcpi_json_key_fixed(struct dcpi_json *j, const char *name, int known, double v,
+			 int decimals);
 /* "name": [the n strings of v] */
 void dcpi_json_key_strs(struct dcpi_json *j, const char *name, const char *const *v, size_t n);
 

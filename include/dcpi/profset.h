@@ -34,7 +34,12 @@ struct dcpi_profset {
 	char *events[DCPI_MAX_EVENTS];
 	uint64_t periods[DCPI_MAX_EVENTS]; /* 0 when profiles disagree */
 	struct dcpi_epoch_stats stats;     /* summed over epochs and hosts; start is
-					      the earliest, updated the latest */
+					      the earliest, updated the latest;
+					      ev[] summed by event name */
+	double seconds;         /* wall time the epochs cover: per epoch, from
+				   its statistics' earliest start to their
+				   latest merge (whole seconds), summed over
+				   epochs; 0 when unknown */
 	size_t nstats;          /* statistics files read */
 	/* stats.clock_khz: the clock every statistics file read measured (their
 	   mean), or 0 when one has none or two disagree by more than
@@ -63,5 +68,11 @@ int dcpi_profset_keep_label(struct dcpi_profset *s, const char *spec);
 
 /* Column of the event named name, or -1. */
 int dcpi_profset_event(const struct dcpi_profset *s, const char *name);
+
+/* The CPU time, in seconds, the set's statistics say event column col was
+ * monitored (time enabled, summed over CPUs, hosts and epochs: a whole
+ * system's CPUs x wall time, or for dcpi record the command's CPU time);
+ * 0 when no statistics name the event. */
+double dcpi_profset_cpu_seconds(const struct dcpi_profset *s, unsigned col);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "dcpi/diff.h"
 #include "dcpi/error.h"
+#include "dcpi/shares.h"
 #include "internal.h"
 #include "labels.h"
 
@@ -33,6 +34,7 @@ static void row_free(struct dcpi_diff_row *r)
 void dcpi_diff_init(struct dcpi_diff *d)
 {
 	memset(d, 0, sizeof(*d));
+	d->expo[0] = d->expo[1] = 1;
 }
 
 void dcpi_diff_free(struct dcpi_diff *d)
@@ -101,11 +103,13 @@ int dcpi_diff_add(struct dcpi_diff *d, int side, const char *const *labels, size
 }
 
 /* Largest change first; then the larger row; then by labels. */
-static int cmp_rows(const void *x, const void *y)
+static int cmp_rows(const void *x, const void *y, void *arg)
 {
 	const struct dcpi_diff_row *a = *(struct dcpi_diff_row *const *)x;
 	const struct dcpi_diff_row *b = *(struct dcpi_diff_row *const *)y;
-	double da = fabs(a->delta_pp), db = fabs(b->delta_pp);
+	int by_share = *(const int *)arg;
+	double da = fabs(by_share ? a->delta_pp : a->delta);
+	double db = fabs(by_share ? b->delta_pp : b->delta);
 
 	if (da != db)
 		return da > db ? -1 : 1;
@@ -117,15 +121,25 @@ static int cmp_rows(const void *x, const void *y)
 
 void dcpi_diff_finish(struct dcpi_diff *d)
 {
+	double ea = d->expo[0] > 0 ? d->expo[0] : 1, eb = d->expo[1] > 0 ? d->expo[1] : 1;
+
 	for (size_t i = 0; i < d->n; i++) {
 		struct dcpi_diff_row *r = d->rows[i];
 
+		r->ra = (double)r->a / ea;
+		r->rb = (double)r->b / eb;
+		r->delta = r->rb - r->ra;
 		r->pa = d->total_a ? 100.0 * (double)r->a / (double)d->total_a : 0;
 		r->pb = d->total_b ? 100.0 * (double)r->b / (double)d->total_b : 0;
 		r->delta_pp = r->pb - r->pa;
-		r->has_ratio = r->pa > 0;
-		r->ratio = r->has_ratio ? r->pb / r->pa : 0;
+		r->has_ratio = r->a > 0;
+		r->ratio = r->has_ratio ? r->rb / r->ra : 0;
+		r->share_ratio = r->has_ratio ? r->pb / r->pa : 0;
+		r->p = d->by_share ? dcpi_shares_poisson_p(r->a, (double)d->total_a, r->b,
+							    (double)d->total_b)
+				   : dcpi_shares_poisson_p(r->a, ea, r->b, eb);
+		r->significant = r->p < 0.05;
 	}
 	if (d->n)
-		qsort(d->rows, d->n, sizeof(*d->rows), cmp_rows);
+		qsort_r(d->rows, d->n, sizeof(*d->rows), cmp_rows, &d->by_share);
 }

@@ -1,4 +1,5 @@
-/* Shares over epochs and Welch's t-test: see dcpi/shares.h. */
+/* Amounts or shares over epochs, Welch's t-test and the Poisson test:
+ * see dcpi/shares.h. */
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -40,6 +41,38 @@ double dcpi_shares_t95(double df)
 	return t_at[i] + (t_at[i - 1] - t_at[i]) * (x - x1) / (x0 - x1);
 }
 
+/* Above this many samples the normal approximation (with continuity
+ * correction) decides as the exact test does at 95%, and the exact sum
+ * would cost a step per sample. */
+#define POISSON_EXACT_MAX 100000
+
+double dcpi_shares_poisson_p(uint64_t a, double ea, uint64_t b, double eb)
+{
+	double n = (double)a + (double)b, p, q, lb, l, sum = 0, z;
+
+	if (n == 0 || !(ea > 0) || !(eb > 0))
+		return 1;
+	p = eb / (ea + eb);
+	q = 1 - p;
+	if (!(p > 0) || !(q > 0))
+		return 1;
+	if (n > POISSON_EXACT_MAX) {
+		z = (fabs((double)b - n * p) - 0.5) / sqrt(n * p * q);
+		return z > 0 ? erfc(z / M_SQRT2) : 1;
+	}
+	/* log pmf(b), then every k whose pmf is at most that one's, each pmf
+	   from the previous (pmf(k+1) = pmf(k) (n-k)/(k+1) p/q) */
+	lb = lgamma(n + 1) - lgamma((double)b + 1) - lgamma(n - (double)b + 1) +
+	     (double)b * log(p) + (n - (double)b) * log(q);
+	l = n * log(q);
+	for (double k = 0; k <= n; k++) {
+		if (l <= lb + 1e-7)
+			sum += exp(l);
+		l += log((n - k) / (k + 1)) + log(p / q);
+	}
+	return sum < 1 ? sum : 1;
+}
+
 /* ---- rows --------------------------------------------------------------------- */
 
 static hashval_t row_hash(const void *p)
@@ -58,8 +91,8 @@ static void row_free(struct dcpi_shares_row *r)
 	if (!r)
 		return;
 	dcpi_labels_free(r->label, DCPI_SHARES_LABELS);
-	free(r->share[0]);
-	free(r->share[1]);
+	free(r->value[0]);
+	free(r->value[1]);
 	free(r);
 }
 
@@ -71,7 +104,7 @@ static struct dcpi_shares_row *row_new(const struct dcpi_shares *s,
 	if (!r)
 		return NULL;
 	for (int g = 0; g < 2; g++)
-		if (s->nepochs[g] && !(r->share[g] = calloc(s->nepochs[g], sizeof(double))))
+		if (s->nepochs[g] && !(r->value[g] = calloc(s->nepochs[g], sizeof(double))))
 			goto fail;
 	if (dcpi_labels_copy(r->label, (const char *const *)key->label, DCPI_SHARES_LABELS))
 		goto fail;
@@ -111,11 +144,25 @@ int dcpi_shares_init(struct dcpi_shares *s, size_t na, size_t nb)
 	s->nepochs[1] = nb;
 	s->total[0] = calloc(na, sizeof(uint64_t));
 	s->total[1] = calloc(nb ? nb : 1, sizeof(uint64_t));
+	s->exposure[0] = malloc(na * sizeof(double));
+	s->exposure[1] = malloc((nb ? nb : 1) * sizeof(double));
 	s->index = htab_create_alloc(256, row_hash, row_eq, NULL, calloc, free);
-	if (!s->total[0] || !s->total[1] || !s->index) {
+	if (!s->total[0] || !s->total[1] || !s->exposure[0] || !s->exposure[1] || !s->index) {
 		dcpi_shares_free(s);
 		return dcpi_error(ENOMEM, "out of memory");
 	}
+	for (int g = 0; g < 2; g++)
+		for (size_t e = 0; e < s->nepochs[g]; e++)
+			s->exposure[g][e] = 1;
+	return 0;
+}
+
+int dcpi_shares_set_exposure(struct dcpi_shares *s, int g, size_t e, double exposure)
+{
+	if (g < 0 || g > 1 || e >= s->nepochs[g] || !(exposure > 0))
+		return dcpi_error(EINVAL, "no epoch %zu in group %d, or an exposure not above 0",
+				  e, g);
+	s->exposure[g][e] = exposure;
 	return 0;
 }
 
@@ -126,6 +173,8 @@ void dcpi_shares_free(struct dcpi_shares *s)
 	free(s->rows);
 	free(s->total[0]);
 	free(s->total[1]);
+	free(s->exposure[0]);
+	free(s->exposure[1]);
 	if (s->index)
 		htab_delete(s->index);
 	memset(s, 0, sizeof(*s));
@@ -146,7 +195,10 @@ int dcpi_shares_add(struct dcpi_shares *s, int g, size_t e, const char *const *l
 		return err;
 	s->total[g][e] = total;
 	r->g[g].samples += count;
-	r->share[g][e] += total ? 100.0 * (double)count / (double)total : 0;
+	if (s->by_share)
+		r->value[g][e] += total ? 100.0 * (double)count / (double)total : 0;
+	else
+		r->value[g][e] += (double)count / s->exposure[g][e];
 	return 0;
 }
 
@@ -156,23 +208,25 @@ static void group_stats(const struct dcpi_shares *s, int g, struct dcpi_shares_r
 {
 	struct dcpi_shares_group *st = &r->g[g];
 	size_t n = s->nepochs[g];
-	double sum = 0, ss = 0, bin = 0;
+	double sum = 0, ss = 0, noise = 0;
 
-	st->min = st->max = r->share[g][0];
+	st->min = st->max = r->value[g][0];
 	for (size_t e = 0; e < n; e++) {
-		double p = r->share[g][e], t = (double)s->total[g][e];
+		double v = r->value[g][e], t = (double)s->total[g][e], x = s->exposure[g][e];
 
-		sum += p;
-		st->min = p < st->min ? p : st->min;
-		st->max = p > st->max ? p : st->max;
-		if (t > 0) /* p(1-p)/T, in percent^2 */
-			bin += p * (100 - p) / t;
+		sum += v;
+		st->min = v < st->min ? v : st->min;
+		st->max = v > st->max ? v : st->max;
+		if (s->by_share && t > 0) /* p(1-p)/T, in percent^2 */
+			noise += v * (100 - v) / t;
+		else if (!s->by_share) /* Poisson: var(N / x) = N / x^2 = v / x */
+			noise += v / x;
 	}
 	st->mean = sum / (double)n;
 	for (size_t e = 0; e < n; e++)
-		ss += (r->share[g][e] - st->mean) * (r->share[g][e] - st->mean);
+		ss += (r->value[g][e] - st->mean) * (r->value[g][e] - st->mean);
 	st->sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
-	st->binvar = bin / (double)n;
+	st->noisevar = noise / (double)n;
 }
 
 /* B - A, its interval and verdict (see the top of dcpi/shares.h). */
@@ -183,15 +237,15 @@ static void compare(const struct dcpi_shares *s, struct dcpi_shares_row *r)
 
 	r->diff = r->g[1].mean - r->g[0].mean;
 	if (na < 2 || nb < 2) {
-		se = sqrt(r->g[0].binvar + r->g[1].binvar);
+		se = sqrt(r->g[0].noisevar + r->g[1].noisevar);
 		r->lo = r->diff - 1.96 * se;
 		r->hi = r->diff + 1.96 * se;
 		r->df = 0;
 		r->verdict = DCPI_SHARES_NOT_COMPUTED;
 		return;
 	}
-	va = fmax(r->g[0].sd * r->g[0].sd, r->g[0].binvar);
-	vb = fmax(r->g[1].sd * r->g[1].sd, r->g[1].binvar);
+	va = fmax(r->g[0].sd * r->g[0].sd, r->g[0].noisevar);
+	vb = fmax(r->g[1].sd * r->g[1].sd, r->g[1].noisevar);
 	a = va / (double)na;
 	b = vb / (double)nb;
 	se = sqrt(a + b);

@@ -202,6 +202,16 @@ void dcpi_json_key_u64(struct dcpi_json *j, const char *name, uint64_t v)
 	dcpi_json_u64(j, v);
 }
 
+void dcpi_json_key_fixed(struct dcpi_json *j, const char *name, int known, double v,
+			 int decimals)
+{
+	dcpi_json_key(j, name);
+	if (known)
+		dcpi_json_fixed(j, v, decimals);
+	else
+		dcpi_json_null(j);
+}
+
 void dcpi_json_key_bool(struct dcpi_json *j, const char *name, int v)
 {
 	dcpi_json_key(j, name);

@@ -87,6 +87,16 @@ int dcpi_profset_event(const struct dcpi_profset *s, const char *name)
 	return -1;
 }
 
+double dcpi_profset_cpu_seconds(const struct dcpi_profset *s, unsigned col)
+{
+	if (col >= s->nevents)
+		return 0;
+	for (unsigned k = 0; k < s->stats.nevents && k < DCPI_MAX_EVENTS; k++)
+		if (!strcmp(s->stats.ev[k].name, s->events[col]))
+			return (double)s->stats.ev[k].time_enabled / 1e9;
+	return 0;
+}
+
 static int add_event(struct dcpi_profset *s, const struct dcpi_profile_event *pe, unsigned *col)
 {
 	int e = dcpi_profset_event(s, pe->name);
@@ -124,12 +134,51 @@ static void add_clock(struct dcpi_profset *s, uint64_t khz)
 					(double)(s->nstats + 1) + 0.5);
 }
 
-static void add_stats_file(struct dcpi_profset *s, const char *path)
+/* One more statistics file's events into the set's, matched by name:
+ * samples and times add up (time_enabled is CPU time monitored). */
+static void add_stats_events(struct dcpi_profset *s, const struct dcpi_epoch_stats *st)
+{
+	for (unsigned i = 0; i < st->nevents && i < DCPI_MAX_EVENTS; i++) {
+		const struct dcpi_stats_event *e = &st->ev[i];
+		unsigned k;
+
+		for (k = 0; k < s->stats.nevents; k++)
+			if (!strcmp(s->stats.ev[k].name, e->name))
+				break;
+		if (k == DCPI_MAX_EVENTS)
+			continue;
+		if (k == s->stats.nevents) {
+			s->stats.ev[k] = *e;
+			s->stats.nevents++;
+			continue;
+		}
+		s->stats.ev[k].samples = dcpi_sat_add(s->stats.ev[k].samples, e->samples);
+		s->stats.ev[k].time_enabled = dcpi_sat_add(s->stats.ev[k].time_enabled,
+							    e->time_enabled);
+		s->stats.ev[k].time_running = dcpi_sat_add(s->stats.ev[k].time_running,
+							    e->time_running);
+		if (s->stats.ev[k].period != e->period)
+			s->stats.ev[k].period = 0;
+	}
+}
+
+/* The wall time one epoch's statistics cover, from the earliest start to
+ * the latest merge of its hosts. */
+struct span {
+	int64_t start, updated;
+};
+
+static void add_stats_file(struct dcpi_profset *s, const char *path, struct span *sp)
 {
 	struct dcpi_epoch_stats st;
 
 	if (dcpi_stats_read(path, &st))
 		return;
+	if (st.start > 0 && (!sp->start || st.start < sp->start))
+		sp->start = st.start;
+	if (st.updated > sp->updated)
+		sp->updated = st.updated;
+	add_stats_events(s, &st);
 	s->stats.samples += st.samples;
 	s->stats.lost += st.lost;
 	s->stats.throttled += st.throttled;
@@ -152,7 +201,8 @@ static void add_stats_file(struct dcpi_profset *s, const char *path)
 /* The statistics of platdir: epoch.stats and, in a directory several hosts
  * pool (see dcpi/db.h), each host's epoch@HOST.stats; only host's when
  * host is not NULL. */
-static void add_stats(struct dcpi_profset *s, const char *platdir, const char *host)
+static void add_stats(struct dcpi_profset *s, const char *platdir, const char *host,
+		      struct span *sp)
 {
 	char path[4200];
 	struct dirent *de;
@@ -160,7 +210,7 @@ static void add_stats(struct dcpi_profset *s, const char *platdir, const char *h
 
 	if (host) {
 		if (!dcpi_db_stats_path(path, sizeof(path), platdir, host))
-			add_stats_file(s, path);
+			add_stats_file(s, path, sp);
 		return;
 	}
 	if (!(d = opendir(platdir)))
@@ -172,7 +222,7 @@ static void add_stats(struct dcpi_profset *s, const char *platdir, const char *h
 		    (strncmp(de->d_name, "epoch@", 6) || n < 12 || strcmp(de->d_name + n - 6, ".stats")))
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", platdir, de->d_name) < (int)sizeof(path))
-			add_stats_file(s, path);
+			add_stats_file(s, path, sp);
 	}
 	closedir(d);
 }
@@ -258,6 +308,7 @@ static int load_epoch(struct dcpi_profset *s, const char *db, const char *epoch,
 {
 	char **hosts = NULL, myhost[DCPI_HOST_MAX], platdir[4096], plat[DCPI_HOST_MAX];
 	const char *dir = NULL;
+	struct span sp = { 0, 0 };
 	size_t nh = 0;
 	int err, want_all = host && !strcmp(host, "all"), pooled = 0;
 
@@ -284,12 +335,14 @@ static int load_epoch(struct dcpi_profset *s, const char *db, const char *epoch,
 			err = dcpi_db_profiles(platdir, &files, &nf);
 		if (err)
 			break;
-		add_stats(s, platdir, pooled ? host : NULL);
+		add_stats(s, platdir, pooled ? host : NULL, &sp);
 		for (size_t f = 0; f < nf && !err; f++)
 			err = add_profile(s, files[f], platdir, pooled ? host : NULL);
 		dcpi_db_names_free(files, nf);
 	}
 	dcpi_db_names_free(hosts, nh);
+	if (sp.start > 0 && sp.updated > sp.start)
+		s->seconds += (double)(sp.updated - sp.start);
 	return err;
 }
 

@@ -4,9 +4,14 @@
 #  - dcpidiff on fixture.bash's two epochs: shares, points, ratios, new and
 #    gone rows, within one procedure by line, instruction and block;
 #  - dcpistats on a second database written here: three epochs before and
-#    three after a change that moves hot's share from 60% to 40% and leaves
-#    cold's at 10% (so one procedure must come out significant and one not),
-#    and one epoch per side (no significance, the binomial error instead);
+#    three after a change that moves hot's samples from 600 to 400 and leaves
+#    cold's at 100 (so one procedure must come out significant and one not),
+#    and one epoch per side (no significance, the sampling error instead);
+#  - amounts, not shares: a third database where work_a (hot) is made 3x
+#    cheaper and work_b, work_c (warm, cold) take exactly the same samples:
+#    only work_a may come out changed, from dcpidiff and dcpistats alike;
+#    -shares shows what a share comparison says of them; -rate second
+#    when the epochs' lengths differ;
 #  - bad input: a missing epoch, an event one side lacks, an empty group.
 . "$DCPI_ROOT/tests/tap.sh"
 . "$DCPI_ROOT/tests/golden/fixture.bash"
@@ -131,18 +136,105 @@ import json, sys
 r = {x["procedure"]: x for x in json.load(sys.stdin)["rows"]}
 assert r["hot"]["significant"] is True and r["warm"]["significant"] is True, r
 assert r["cold"]["significant"] is False, r["cold"]
-assert abs(r["hot"]["diff_pp"] + 20) < 1e-9 and r["hot"]["ci95"][1] < 0
+assert abs(r["hot"]["diff"] + 200) < 1e-9 and r["hot"]["ci95"][1] < 0
 assert r["cold"]["ci95"][0] < 0 < r["cold"]["ci95"][1]
 ' 2>"$T/py" && pass "dcpistats: hot and warm changed significantly, cold did not" ||
 		fail "dcpistats: significance as constructed" "$(cat "$T/py")"
 	# shellcheck disable=SC2086
+	$S -json -shares -i $A3 -- $B3 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = {x["procedure"]: x for x in d["rows"]}
+assert d["measure"] == "shares", d["measure"]
+assert abs(r["hot"]["diff"] + 20) < 1e-9 and r["hot"]["significant"] is True
+assert r["cold"]["significant"] is False
+' 2>"$T/py" && pass "dcpistats -shares: hot -20 points, significant; cold not" ||
+		fail "dcpistats -shares" "$(cat "$T/py")"
+	# shellcheck disable=SC2086
 	$S -json -i 20240201T000000Z -- 20240204T000000Z | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-assert d["test"] == "binomial-sampling-error-95", d["test"]
+assert d["test"] == "poisson-sampling-error-95", d["test"]
 assert all(x["significant"] is None for x in d["rows"])
 ' 2>"$T/py" && pass "dcpistats: one epoch a side computes no significance" ||
 		fail "dcpistats: one epoch a side" "$(cat "$T/py")"
+else
+	skip "python3 not installed: JSON not parsed"
+fi
+
+# ---- amounts, not shares: work_a 3x cheaper, work_b and work_c untouched ----------
+# Epochs C1..C3 (before) and D1..D3 (after): hot (work_a) 525 +- 10 -> 175 +- 5,
+# warm (work_b) and cold (work_c) 175 in every epoch.  The "after" epochs
+# last 1200 s where the "before" ones last 3600 s (the program got faster),
+# so per second warm and cold ran 3x as often: -rate second says so.
+amount_spec() {
+	local hot6 warm4 cold0 e=0 len
+	hot6=$(insn_off hot 6) && warm4=$(insn_off warm 4) && cold0=$(insn_off cold 0) || return 1
+	echo "db $T/adb"
+	for hot in 525 535 515 175 180 170; do
+		e=$((e + 1))
+		len=$([ $e -le 3 ] && echo 3600 || echo 1200)
+		printf '%s\n' "epoch 2024030${e}T000000Z golden" \
+			"stats samples $((hot + 350)) lost 0 throttled 0 unknown 0 kernel 0 images 1 cpus 1 start 1709251200 updated $((1709251200 + len))" \
+			"stats-event cycles 100000 $((hot + 350)) ${len}000000000 ${len}000000000" \
+			"profile file" "path $PROG" "image $PROG" "event cycles 100000 1000000" \
+			"row $hot6 $hot" "row $warm4 175" "row $cold0 175" "end"
+	done
+}
+amount_spec >"$T/aspec" && "$DCPI_BUILD/tests/mkdb" "$T/aspec" >/dev/null 2>"$T/amkdb.err" ||
+	fail "mkdb writes the amounts database" "$(cat "$T/amkdb.err")"
+C1=20240301T000000Z D1=20240304T000000Z
+C3="$C1 20240302T000000Z 20240303T000000Z"
+D3="$D1 20240305T000000Z 20240306T000000Z"
+AD="$DCPI_BIN/dcpidiff -db $T/adb"
+AS="$DCPI_BIN/dcpistats -db $T/adb"
+# shellcheck disable=SC2086
+{
+golden diff-amounts.txt $AD -i $C1 $D1
+golden diff-amounts-image.txt $AD $C1 $D1 prog
+golden diff-amounts-shares.txt $AD -shares -i $C1 $D1
+golden diff-amounts-rate.txt $AD -rate second -i $C1 $D1
+golden diff-amounts-csv.txt $AD -csv -i $C1 $D1
+golden diff-rate-shares.txt $AD -rate second -shares $C1 $D1
+golden diff-rate-bad.txt $AD -rate minute $C1 $D1
+golden stats-amounts.txt $AS -i $C3 -- $D3
+golden stats-amounts-rate.txt $AS -rate second -i $C3 -- $D3
+}
+if command -v python3 >/dev/null; then
+	# shellcheck disable=SC2086
+	if $AD -json -i $C1 $D1 >"$T/ad.json" && $AS -json -i $C3 -- $D3 >"$T/as.json" &&
+		python3 - "$T/ad.json" "$T/as.json" >/dev/null 2>"$T/py" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = json.load(open(sys.argv[2]))
+assert d["compare"] == "samples" and d["test"] == "poisson-exact-95", d
+r = {x["procedure"]: x for x in d["rows"]}
+assert r["hot"]["delta"] == -350 and r["hot"]["significant"] is True, r["hot"]
+for p in ("warm", "cold"):
+    assert r[p]["a"] == r[p]["b"] == 175 and r[p]["delta"] == 0, r[p]
+    assert r[p]["significant"] is False and abs(r[p]["p"] - 1) < 1e-6, r[p]
+assert abs(r["warm"]["delta_pp"] - (100 * 175 / 525 - 100 * 175 / 875)) < 1e-3
+r = {x["procedure"]: x for x in s["rows"]}
+assert s["measure"] == "samples", s["measure"]
+assert r["hot"]["significant"] is True and r["hot"]["diff"] < -300, r["hot"]
+assert r["warm"]["significant"] is False and r["cold"]["significant"] is False, r
+assert r["warm"]["diff"] == 0 and r["cold"]["diff"] == 0
+PY
+	then
+		pass "amounts: work_a a significant decrease; work_b and work_c (175 -> 175) not, in dcpidiff and dcpistats"
+	else
+		fail "amounts: only work_a changed" "$(cat "$T/py")"
+	fi
+	# shellcheck disable=SC2086
+	$AD -json -rate second -i $C1 $D1 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = {x["procedure"]: x for x in d["rows"]}
+assert d["compare"] == "per-second" and d["a"]["seconds"] == 3600 and d["b"]["seconds"] == 1200
+assert abs(r["warm"]["rate_a"] - 175 / 3600) < 1e-4 and abs(r["warm"]["rate_b"] - 175 / 1200) < 1e-4
+assert r["warm"]["significant"] is True and abs(r["warm"]["ratio"] - 3) < 1e-9
+' 2>"$T/py" && pass "-rate second: per second of epoch, warm ran 3x as often" ||
+		fail "-rate second" "$(cat "$T/py")"
 else
 	skip "python3 not installed: JSON not parsed"
 fi
