@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dcpi/version.h"
 
 struct command {
 	const char *name;
@@ -58,7 +59,8 @@ static int usage(FILE *f)
 	fprintf(f, "usage: dcpi COMMAND [ARGS...]   (or call a command by its own name)\n\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nEach command has --help and a man page.\n");
+	fprintf(f, "\nEach command has --help and a man page; dcpi --version (-V) prints the "
+		"version.\n");
 	return f == stdout ? 0 : EXIT_USAGE;
 }
 
@@ -82,6 +84,11 @@ int main(int argc, char **argv)
 		return usage(stderr);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-help") || !strcmp(argv[1], "help"))
 		return usage(stdout);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-version") ||
+	    !strcmp(argv[1], "-V")) {
+		printf("dcpi %s\n", dcpi_version());
+		return fflush(stdout) || ferror(stdout) ? 1 : 0;
+	}
 	c = lookup(argv[1]);
 	if (!c) {
 		fprintf(stderr, "dcpi: '%s' is not a dcpi command\n", argv[1]);

@@ -531,13 +531,29 @@ static enum lm_name_kind name_kind(const char *path)
 	return NAME_SPECIAL;
 }
 
+/* A file image's text: the first executable mapping seen of it (its file
+ * offset and length), what dcpiformat(5) calls text start and size. */
+static int with_text(struct dcpi_loadmap *lm, int idx, const struct lm_src *src, uint64_t pgoff)
+{
+	struct dcpi_image *img;
+
+	if (idx < 0 || (size_t)idx >= lm->nimages)
+		return idx;
+	img = lm->images[idx];
+	if (img->text_size == 0 && src->end > src->start) {
+		img->text_start = pgoff;
+		img->text_size = src->end - src->start;
+	}
+	return idx;
+}
+
 int dcpi_lm_mapping_image(struct dcpi_loadmap *lm, const struct lm_src *src, uint64_t *pgoff)
 {
 	struct dcpi_image tmpl;
 
 	switch (name_kind(src->path)) {
 	case NAME_FILE:
-		return dcpi_lm_file_image(lm, src);
+		return with_text(lm, dcpi_lm_file_image(lm, src), src, *pgoff);
 	case NAME_SPECIAL:
 		memset(&tmpl, 0, sizeof(tmpl));
 		tmpl.path = (char *)src->path;

@@ -96,6 +96,12 @@ out=$("$DCPI_BIN/dcpitopcounts" -n3 -help 2>&1); rc=$?
 	fail "short options with attached values" "rc=$rc $out"
 out=$("$DCPI_BIN/dcpi-record" -help -- sh -c 'exit 0' 2>&1); rc=$?
 [ $rc -eq 0 ] && pass "-help before --" || fail "-help before --" "rc=$rc $out"
+# dcpi --version and -V (dcpi(1) promises them) print the VERSION file's
+for v in --version -version -V; do
+	out=$("$DCPI_BIN/dcpi" $v 2>&1); rc=$?
+	[ $rc -eq 0 ] && [ "$out" = "dcpi $(cat "$DCPI_ROOT/VERSION")" ] && pass "dcpi $v: $out" ||
+		fail "dcpi $v prints the version" "rc=$rc $out"
+done
 # --help and the man pages agree: every option -help lists is documented
 for cmd in dcpid dcpictl dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpitopstalls dcpiwhatcg dcpicoverage dcpidiff dcpistats \
 	 dcpilabel dcpitar dcpi-record; do

@@ -347,11 +347,13 @@ static void test_sighted(struct fixture *fx)
 
 	snprintf(copy, sizeof(copy), "%s/bin dir/prog2 copy", tmp);
 	fx_sh("cp '%s' '%s'", fx->prog2, copy);
-	ev = mmap_ev(600, 0x800000, 0x1000, 0, copy);
+	ev = mmap_ev(600, 0x800000, 0x1000, 0x3000, copy);
 	T_EQ(dcpi_loadmap_mmap(lm, &ev), 0, "mmap of a file, checked by opening it");
 	first = dcpi_loadmap_resolve(lm, 600, 0x800010, 0, &off);
 	im = dcpi_loadmap_image(lm, first);
 	T_OK(im && im->build_id_len == 20, "identified by its build-id");
+	T_OK(im && im->text_start == 0x3000 && im->text_size == 0x1000,
+	     "its text: the executable mapping's file offset and length (0x3000, 0x1000)");
 	unlink(copy);
 	ev.pid = ev.tid = 601;
 	T_EQ(dcpi_loadmap_mmap(lm, &ev), 0, "the same inode mapped again, at once");
