@@ -353,6 +353,8 @@ static int prepare(struct report *r, size_t *shown)
 		return -1;
 	report_warn_finish(&r->w);
 	status = report_unmatched(&r->set, r->o.images, r->o.nimages, r->sel.matched);
+	if (status && !report_any_matched(r->sel.matched, r->o.nimages))
+		return -1; /* nothing named is there: the errors, no empty table */
 	if (r->set.nevents == 0)
 		return cli_error("%s: no samples in epoch %s", r->o.db,
 				 r->set.epochs[r->set.nepochs - 1]);

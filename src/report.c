@@ -97,6 +97,14 @@ void report_suggest(const struct dcpi_profset *set, const char *want)
 		fputc('\n', stderr);
 }
 
+int report_any_matched(const char *const *matched, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (matched[i])
+			return 1;
+	return 0;
+}
+
 int report_unmatched(const struct dcpi_profset *set, const char *const *images, size_t n,
 		     const char *const *matched)
 {

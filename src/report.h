@@ -41,6 +41,8 @@ void report_suggest(const struct dcpi_profset *set, const char *want);
 /* An error line on stderr for each image no profile matched; 1 if any. */
 int report_unmatched(const struct dcpi_profset *set, const char *const *images, size_t n,
 		     const char *const *matched);
+/* Whether any of the n named images matched a profile. */
+int report_any_matched(const char *const *matched, size_t n);
 
 /* "Database/Epochs/Hosts", the events with total[] and periods, the
  * samples and losses, and the warnings, as dcpiprof(1) documents. */
