@@ -124,8 +124,9 @@ static int split_lines(struct dcpi_source *src)
 	if (!src->off)
 		return dcpi_error(ENOMEM, "%s: out of memory for %zu lines", src->path, n);
 	src->nlines = n;
-	for (i = 0; i < src->size && k < n; i++) {
-		if (at_start)
+	/* every byte: the last line's '\n' is cut too */
+	for (i = 0; i < src->size; i++) {
+		if (at_start && k < n)
 			src->off[k++] = (uint32_t)i;
 		at_start = src->data[i] == '\n';
 		if (at_start) {

@@ -314,6 +314,16 @@ static void test_reader(void)
 	     "lines 0 and nlines+1 are NULL");
 	dcpi_source_close(src);
 	src = NULL;
+	/* a last line ended by "\n" (as most files end) loses it too */
+	if ((fp = fopen(f, "w"))) {
+		fputs("{\n}\n", fp);
+		fclose(fp);
+	}
+	T_EQ(dcpi_source_open(f, NULL, &src), 0, "a file ending in a newline");
+	T_OK(src && dcpi_source_nlines(src) == 2 && (ln = dcpi_source_line(src, 2, &len)) &&
+	     !strcmp(ln, "}") && len == 1, "its last line is \"}\", without the \\n");
+	dcpi_source_close(src);
+	src = NULL;
 	fx_sh("truncate -s %zu '%s'", DCPI_SOURCE_MAX_SIZE + 1, big);
 	T_EQ(dcpi_source_open(big, NULL, &src), -EFBIG, "a file over the cap: -EFBIG");
 	fx_sh("mkfifo '%s'", fifo);
