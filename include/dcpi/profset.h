@@ -53,6 +53,9 @@ struct dcpi_profset {
 #define DCPI_PROFSET_CLOCK_SPREAD 0.05
 
 /* Load profiles of db: epoch is a name, "latest" (or NULL) or "all";
+ * "latest" is the newest epoch the host has a directory in (a daemon
+ * adopts an epoch another host started only at its next merge), the
+ * newest of all for host "all" or a host found in none;
  * host is a name, "all" (or NULL: this host, else all when there is only
  * another).  Unreadable profiles are counted in nbad, not fatal; no
  * epoch, or no such epoch/host, is -ENOENT with a message. */

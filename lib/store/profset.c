@@ -346,7 +346,39 @@ static int load_epoch(struct dcpi_profset *s, const char *db, const char *epoch,
 	return err;
 }
 
-static int choose_epochs(struct dcpi_profset *s, const char *db, const char *epoch)
+/* The latest epoch with a directory of host (NULL: this one), or pooled
+ * into another's by DB/hosts: a daemon adopts an epoch another host's
+ * daemon started only at its next merge, and until then its samples are
+ * still in the epoch before.  The newest epoch of all when host is "all"
+ * or has no directory anywhere. */
+static size_t latest_of(const char *db, char **all, size_t n, const char *host)
+{
+	char myhost[DCPI_HOST_MAX], plat[DCPI_HOST_MAX];
+
+	if (host && !strcmp(host, "all"))
+		return n - 1;
+	if (!host) {
+		if (dcpi_db_host(myhost, sizeof(myhost)))
+			return n - 1;
+		host = myhost;
+	}
+	for (size_t i = n; i-- > 0;) {
+		char **hosts = NULL;
+		size_t nh = 0;
+		int pooled, found;
+
+		if (dcpi_db_hosts(db, all[i], &hosts, &nh))
+			continue;
+		found = dir_of(db, host, hosts, nh, plat, sizeof(plat), &pooled) != NULL;
+		dcpi_db_names_free(hosts, nh);
+		if (found)
+			return i;
+	}
+	return n - 1;
+}
+
+static int choose_epochs(struct dcpi_profset *s, const char *db, const char *epoch,
+			 const char *host)
 {
 	char **all;
 	size_t n;
@@ -369,8 +401,10 @@ static int choose_epochs(struct dcpi_profset *s, const char *db, const char *epo
 		return dcpi_error(ENOMEM, "out of memory");
 	}
 	if (!epoch || !strcmp(epoch, "latest")) {
-		s->epochs[0] = all[n - 1];
-		all[n - 1] = NULL;
+		size_t k = latest_of(db, all, n, host);
+
+		s->epochs[0] = all[k];
+		all[k] = NULL;
 	} else {
 		for (size_t i = 0; i < n && !s->epochs[0]; i++)
 			if (!strcmp(all[i], epoch)) {
@@ -392,7 +426,7 @@ int dcpi_profset_load(const char *db, const char *epoch, const char *host,
 	int err;
 
 	memset(s, 0, sizeof(*s));
-	err = choose_epochs(s, db, epoch);
+	err = choose_epochs(s, db, epoch, host);
 	for (size_t i = 0; !err && i < s->nepochs; i++)
 		err = load_epoch(s, db, s->epochs[i], host);
 	if (!err && host && strcmp(host, "all") && s->nhosts == 0)

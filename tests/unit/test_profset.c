@@ -33,6 +33,14 @@ static int add(const char *epoch, const char *host, uint64_t n)
 	st.unknown = 4 * n;
 	st.kernel = 5 * n;
 	st.images = 6 * n;
+	st.start = 1000;
+	st.updated = 1000 + (int64_t)n;
+	st.nevents = 1;
+	snprintf(st.ev[0].name, sizeof(st.ev[0].name), "cycles");
+	st.ev[0].period = 1000;
+	st.ev[0].samples = n;
+	st.ev[0].time_enabled = n * 1000000000ull;
+	st.ev[0].time_running = n * 500000000ull;
 	snprintf(path, sizeof(path), "%s/epoch.stats", dir);
 	if (dcpi_stats_write(path, &st, 0600))
 		return -1;
@@ -66,6 +74,26 @@ static void check(const char *epoch, const char *host, uint64_t n, size_t nstats
 	T_EQ(s.stats.unknown, 4 * n, "%s/%s: unknown summed", epoch, host);
 	T_EQ(s.stats.kernel, 5 * n, "%s/%s: kernel samples summed", epoch, host);
 	T_EQ(s.stats.images, 6 * n, "%s/%s: images summed", epoch, host);
+	T_OK(s.stats.nevents == 1 && s.stats.ev[0].samples == n &&
+	     s.stats.ev[0].time_running == n * 500000000ull,
+	     "%s/%s: the statistics' events summed by name", epoch, host);
+	T_OK(dcpi_profset_cpu_seconds(&s, 0) == (double)n, "%s/%s: %g CPU-seconds monitored", epoch,
+	     host, dcpi_profset_cpu_seconds(&s, 0));
+	dcpi_profset_free(&s);
+}
+
+/* The latest epoch of a host is the latest it has a directory in: another
+ * host may have started a newer one this host has not adopted yet. */
+static void check_latest(const char *host, const char *want, double seconds)
+{
+	struct dcpi_profset s;
+	int err = dcpi_profset_load(root, "latest", host, &s);
+
+	T_EQ(err, 0, "latest of host %s%s%s", host, err ? ": " : "", err ? dcpi_errmsg() : "");
+	if (err)
+		return;
+	T_STREQ(s.nepochs == 1 ? s.epochs[0] : "", want, "host %s: its latest epoch", host);
+	T_OK(s.seconds == seconds, "host %s: %g s of epoch (want %g)", host, s.seconds, seconds);
 	dcpi_profset_free(&s);
 }
 
@@ -80,6 +108,9 @@ int main(void)
 	check("20240101T000000Z", "all", 11, 2);
 	check("all", "a", 101, 2);
 	check("all", "all", 111, 3);
+	check_latest("a", "20240102T000000Z", 100);
+	check_latest("b", "20240101T000000Z", 10);
+	check_latest("all", "20240102T000000Z", 100);
 	if (!getenv("DCPI_TEST_KEEP")) {
 		char cmd[600];
 
