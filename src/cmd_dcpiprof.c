@@ -321,7 +321,7 @@ static void print_folded(struct report *r)
 static void write_pprof(struct report *r)
 {
 	const struct dcpi_epoch_stats *st = &r->set.stats;
-	struct dcpi_pprof_opts po = { 0, 0, 0 };
+	struct dcpi_pprof_opts po = { .default_col = (unsigned)r->sortcol };
 
 	for (size_t i = 0; i < r->w.n; i++)
 		fprintf(stderr, "%s: warning: %s\n", cli_prog, cli_safe(r->w.v[i]));

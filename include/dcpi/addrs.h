@@ -35,6 +35,12 @@ struct dcpi_addr {
 	uint64_t offset;        /* as the profile stores it */
 	uint64_t vaddr;         /* the image's virtual address (kernel: runtime) */
 	int has_vaddr;
+	/* The mapping that holds vaddr, as the loader makes it (pprof's
+	   Mapping): a file's PT_LOAD segment (vaddr, vaddr + memsz, its file
+	   offset), the kernel's or a module's text (offset 0).  has_map 0 when
+	   neither is known (no symbols, anonymous code, an old profile). */
+	uint64_t map_start, map_limit, map_offset;
+	int has_map;
 	const char *procedure;  /* never NULL */
 	size_t nframes;         /* 0: no source line known */
 	struct dcpi_addr_frame frames[DCPI_ADDR_MAX_FRAMES];   /* innermost first */

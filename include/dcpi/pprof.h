@@ -5,14 +5,22 @@
  *  - one sample type per event: type = the event's name, unit "count"
  *    (the values are samples); period_type and period are the first
  *    event's ("nanoseconds" for clock events, else "count"), and a comment
- *    per event gives its period;
+ *    per event gives its period; default_sample_type is the column the
+ *    caller names (dcpiprof's sort column), as pprof otherwise shows the
+ *    last;
  *  - one mapping per image identity (path, build-id in hex), with
  *    has_functions / has_filenames / has_line_numbers / has_inline_frames
- *    saying what the symbols and DWARF gave;
- *  - one location per sampled address of an image (its virtual address),
- *    whose lines are the source frames innermost first, the last being
- *    the function the others were inlined into; an address without a line
- *    has one line naming its procedure (line 0);
+ *    saying what the symbols and DWARF gave, and the address range of the
+ *    image's executable PT_LOAD segment as the loader maps it at its link
+ *    addresses (memory_start = p_vaddr, memory_limit = p_vaddr + p_memsz,
+ *    file_offset = p_offset), so that pprof's -disasm and -weblist find
+ *    the code (the kernel and modules: their text; code no segment is
+ *    known of: the addresses sampled);
+ *  - one location per sampled address of an image (its virtual address,
+ *    inside its mapping), whose lines are the source frames innermost
+ *    first, the last being the function the others were inlined into and
+ *    named as dcpiprof names it; an address without a line has one line
+ *    naming its procedure (line 0);
  *  - one sample per (location, host, process) with a value per event and
  *    the labels "host" and, for per-process profiles, "pid".
  * The values add up to the set's totals: nothing is left out.
@@ -35,6 +43,8 @@ struct dcpi_pprof_opts {
 	int64_t time_nanos;      /* when the profile starts (0: unknown) */
 	int64_t duration_nanos;  /* how long it covers (0: unknown) */
 	unsigned mode;           /* of the file written; 0: 0644 */
+	unsigned default_col;    /* the set column pprof shows first (dcpiprof's
+				    sort column); 0: the first */
 };
 
 /* Write the pprof profile of the entries with chosen[i] set (NULL: all)

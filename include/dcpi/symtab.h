@@ -157,6 +157,19 @@ const struct dcpi_sym *dcpi_symtab_sym(const struct dcpi_symtab *st, size_t i);
 int dcpi_symtab_off2vaddr(const struct dcpi_symtab *st, uint64_t off, uint64_t *vaddr);
 int dcpi_symtab_vaddr2off(const struct dcpi_symtab *st, uint64_t vaddr, uint64_t *off);
 
+/* The PT_LOAD segment of a file image that holds file offset off (the
+ * executable one where two share a page), as the loader maps it: its
+ * vaddr, file offset and size in memory, extended down over the segments
+ * below it mapped at the same address-to-offset delta (the headers and
+ * read-only data before the code: one range of the file at one base, as
+ * pprof merges such mappings).  -ERANGE when none holds it, or the image
+ * is not a file. */
+struct dcpi_symtab_segment {
+	uint64_t vaddr, off, memsz;
+};
+int dcpi_symtab_segment(const struct dcpi_symtab *st, uint64_t off,
+			struct dcpi_symtab_segment *seg);
+
 /* A name for an offset no symbol covers, so callers never drop it, in
  * the address space dcpilist takes (the virtual address, '@'):
  *   "[IMAGE@0xVADDR SECTION]"  when a section holds it, e.g.

@@ -6,6 +6,7 @@
 #include "dcpi/addrs.h"
 #include "dcpi/error.h"
 #include "dcpi/procs.h"
+#include "dcpi/symtab.h"
 
 static const char *known(const char *s)
 {
@@ -55,6 +56,26 @@ static void open_entry(struct dcpi_objcache *objs, struct entry_ctx *x)
 	x->sl = dcpi_obj_lines(obj);
 }
 
+/* a->map_* (see dcpi/addrs.h) */
+static void map_of(const struct entry_ctx *x, struct dcpi_addr *a)
+{
+	const struct dcpi_profile *p = &x->e->prof;
+	struct dcpi_symtab_segment seg;
+
+	if (p->kind == DCPI_IMAGE_FILE && x->st && !dcpi_symtab_segment(x->st, a->offset, &seg)) {
+		a->map_start = seg.vaddr;
+		a->map_limit = seg.vaddr + seg.memsz;
+		a->map_offset = seg.off;
+		a->has_map = a->map_limit > a->map_start;
+	} else if ((p->kind == DCPI_IMAGE_KERNEL || p->kind == DCPI_IMAGE_MODULE) && a->has_vaddr &&
+		   p->text_size && p->text_start <= UINT64_MAX - p->text_size &&
+		   a->vaddr >= p->text_start && a->vaddr - p->text_start < p->text_size) {
+		a->map_start = p->text_start;
+		a->map_limit = p->text_start + p->text_size;
+		a->has_map = 1;
+	}
+}
+
 static int walk_entry(struct dcpi_objcache *objs,
 		      const struct dcpi_profset_entry *e, dcpi_addr_cb cb, void *arg)
 {
@@ -72,6 +93,7 @@ static int walk_entry(struct dcpi_objcache *objs,
 		a.has_vaddr = x.st && !dcpi_symtab_off2vaddr(x.st, a.offset, &a.vaddr);
 		if (!a.has_vaddr)
 			a.vaddr = a.offset;
+		map_of(&x, &a);
 		dcpi_procs_name(p, x.st, a.offset, proc, sizeof(proc));
 		a.procedure = proc;
 		if (a.has_vaddr)

@@ -24,7 +24,12 @@ struct ent {
 	uint64_t id;            /* 1-based (strings: 0-based) */
 	struct dcpi_buf msg;    /* the encoded message, when it has one */
 	uint64_t values[DCPI_MAX_EVENTS];   /* samples */
+	uint64_t start, limit, off;         /* mappings: the address range */
+	int ranged;             /* 0: none yet; RANGE_SEG: a segment's; RANGE_SEEN:
+				   the addresses seen (no segment known) */
 };
+
+enum { RANGE_SEG = 1, RANGE_SEEN = 2 };
 
 struct table {
 	htab_t index;
@@ -65,7 +70,7 @@ static void table_free(struct table *t)
  * unless base0). */
 static int table_get(struct table *t, const char *key, int base0, struct ent **out, int *fresh)
 {
-	struct ent k = { (char *)key, 0, DCPI_BUF_INIT, { 0 } }, *e;
+	struct ent k = { .key = (char *)key }, *e;
 	void **slot;
 	int err;
 
@@ -155,6 +160,45 @@ static int value_type(struct pp *p, struct dcpi_buf *b, unsigned field, const ch
 	return err;
 }
 
+/* Widen mapping e's range to hold a: the segment that holds it (a second
+ * segment only when it keeps the same address-to-offset delta, or pprof
+ * would misplace one of them), else the addresses themselves (and for the
+ * kernel and modules, whose addresses are their own, an address outside
+ * their text too). */
+static void widen(struct ent *e, uint64_t lo, uint64_t hi)
+{
+	e->start = !e->ranged || lo < e->start ? lo : e->start;
+	e->limit = !e->ranged || hi > e->limit ? hi : e->limit;
+}
+
+static void map_range(struct ent *e, const struct dcpi_addr *a)
+{
+	uint32_t kind = a->e->prof.kind;
+
+	if (kind == DCPI_IMAGE_KERNEL || kind == DCPI_IMAGE_MODULE) {
+		if (a->has_map)
+			widen(e, a->map_start, a->map_limit);
+		widen(e, a->vaddr, a->vaddr < UINT64_MAX ? a->vaddr + 1 : a->vaddr);
+		e->ranged = RANGE_SEG;
+	} else if (a->has_map && e->ranged != RANGE_SEG) {
+		e->start = a->map_start;
+		e->limit = a->map_limit;
+		e->off = a->map_offset;
+		e->ranged = RANGE_SEG;
+	} else if (a->has_map) {
+		if (a->map_start - a->map_offset != e->start - e->off)
+			return;
+		if (a->map_start < e->start) {
+			e->off -= e->start - a->map_start;
+			e->start = a->map_start;
+		}
+		e->limit = a->map_limit > e->limit ? a->map_limit : e->limit;
+	} else if (e->ranged != RANGE_SEG) {
+		widen(e, a->vaddr, a->vaddr < UINT64_MAX ? a->vaddr + 1 : a->vaddr);
+		e->ranged = RANGE_SEEN;
+	}
+}
+
 static int mapping_of(struct pp *p, const struct dcpi_addr *a, uint64_t *id)
 {
 	const struct dcpi_profile *pr = &a->e->prof;
@@ -170,6 +214,7 @@ static int mapping_of(struct pp *p, const struct dcpi_addr *a, uint64_t *id)
 		return err;
 	*id = e->id;
 	e->values[1] |= a->nframes > 0; /* has_filenames .. has_inline_frames, at the end */
+	map_range(e, a);
 	if (!fresh)
 		return 0;
 	e->values[0] = pr->kind != DCPI_IMAGE_UNKNOWN && pr->kind != DCPI_IMAGE_ANON;
@@ -242,9 +287,11 @@ static int location_of(struct pp *p, const struct dcpi_addr *a, uint64_t *id)
 		err = put_varint_field(&e->msg, 2, mid);
 	if (!err)
 		err = put_varint_field(&e->msg, 3, a->vaddr);
-	for (size_t k = 0; k < a->nframes && !err; k++) /* innermost first */
-		err = put_line(p, &e->msg, a->frames[k].function, a->frames[k].file,
-			       a->frames[k].line);
+	/* innermost first; the outermost, the function the code is in, named
+	   as dcpiprof names it (its symbol), not as DWARF does (an alias) */
+	for (size_t k = 0; k < a->nframes && !err; k++)
+		err = put_line(p, &e->msg, k + 1 == a->nframes ? a->procedure : a->frames[k].function,
+			       a->frames[k].file, a->frames[k].line);
 	if (!err && !a->nframes)
 		err = put_line(p, &e->msg, a->procedure, "", 0);
 	return err;
@@ -353,10 +400,18 @@ static int encode_tail(struct pp *p, struct dcpi_buf *out, const struct dcpi_ppr
 				 is_clock(s->events[0]) ? "nanoseconds" : "count");
 	if (!err && s->nevents)
 		err = put_varint_field(out, 12, s->periods[0]);
+	if (!err && s->nevents) { /* pprof shows the last type unless told */
+		unsigned c = o && o->default_col < s->nevents ? o->default_col : 0;
+		uint64_t id;
+
+		if (!(err = str_id(p, s->events[c], &id)))
+			err = put_varint_field(out, 14, id);
+	}
 	return err;
 }
 
-/* has_functions (7) from the image's kind, has_filenames, has_line_numbers
+/* memory_start, memory_limit and file_offset (2-4) from the range;
+ * has_functions (7) from the image's kind, has_filenames, has_line_numbers
  * and has_inline_frames (8-10) when any of its addresses had a line. */
 static int finish_mappings(struct table *t)
 {
@@ -365,6 +420,11 @@ static int finish_mappings(struct table *t)
 	for (size_t i = 0; i < t->n && !err; i++) {
 		struct ent *e = t->v[i];
 
+		err = put_varint_field(&e->msg, 2, e->start);
+		if (!err)
+			err = put_varint_field(&e->msg, 3, e->limit);
+		if (!err && e->off)
+			err = put_varint_field(&e->msg, 4, e->off);
 		for (unsigned f = 7; f <= 10 && !err; f++)
 			if (f == 7 ? e->values[0] : e->values[1])
 				err = put_varint_field(&e->msg, f, 1);

@@ -437,10 +437,26 @@ const struct dcpi_sym *dcpi_symtab_lookup_vaddr(const struct dcpi_symtab *st, ui
 	return NULL;
 }
 
-int dcpi_symtab_off2vaddr(const struct dcpi_symtab *st, uint64_t off, uint64_t *vaddr)
+/* The segment holding file offset off.  Segments may share a page of the
+ * file; the executable one wins, since samples are taken in code. */
+static const struct symtab_seg *seg_of(const struct dcpi_symtab *st, uint64_t off)
 {
 	const struct symtab_seg *hit = NULL;
-	size_t i;
+
+	for (size_t i = 0; i < st->nsegs; i++) {
+		const struct symtab_seg *g = &st->segs[i];
+
+		if (off < g->off || off - g->off >= g->filesz)
+			continue;
+		if (!hit || (g->exec && !hit->exec))
+			hit = g;
+	}
+	return hit;
+}
+
+int dcpi_symtab_off2vaddr(const struct dcpi_symtab *st, uint64_t off, uint64_t *vaddr)
+{
+	const struct symtab_seg *hit;
 
 	if (st->kind == DCPI_IMAGE_KERNEL) {
 		*vaddr = off;
@@ -452,19 +468,36 @@ int dcpi_symtab_off2vaddr(const struct dcpi_symtab *st, uint64_t off, uint64_t *
 		*vaddr = st->base + off;
 		return 0;
 	}
-	/* Segments may share a page of the file; the executable one wins,
-	 * since samples are taken in code. */
-	for (i = 0; i < st->nsegs; i++) {
-		const struct symtab_seg *g = &st->segs[i];
-
-		if (off < g->off || off - g->off >= g->filesz)
-			continue;
-		if (!hit || (g->exec && !hit->exec))
-			hit = g;
-	}
-	if (!hit)
+	if (!(hit = seg_of(st, off)))
 		return -ERANGE;
 	*vaddr = off - hit->off + hit->vaddr;
+	return 0;
+}
+
+int dcpi_symtab_segment(const struct dcpi_symtab *st, uint64_t off,
+			struct dcpi_symtab_segment *seg)
+{
+	const struct symtab_seg *hit;
+
+	if (st->kind == DCPI_IMAGE_KERNEL || st->kind == DCPI_IMAGE_MODULE ||
+	    !(hit = seg_of(st, off)))
+		return -ERANGE;
+	seg->vaddr = hit->vaddr;
+	seg->off = hit->off;
+	seg->memsz = hit->memsz;
+	/* down over the segments below it at the same address-to-offset delta
+	   (the ELF headers and read-only data before the code, as one mapping
+	   of the file) */
+	for (size_t i = 0; i < st->nsegs; i++) {
+		const struct symtab_seg *g = &st->segs[i];
+
+		if (g->vaddr < seg->vaddr && g->vaddr - g->off == hit->vaddr - hit->off &&
+		    g->off <= seg->off) {
+			seg->memsz += seg->vaddr - g->vaddr;
+			seg->vaddr = g->vaddr;
+			seg->off = g->off;
+		}
+	}
 	return 0;
 }
 

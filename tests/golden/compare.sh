@@ -74,6 +74,37 @@ if command -v protoc >/dev/null; then
 		pass "-pprof: event, label, host and function names present"
 		grep -q "num: 4242" "$T/p.txt" && pass "-pprof: the per-process profile carries pid 4242" ||
 			fail "-pprof: pid label"
+		# every mapping has a range (prog's: from its first PT_LOAD to the end
+		# of the executable one, as readelf shows them: one delta in prog),
+		# every location's address is inside its mapping's
+		read -r seg_off seg_va < <(readelf -lW "$PROG" | awk '$1 == "LOAD" { print $2, $3; exit }')
+		read -r x_va x_msz < <(readelf -lW "$PROG" |
+			awk '$1 == "LOAD" && ($7 ~ /E/ || $8 ~ /E/) { print $3, $6; exit }')
+		if python3 - "$T/p.txt" "$((seg_va))" "$((x_va + x_msz))" "$((seg_off))" "$PROG" <<'PY' 2>"$T/py"
+import re, sys
+text = open(sys.argv[1]).read()
+va, lim, off, prog = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+strings = re.findall(r'^string_table: "(.*)"$', text, re.M)
+def blocks(name):
+    return [dict((k, int(v)) for k, v in re.findall(r'^  (\w+): (\d+)$', b, re.M))
+            for b in re.findall(r'^%s \{\n(.*?)^\}' % name, text, re.M | re.S)]
+maps = {m["id"]: m for m in blocks("mapping")}
+assert maps and all(m.get("memory_limit", 0) > m.get("memory_start", 0) for m in maps.values()), maps
+mine = [m for m in maps.values() if strings[m["filename"]] == prog]
+assert len(mine) == 1, mine
+m = mine[0]
+assert (m["memory_start"], m["memory_limit"], m.get("file_offset", 0)) == (va, lim, off), (m, va, lim, off)
+for l in blocks("location"):
+    m = maps[l["mapping_id"]]
+    assert m["memory_start"] <= l["address"] < m["memory_limit"], (l, m)
+m = re.search(r'^default_sample_type: (\d+)$', text, re.M)
+assert m and strings[int(m.group(1))] == "cycles", "default_sample_type"
+PY
+		then
+			pass "-pprof: mappings carry prog's executable segment; every location is inside its mapping; cycles shown first"
+		else
+			fail "-pprof: mapping ranges" "$(cat "$T/py")"
+		fi
 		nloc=$(grep -c '^location {' "$T/p.txt")
 		# 16: pid 4343's unknown sample (dcpid -unknown) is a location of its own
 		[ "$nloc" -eq 16 ] && pass "-pprof: one location per distinct sampled address of the latest epoch (16)" ||
@@ -83,6 +114,38 @@ if command -v protoc >/dev/null; then
 	fi
 else
 	skip "protoc not installed (scripts/install-deps installs protobuf-compiler): pprof not decoded"
+fi
+# ---- pprof itself (built from Debian's source package) reads the file ---------
+PPROF=$DCPI_BUILD/tools/pprof
+if [ ! -x "$PPROF" ] && command -v go >/dev/null &&
+	[ -d /usr/share/gocode/src/github.com/google/pprof ]; then
+	mkdir -p "$DCPI_BUILD/tools"
+	GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$DCPI_BUILD/tools/gocache GOFLAGS= \
+		go build -o "$PPROF" github.com/google/pprof >"$T/gob.err" 2>&1 ||
+		fail "build pprof from /usr/share/gocode" "$(tail -5 "$T/gob.err")"
+fi
+if [ -x "$PPROF" ] && [ -s "$T/p.pb.gz" ]; then
+	# prog's profile alone: pprof (2021) picks the binaries of a profile of
+	# many images in map order, and misses some of them now and then
+	"$DCPI_BIN/dcpiprof" -db "$DB" -pprof "$T/prog.pb.gz" prog 2>/dev/null
+	# -disasm: hot's instructions with their samples, by prog's own code
+	"$PPROF" -disasm hot "$T/prog.pb.gz" >"$T/disasm" 2>"$T/disasm.err"
+	flat=$(awk '/^ROUTINE/ { on = 1; next } on && /^ +[0-9]+ +[0-9.]+ +[0-9a-f]+:/ { s += $1 } END { print s + 0 }' "$T/disasm")
+	top=$("$PPROF" -top "$T/prog.pb.gz" 2>/dev/null | awk '$NF == "hot" { print $1 }')
+	if grep -q '^ROUTINE =* hot' "$T/disasm" && [ "$flat" -gt 0 ] && [ "$flat" = "$top" ]; then
+		pass "pprof -disasm hot: its instructions, $flat samples, as pprof -top counts hot"
+	else
+		fail "pprof -disasm hot" "flat=$flat top=$top $(head -5 "$T/disasm") $(cat "$T/disasm.err")"
+	fi
+	# -weblist: the listing, and no mapping of [0, 0] (what every mapping was)
+	if "$PPROF" -weblist hot -output "$T/web.html" "$T/prog.pb.gz" >/dev/null 2>"$T/web.err" &&
+		grep -q 'hot' "$T/web.html" && ! grep -q 'mapping range \[0, 0\]' "$T/web.err"; then
+		pass "pprof -weblist hot writes its listing"
+	else
+		fail "pprof -weblist hot" "$(cat "$T/web.err")"
+	fi
+else
+	skip "no pprof (scripts/install-deps installs golang-go and golang-github-google-pprof-dev)"
 fi
 golden prof-pprof-bad.txt "$DCPI_BIN/dcpiprof" -db "$DB" -pprof /nonexistent/dir/p.pb.gz
 
