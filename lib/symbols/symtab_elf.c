@@ -453,6 +453,12 @@ int dcpi_symtab_open(const char *path, const uint8_t *build_id, size_t build_id_
 	err = dcpi_symelf_load_layout(st, img.elf ? &img : &dbg);
 	if (!err)
 		err = load_symbols(st, &img, &dbg);
+	if (!err && img.elf) { /* the stubs no symbol table names; before the
+				  CFI's names, which they would otherwise take */
+		int n = dcpi_symelf_load_plt(st, &img);
+
+		err = n < 0 ? n : 0;
+	}
 	if (!err && st->source != DCPI_SYMSRC_SYMTAB)
 		err = name_from_cfi(st, &img);
 	if (!err)

@@ -112,6 +112,10 @@ int dcpi_symelf_load_syms(struct dcpi_symtab *st, const struct symelf *f, unsign
  * sections that holds no symbol's start becomes a local symbol named
  * "IMAGE@0xVADDR".  Returns how many were added, or -ENOMEM. */
 int dcpi_symelf_load_cfi(struct dcpi_symtab *st, const struct symelf *f);
+/* symtab_plt.c: x86-64 PLT stubs (.plt, .plt.sec, .plt.got) named
+ * "SYM@plt" after the relocation of the GOT slot each jumps through, as
+ * objdump and perf name them.  Returns how many were named, or -ENOMEM. */
+int dcpi_symelf_load_plt(struct dcpi_symtab *st, const struct symelf *f);
 int dcpi_symelf_load_layout(struct dcpi_symtab *st, const struct symelf *f);
 
 /* debuginfo.c: finding the right files. */

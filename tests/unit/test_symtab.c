@@ -194,6 +194,62 @@ static void test_pie_and_nopie(void)
 	}
 }
 
+/* PLT stubs are named SYM@plt as objdump names them: a program built here
+ * three ways (lazy .plt, IBT's .plt.sec with -z now, and stripped) and two
+ * of the system's stripped programs.  Every "<X@plt>:" label objdump
+ * prints is looked up; at least one each (they all call libc). */
+static void test_plt(void)
+{
+	static const char *flags[] = { "-O1 -fno-pie -no-pie", "-O1 -fcf-protection=full -Wl,-z,now",
+				       "-O1 -s" };
+	const char *bins[5];
+	char cmd[PATH_MAX + 64], line[512], name[256], tag[16];
+
+	for (int k = 0; k < 3; k++) {
+		snprintf(tag, sizeof(tag), "plt%d", k);
+		bins[k] = strdup(tpath(tag));
+		if (compile(bins[k], flags[k], "randloop.c"))
+			T_OK(0, "%s: randloop compiles with %s", tag, flags[k]);
+	}
+	bins[3] = "/usr/bin/sort";
+	bins[4] = "/bin/ls";
+	for (int k = 0; k < 5; k++) {
+		struct dcpi_symtab *st = NULL;
+		unsigned long long a;
+		int n = 0, bad = 0;
+		FILE *p;
+
+		if (dcpi_symtab_open(bins[k], NULL, 0, NULL, &st)) {
+			T_OK(0, "%s opens: %s", bins[k], dcpi_errmsg());
+			continue;
+		}
+		snprintf(cmd, sizeof(cmd), "objdump -d '%s'", bins[k]);
+		p = popen(cmd, "r");
+		while (p && fgets(line, sizeof(line), p)) {
+			const struct dcpi_sym *sy;
+
+			/* "X@plt-0x10" is objdump's label for the stubs' common head */
+			if (sscanf(line, "%llx <%255[^>]>:", &a, name) != 2 || !strstr(name, "@plt") ||
+			    strstr(name, "@plt-"))
+				continue;
+			n++;
+			sy = dcpi_symtab_lookup_vaddr(st, a);
+			if (!sy || strcmp(sy->name, name) || sy->vaddr != a) {
+				if (bad++ < 3)
+					printf("# %s: 0x%llx is %s, objdump says %s\n", bins[k], a,
+					       sy ? sy->name : "(none)", name);
+			}
+		}
+		if (p)
+			pclose(p);
+		T_OK(n > 0 && bad == 0, "%s: its %d PLT stubs named as objdump names them (%d differ)",
+		     bins[k], n, bad);
+		dcpi_symtab_close(st);
+	}
+	for (int k = 0; k < 3; k++)
+		free((char *)bins[k]);
+}
+
 static void test_describe(void)
 {
 	const char *bin = tpath("nopie");
@@ -677,6 +733,7 @@ int main(void)
 		return t_done();
 	}
 	test_pie_and_nopie();
+	test_plt();
 	test_describe();
 	test_debug_files();
 	test_cxx();
