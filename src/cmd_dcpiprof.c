@@ -258,8 +258,14 @@ static void print_json(struct report *r, size_t n)
 		dcpi_json_break(j);
 		dcpi_json_obj_begin(j);
 		dcpi_json_key_str(j, "image", w->image);
-		if (r->o.procs)
+		if (r->o.procs) {
 			dcpi_json_key_str(j, "procedure", w->proc);
+			dcpi_json_key(j, "address");
+			if (w->has_addr)
+				dcpi_json_strf(j, "0x%" PRIx64, w->addr);
+			else
+				dcpi_json_null(j);
+		}
 		if (w->pid >= 0) {
 			dcpi_json_key(j, "pid");
 			dcpi_json_i64(j, w->pid);

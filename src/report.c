@@ -329,11 +329,15 @@ void report_annot_resolve(struct dcpi_annot_image *img, const char *proc, uint64
 		return;
 	fprintf(stderr, "%s: error: %s\n", cli_prog, cli_safe(dcpi_errmsg()));
 	if (nc)
-		fprintf(stderr, "%s%s:\n", err == -EEXIST ? "candidates" : "similar names",
-			nc > MAX_CANDS ? " (the first 20)" : "");
+		fprintf(stderr, "%s%s:\n", err == -EEXIST ? "candidates, each named as NAME@0xADDR"
+			: "similar names", nc > MAX_CANDS ? " (the first 20)" : "");
 	for (size_t i = 0; i < nc && i < MAX_CANDS; i++)
-		fprintf(stderr, "  0x%-16" PRIx64 " %-8" PRIu64 " %s\n", c[i]->vaddr, c[i]->size,
-			cli_safe(dcpi_sym_demangled(c[i])));
+		if (err == -EEXIST)
+			fprintf(stderr, "  %s@0x%" PRIx64 "  (%" PRIu64 " bytes)\n",
+				cli_safe(dcpi_sym_demangled(c[i])), c[i]->vaddr, c[i]->size);
+		else
+			fprintf(stderr, "  0x%-16" PRIx64 " %-8" PRIu64 " %s\n", c[i]->vaddr,
+				c[i]->size, cli_safe(dcpi_sym_demangled(c[i])));
 	exit(1);
 }
 

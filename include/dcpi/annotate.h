@@ -107,7 +107,9 @@ int dcpi_annot_image_srcloc(struct dcpi_annot_image *img, uint64_t vaddr,
 
 /* A procedure named on the command line: a symbol name (raw, demangled,
  * or demangled without parameters; IMAGE@0xVADDR for functions found in
- * .eh_frame), "0xADDR" (the symbol holding it), "0xLO-0xHI" (that range),
+ * .eh_frame), NAME@0xADDR (the symbol of that name starting at ADDR, as
+ * dcpiprof names one of several of one name), "0xADDR" (the symbol
+ * holding it), "0xLO-0xHI" (that range),
  * or a label dcpiprof prints for code no symbol covers,
  * "[IMAGE@0xLO-0xHI SECTION]" (that range, HI included) or
  * "[IMAGE@0xADDR SECTION]" (the symbol holding it).  0 and *lo, *hi, *name (a symbol's name, or

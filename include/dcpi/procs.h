@@ -35,6 +35,11 @@ struct dcpi_proc_row {
 	char *group;            /* NULL unless by label: the value of opts.by
 				   ("xz"), "-" for an unlabelled profile */
 	uint64_t c[DCPI_MAX_EVENTS];
+	uint64_t addr;          /* procedure mode: the symbol's start, when
+				   has_addr (every symbol summed into the row
+				   starts there; not for labels of code no
+				   symbol covers) */
+	int has_addr, addr_set;
 };
 
 struct dcpi_procs_opts {

@@ -497,6 +497,33 @@ static int resolve_name(const struct dcpi_symtab *st, const char *spec, uint64_t
 	return 0;
 }
 
+/* NAME@0xADDR (what dcpiprof prints for one of several procedures of one
+ * name): the symbol starting at ADDR, if it has that name.  0, or -ENOENT
+ * (without a message: the caller goes on with the spec as a name). */
+static int resolve_at(const struct dcpi_symtab *st, const char *spec, size_t nlen,
+		      const char *addr, uint64_t *lo, uint64_t *hi, const char **name)
+{
+	const struct dcpi_sym *m[64];
+	const char *end;
+	char want[4096];
+	uint64_t a;
+	size_t n;
+
+	if (nlen >= sizeof(want) || parse_hex(addr, &a, &end) || *end)
+		return -ENOENT;
+	memcpy(want, spec, nlen);
+	want[nlen] = '\0';
+	n = dcpi_symtab_find(st, want, m, 64);
+	for (size_t i = 0; i < n && i < 64; i++)
+		if (m[i]->vaddr == a && m[i]->size) {
+			*lo = a;
+			*hi = a + m[i]->size;
+			*name = dcpi_sym_demangled(m[i]);
+			return 0;
+		}
+	return -ENOENT;
+}
+
 /* dcpiprof's and dcpitopcounts' labels for code no symbol covers,
  * "[IMAGE@0xLO-0xHI SECTION]" (HI the last byte) or "[IMAGE@0xADDR
  * SECTION]": the range, or the symbol holding the address. */
@@ -547,6 +574,10 @@ int dcpi_annot_resolve(const struct dcpi_symtab *st, const char *spec, uint64_t 
 				  "section's stubs)", spec);
 	if (spec[0] == '[')
 		return resolve_label(st, spec, lo, hi, name);
+	if (parse_hex(spec, &a, &end) && !dcpi_symtab_find(st, spec, cands, 0) &&
+	    (end = strrchr(spec, '@')) && end != spec && end[1] == '0' &&
+	    !resolve_at(st, spec, (size_t)(end - spec), end + 1, lo, hi, name))
+		return 0;
 	if (parse_hex(spec, &a, &end))
 		return resolve_name(st, spec, lo, hi, name, cands, max, ncands);
 	if (*end == '-') {

@@ -11,6 +11,7 @@
 #include "dcpi/error.h"
 #include "dcpi/procs.h"
 #include "dcpi/select.h"
+#include "dcpi/symtab.h"
 #include "internal.h"
 
 /* What the build needs besides the table. */
@@ -84,7 +85,8 @@ static struct dcpi_proc_row *row_new(const char *image, const char *proc, int64_
 static int row_get(struct dcpi_procs *t, const char *image, const char *proc, int64_t pid,
 		   const char *group, struct dcpi_proc_row **out)
 {
-	struct dcpi_proc_row key = { (char *)image, (char *)proc, pid, (char *)group, { 0 } }, *w;
+	struct dcpi_proc_row key = { .image = (char *)image, .proc = (char *)proc, .pid = pid,
+				      .group = (char *)group }, *w;
 	void **slot;
 	int err;
 
@@ -193,6 +195,90 @@ void dcpi_procs_name(const struct dcpi_profile *p, const struct dcpi_symtab *st,
 
 /* ---- building ----------------------------------------------------------------- */
 
+/* Sampled symbols of one profile that share their name with another
+ * sampled symbol at another address (a JIT's recompiled function, static
+ * functions of one name in two files): each is named NAME@0xADDR, which
+ * dcpilist and the others take, instead of the two being summed into one
+ * row.  Sorted by address for is_twin. */
+struct twins {
+	const struct dcpi_sym **v;
+	size_t n;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	const struct dcpi_sym *x = *(const struct dcpi_sym *const *)a;
+	const struct dcpi_sym *y = *(const struct dcpi_sym *const *)b;
+	int c = strcmp(dcpi_sym_demangled(x), dcpi_sym_demangled(y));
+
+	return c ? c : x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	uint64_t x = (*(const struct dcpi_sym *const *)a)->vaddr;
+	uint64_t y = (*(const struct dcpi_sym *const *)b)->vaddr;
+
+	return x < y ? -1 : x > y;
+}
+
+static int find_twins(const struct dcpi_profile *p, const struct dcpi_symtab *st,
+		      struct twins *tw)
+{
+	const struct dcpi_sym **v = NULL, *last = NULL;
+	size_t n = 0, cap = 0, k = 0;
+	int err;
+
+	for (size_t row = 0; row < p->nrows; row++) { /* each symbol once: offsets sorted */
+		const struct dcpi_sym *s = dcpi_symtab_lookup(st, p->offsets[row]);
+
+		if (!s || s == last)
+			continue;
+		last = s;
+		if ((err = DCPI_GROW(v, cap, n + 1, SIZE_MAX, "symbols"))) {
+			free(v);
+			return err;
+		}
+		v[n++] = s;
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), by_name);
+	for (size_t i = 0; i < n; i++) { /* keep those with a same-named neighbour */
+		int twin = (i > 0 && !strcmp(dcpi_sym_demangled(v[i - 1]), dcpi_sym_demangled(v[i])) &&
+			    v[i - 1]->vaddr != v[i]->vaddr) ||
+			   (i + 1 < n && !strcmp(dcpi_sym_demangled(v[i + 1]), dcpi_sym_demangled(v[i])) &&
+			    v[i + 1]->vaddr != v[i]->vaddr);
+
+		if (twin)
+			v[k++] = v[i];
+	}
+	if (k > 1)
+		qsort(v, k, sizeof(*v), by_addr);
+	tw->v = v;
+	tw->n = k;
+	return 0;
+}
+
+static int is_twin(const struct twins *tw, const struct dcpi_sym *s)
+{
+	return tw->n && bsearch(&s, tw->v, tw->n, sizeof(*tw->v), by_addr);
+}
+
+/* The row's start address: its symbol's, while every symbol summed into it
+ * starts there (rows of one name from two builds or boots have none). */
+static void row_addr(struct dcpi_proc_row *w, const struct dcpi_sym *s)
+{
+	if (!s) {
+		w->has_addr = 0;
+		w->addr_set = 1;
+	} else if (!w->addr_set) {
+		w->addr = s->vaddr;
+		w->has_addr = w->addr_set = 1;
+	} else if (w->has_addr && w->addr != s->vaddr) {
+		w->has_addr = 0;
+	}
+}
+
 static int add_entry(struct build *b, const struct dcpi_profset_entry *e)
 {
 	const struct dcpi_profile *p = &e->prof;
@@ -201,6 +287,7 @@ static int add_entry(struct build *b, const struct dcpi_profset_entry *e)
 	const struct dcpi_symtab *st = NULL;
 	const struct dcpi_sym *s, *last = NULL;
 	struct dcpi_proc_row *w = NULL;
+	struct twins tw = { NULL, 0 };
 	char proc[4200], region[64], group[512];
 	int err = 0;
 
@@ -214,6 +301,8 @@ static int add_entry(struct build *b, const struct dcpi_profset_entry *e)
 
 	if (b->o->procs && p->kind != DCPI_IMAGE_UNKNOWN && p->kind != DCPI_IMAGE_ANON)
 		st = symbols(b, e);
+	if (st && (err = find_twins(p, st, &tw)))
+		return err;
 	for (size_t row = 0; row < p->nrows && !err; row++) {
 		if (b->o->procs) {
 			/* a symbol's row is named by the symbol alone, and
@@ -226,13 +315,19 @@ static int add_entry(struct build *b, const struct dcpi_profset_entry *e)
 			}
 			last = s;
 			dcpi_procs_name(p, st, p->offsets[row], proc, sizeof(proc));
+			if (s && is_twin(&tw, s)) /* NAME@0xADDR: which of them */
+				snprintf(proc + strlen(proc), sizeof(proc) - strlen(proc),
+					 "@0x%" PRIx64, s->vaddr);
 			err = row_get(b->t, img, proc, pid, b->o->by ? group : NULL, &w);
+			if (!err)
+				row_addr(w, s);
 		} else if (!w) {
 			err = row_get(b->t, img, NULL, pid, b->o->by ? group : NULL, &w);
 		}
 		if (!err)
 			add_counts(b->t, w, e, row);
 	}
+	free(tw.v);
 	return err;
 }
 
