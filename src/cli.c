@@ -227,14 +227,40 @@ static void check_options(int argc, char **argv, const char *shortopts,
 	}
 }
 
+int cli_verbose;
+
+/* lo with -v / -verbose added (every command takes them). */
+#define CLI_OPT_VERBOSE 0x7ffe
+#define CLI_MAX_OPTIONS 128
+static const struct option *with_verbose(const struct option *lo)
+{
+	static struct option all[CLI_MAX_OPTIONS + 3];
+	static const struct option *made_for;
+	size_t n = 0;
+
+	if (made_for == lo)
+		return all;
+	for (; lo[n].name && n < CLI_MAX_OPTIONS; n++)
+		all[n] = lo[n];
+	all[n++] = (struct option){ "v", no_argument, NULL, CLI_OPT_VERBOSE };
+	all[n++] = (struct option){ "verbose", no_argument, NULL, CLI_OPT_VERBOSE };
+	all[n] = (struct option){ NULL, 0, NULL, 0 };
+	made_for = lo;
+	return all;
+}
+
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *lo)
 {
 	static char **checked;
+	const struct option *all = with_verbose(lo);
+	int c;
 
 	if (checked != argv) {
 		checked = argv;
 		opterr = 0; /* every message is ours, and said once */
-		check_options(argc, argv, shortopts, lo);
+		check_options(argc, argv, shortopts, all);
 	}
-	return getopt_long_only(argc, argv, shortopts, lo, NULL);
+	while ((c = getopt_long_only(argc, argv, shortopts, all, NULL)) == CLI_OPT_VERBOSE)
+		cli_verbose = 1;
+	return c;
 }

@@ -53,6 +53,9 @@ const char *cli_db_read(const char *db_opt);
  * usual.  Needs <getopt.h>. */
 struct option;
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *lo);
+/* -v (-verbose), which cli_getopt takes for every command: say everything
+ * (every warning, not one line per kind). */
+extern int cli_verbose;
 
 /* The commands of the multi-call binary. */
 int cmd_dcpid(int argc, char **argv);

@@ -60,6 +60,7 @@ static void usage(FILE *f)
 "  -dot               the annotated graph as Graphviz DOT\n"
 "  -svg FILE          the graph drawn by Graphviz's dot into FILE (SVG)\n"
 "  -pdf FILE          the same as PDF\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n\n"
 "PROCEDURE and IMAGE take every form dcpilist(1) takes.\n");
 }

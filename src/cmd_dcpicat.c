@@ -32,6 +32,7 @@ static void usage(FILE *f)
 		"                      (the default)\n"
 		"  -keep N             print only the first N rows (after sorting)\n"
 		"  -header             print the header only\n"
+		"  -v, -verbose       every warning on a line of its own\n"
 		"  -h, --help          show this help\n"
 		"\n"
 		"Options take one dash or two.  Exit status: 0 all files printed, 1 a file\n"

@@ -60,6 +60,7 @@ static void usage(FILE *f)
 "  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
 "  -exact             exact counts recorded by dcpix(1) instead of estimates\n"
 "  -json              JSON output (schema in dcpicoverage(1))\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n\n"
 "PROCEDURE and IMAGE take every form dcpilist(1) takes.\n");
 }

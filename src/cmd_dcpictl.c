@@ -35,6 +35,7 @@ static void usage(FILE *f)
 "  quit     flush and stop the daemon\n\n"
 "  -host NAME        the daemon of another host sharing the database\n"
 "  -timeout SECONDS  how long to wait for an answer (default 120)\n"
+"  -v, -verbose      every warning on a line of its own\n"
 "  -h, -help         this help\n");
 }
 

@@ -140,6 +140,7 @@ static void usage(FILE *f)
 "  -buildid-mmap      take build-ids from the kernel's mmap records instead of\n"
 "                     reading them from the files (exact for files deleted at once,\n"
 "                     but some kernels then corrupt other perf users' records)\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n");
 }
 

@@ -82,6 +82,7 @@ static void usage(FILE *f)
 "  -keep N            only the first N rows\n"
 "  -json              JSON output (schema in dcpidiff(1))\n"
 "  -csv               CSV output\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n");
 }
 
@@ -419,8 +420,7 @@ static void print_side_head(const struct cmp *c, int k, FILE *f)
 	if (side_cpu_seconds(s) > 0)
 		fprintf(f, ", %.1f CPU-s", side_cpu_seconds(s));
 	fprintf(f, "\n");
-	for (size_t i = 0; i < s->w.n; i++)
-		fprintf(f, "warning: %s: %s\n", k ? "B" : "A", cli_safe(s->w.v[i]));
+	report_warn_print(&s->w, k ? "B: " : "A: ");
 }
 
 static const char *const per_names[] = { "", " per second of epoch", " per CPU-second" };
@@ -578,9 +578,7 @@ static void print_json(const struct cmp *c, size_t n)
 static void print_csv(const struct cmp *c, size_t n)
 {
 	for (int k = 0; k < 2; k++)
-		for (size_t i = 0; i < c->s[k].w.n; i++)
-			fprintf(stderr, "%s: warning: %s: %s\n", cli_prog, k ? "B" : "A",
-				cli_safe(c->s[k].w.v[i]));
+		report_warn_print(&c->s[k].w, k ? "B: " : "A: ");
 	printf("image,%spid,a,b,%sdelta,ratio,share_a,share_b,delta_pp,p,significant\n",
 	       c->o.by == BY_PROC ? "procedure," : "", c->o.per ? "rate_a,rate_b," : "");
 	for (size_t i = 0; i < n; i++) {

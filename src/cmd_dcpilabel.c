@@ -30,6 +30,7 @@ static void usage(FILE *f)
 "  -by KEY            one row per value of comm, uid or cgroup instead of per label\n"
 "  -sort EVENT        order by this event (default: the first)\n"
 "  -json              JSON output (schema in dcpilabel(1))\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n");
 }
 

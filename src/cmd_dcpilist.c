@@ -57,6 +57,7 @@ static void usage(FILE *f)
 "  -I DIR             search DIR for source files (repeatable)\n"
 "  -remap OLD=NEW     source paths starting with OLD are under NEW (repeatable)\n"
 "  -json              JSON output (schema in dcpilist(1))\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n\n"
 "PROCEDURE is a name (raw, demangled, or demangled without parameters), an\n"
 "address 0xADDR or a range 0xLO-0xHI of the image's virtual addresses.\n"

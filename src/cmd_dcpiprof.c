@@ -66,6 +66,7 @@ static void usage(FILE *f)
 "  -csv               CSV output\n"
 "  -folded            folded stacks for flame graphs: image;procedure;file:line N\n"
 "  -pprof FILE        write a gzipped pprof profile to FILE instead of a report\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n\n"
 "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n");
 }
@@ -283,8 +284,7 @@ static void print_json(struct report *r, size_t n)
 
 static void print_csv(struct report *r, size_t n)
 {
-	for (size_t i = 0; i < r->w.n; i++) /* CSV has no place for them */
-		fprintf(stderr, "%s: warning: %s\n", cli_prog, cli_safe(r->w.v[i]));
+	report_warn_print(&r->w, "");
 	printf("image,%spid%s%s", r->o.procs ? "procedure," : "", r->o.by ? "," : "",
 	       r->o.by ? r->o.by : "");
 	for (unsigned e = 0; e < r->set.nevents; e++) {
@@ -318,8 +318,7 @@ static void print_csv(struct report *r, size_t n)
 
 static void print_folded(struct report *r)
 {
-	for (size_t i = 0; i < r->w.n; i++) /* folded stacks have no place for them */
-		fprintf(stderr, "%s: warning: %s\n", cli_prog, cli_safe(r->w.v[i]));
+	report_warn_print(&r->w, "");
 	if (dcpi_folded_write(stdout, &r->set, r->sel.chosen, r->objs, r->sortcol))
 		cli_die("%s", dcpi_errmsg());
 }
@@ -329,8 +328,7 @@ static void write_pprof(struct report *r)
 	const struct dcpi_epoch_stats *st = &r->set.stats;
 	struct dcpi_pprof_opts po = { .default_col = (unsigned)r->sortcol };
 
-	for (size_t i = 0; i < r->w.n; i++)
-		fprintf(stderr, "%s: warning: %s\n", cli_prog, cli_safe(r->w.v[i]));
+	report_warn_print(&r->w, "");
 	if (st->start > 0) {
 		po.time_nanos = st->start * 1000000000ll;
 		if (st->updated > st->start)

@@ -54,6 +54,7 @@ static void usage(FILE *f)
 "  -shares            shares of each epoch's samples instead of samples\n"
 "  -keep N            only the first N rows\n"
 "  -json              JSON output (schema in dcpistats(1))\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n");
 }
 
@@ -201,8 +202,7 @@ static void print_text(const struct st *t, size_t n)
 			printf(" %s", cli_safe(t->o.epochs[1][e]));
 	}
 	printf("\n");
-	for (size_t i = 0; i < t->w.n; i++)
-		printf("warning: %s\n", cli_safe(t->w.v[i]));
+	report_warn_print(&t->w, "");
 	if (two && (t->o.n[0] < 2 || t->o.n[1] < 2))
 		printf("note: one run on a side: no significance can be computed (run-to-run "
 		       "variation is unknown);\n      the interval is the %s sampling "

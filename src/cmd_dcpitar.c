@@ -22,6 +22,7 @@ static void usage(FILE *f)
 "  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -epoch NAME        the epoch to pack (default: the latest)\n"
 "  -x                 unpack instead of packing\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n");
 }
 

@@ -78,6 +78,7 @@ static void usage(FILE *f)
 "  -n N               how many instructions (default 20)\n"
 "  -sort EVENT        order by this event (default: the first)\n"
 "  -json              JSON output (schema in dcpitopcounts(1))\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n\n"
 "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n");
 }

@@ -66,6 +66,7 @@ static void usage(FILE *f)
 "  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
 "  -n N               how many instructions (default 20)\n"
 "  -json              JSON output (schema in dcpitopstalls(1))\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n\n"
 "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n"
 "Culprits: i I-cache, I ITLB, d D-cache, D DTLB, w write buffer, p branch\n"

@@ -63,6 +63,7 @@ static void usage(FILE *f)
 "                     i I d D w p f s m)\n"
 "  -n N               with -stall, how many procedures (default 20)\n"
 "  -json              JSON output (schema in dcpiwhatcg(1))\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n\n"
 "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n");
 }

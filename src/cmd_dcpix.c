@@ -34,6 +34,7 @@ static void usage(FILE *f)
 "database (for dcpicalc -exact).  COMMAND runs 20-100 times slower.\n\n"
 "  -db DIR            the database (default $DCPIDB, else ./dcpidb; created)\n"
 "  -quiet             no per-image lines, only the summary\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n\n"
 "Exit status: COMMAND's; 1 when counting failed; 127 when valgrind is missing.\n");
 }

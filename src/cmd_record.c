@@ -84,6 +84,7 @@ static void usage(FILE *f)
 "  -sort EVENT        order the report by this event\n"
 "  -imagecache        keep a copy of every profiled image in DB/.build-id, so\n"
 "                     the epoch can still be read after a rebuild (dcpidiff)\n"
+"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n\n"
 "Exit status: COMMAND's (128+N when signal N killed it); 127 when COMMAND\n"
 "cannot be found, 126 when it cannot be run; 1 when profiling failed;\n"

@@ -46,6 +46,35 @@ void report_warn_finish(struct report_warnings *w)
 	report_warn(w, "%zu more warnings not shown", d + 1);
 }
 
+/* What a warning says, past the image it is about: the text after the
+ * first ": " of a warning that starts with a path or a [label]; else all
+ * of it.  Warnings of one kind are counted on one line. */
+static const char *warn_kind(const char *msg)
+{
+	const char *k = msg[0] == '/' || msg[0] == '[' ? strstr(msg, ": ") : NULL;
+
+	return k ? k + 2 : msg;
+}
+
+void report_warn_print(const struct report_warnings *w, const char *prefix)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		const char *kind = warn_kind(w->v[i]);
+		size_t same = 0, first = i;
+
+		for (size_t j = 0; j < w->n && !cli_verbose; j++)
+			if (!strcmp(warn_kind(w->v[j]), kind)) {
+				same++;
+				first = j < first ? j : first;
+			}
+		if (cli_verbose || same <= 1)
+			fprintf(stderr, "%s: warning: %s%s\n", cli_prog, prefix, cli_safe(w->v[i]));
+		else if (first == i)
+			fprintf(stderr, "%s: warning: %s%zu images: %s (-v lists them)\n", cli_prog,
+				prefix, same, cli_safe(kind));
+	}
+}
+
 double report_pct(uint64_t n, uint64_t t)
 {
 	return t ? 100.0 * (double)n / (double)t : 0;
@@ -151,8 +180,7 @@ void report_print_header(FILE *f, const char *db, const struct dcpi_profset *set
 	}
 	if (st->clock_khz)
 		fprintf(f, "Clock: %.3f GHz (measured by the collector)\n", st->clock_khz / 1e6);
-	for (size_t i = 0; i < w->n; i++)
-		fprintf(f, "warning: %s\n", cli_safe(w->v[i]));
+	report_warn_print(w, "");
 }
 
 void report_json_header(struct dcpi_json *j, const struct dcpi_profset *set,

@@ -30,6 +30,10 @@ void report_warn(struct report_warnings *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Adds "N more warnings not shown" when some were dropped. */
 void report_warn_finish(struct report_warnings *w);
+/* The warnings on standard error, "PROG: warning: PREFIX...": those about
+ * images that say the same thing one line with their count ("17 images:
+ * symbols from .dynsym only ... (-v lists them)"), each one with -v. */
+void report_warn_print(const struct report_warnings *w, const char *prefix);
 /* Warnings every report owes its reader: unreadable profiles, lost
  * samples, many samples of no image. */
 void report_check_set(struct report_warnings *w, const struct dcpi_profset *set);

@@ -51,4 +51,22 @@ if command -v python3 >/dev/null; then
 else
 	skip "python3 not installed: JSON not parsed"
 fi
+
+# Warnings go to standard error, one line per kind: three images that are
+# gone are one line with their count; -v lists each.
+{
+	echo "db $T/wdb"
+	echo "epoch 20240301T000000Z golden"
+	echo "stats samples 6 lost 0 throttled 0 unknown 0 kernel 0 images 3 cpus 1 start 1709251200 updated 1709254800"
+	for g in one two three; do
+		printf '%s\n' "profile file" "path /nonexistent/$g" "size 4096" \
+			"event cycles 100000 1000000" "row 0x1000 2" "end"
+	done
+} >"$T/wspec"
+"$DCPI_BUILD/tests/mkdb" "$T/wspec" >/dev/null 2>"$T/wmkdb.err" || fail "mkdb" "$(cat "$T/wmkdb.err")"
+# shellcheck disable=SC2086
+{
+golden prof-warnings.txt "$DCPI_BIN/dcpiprof" -db "$T/wdb" -i
+golden prof-warnings-v.txt "$DCPI_BIN/dcpiprof" -db "$T/wdb" -i -v
+}
 done_testing
