@@ -20,6 +20,10 @@
 #include "dcpi/error.h"
 #include "dcpi/exact.h"
 #include "dcpi/file.h"
+#include "dcpi/obj.h"
+#include "dcpi/procs.h"
+#include "dcpi/profset.h"
+#include "dcpi/select.h"
 #include "dcpi/symtab.h"
 #include "report.h"
 
@@ -75,6 +79,10 @@ static int run_callgrind(const char *vg, const char *outfile, char **argv, int a
 	av[n++] = "--tool=callgrind";
 	av[n++] = "--dump-instr=yes";
 	av[n++] = "--collect-jumps=yes";
+	/* a PLT stub's instructions are its own, not its call site's (by
+	   default callgrind charges them to the call: every call through the
+	   PLT counted twice) */
+	av[n++] = "--skip-plt=no";
 	av[n++] = "--compress-strings=no";
 	av[n++] = "--compress-pos=no";
 	av[n++] = "--quiet";
@@ -103,6 +111,23 @@ static int skip_object(const char *path)
 	return path[0] != '/' || strstr(path, "/valgrind/") || strstr(path, "vgpreload");
 }
 
+/* The counts of earlier runs of the same build added to e's (DCPI's
+ * dcpisumxct): several runs of one program are one sum. */
+static int add_earlier(const char *db, struct dcpi_exact *e)
+{
+	struct dcpi_exact old;
+	int err = dcpi_exact_read(db, e->build_id, e->build_id_len, &old);
+
+	if (err == -ENOENT) {
+		e->runs = 1;
+		return 0;
+	}
+	if (!err)
+		err = dcpi_exact_merge(e, &old);
+	dcpi_exact_free(&old);
+	return err;
+}
+
 static int store(const char *db, const struct dcpi_callgrind *cg, int quiet)
 {
 	size_t stored = 0;
@@ -118,18 +143,121 @@ static int store(const char *db, const struct dcpi_callgrind *cg, int quiet)
 			cli_warn("%s: skipped: %s", cli_safe(o->counts.path), dcpi_errmsg());
 			continue;
 		}
-		if (dcpi_calc_exact_import(o, st, &e) || dcpi_exact_write(db, &e)) {
+		if (dcpi_calc_exact_import(o, st, &e) || add_earlier(db, &e) ||
+		    dcpi_exact_write(db, &e)) {
 			cli_warn("%s: skipped: %s", cli_safe(o->counts.path), dcpi_errmsg());
 		} else {
 			stored++;
 			if (!quiet)
-				printf("%s: %zu instructions, %zu jumps\n", o->counts.path, e.ninsns,
-				       e.njumps);
+				printf("%s: %zu instructions, %zu jumps, %" PRIu64 " run%s\n",
+				       o->counts.path, e.ninsns, e.njumps, e.runs,
+				       e.runs == 1 ? "" : "s added up");
 		}
 		dcpi_exact_free(&e);
 		dcpi_symtab_close(st);
 	}
 	return stored ? 0 : -1;
+}
+
+/* ---- string-function variants -------------------------------------------------- */
+
+/* glibc's string functions come in variants (ifuncs) chosen by the CPU's
+ * features: __strlen_evex, __strlen_avx2, __strlen_sse2.  valgrind runs no
+ * AVX-512 (nor RTM) code, so under it glibc picks other variants than a
+ * real run on such a CPU, and the exact counts of those functions are of
+ * other code than the samples.  That cannot be changed from here; it is
+ * said. */
+#define MAX_VARIANTS 256
+
+/* The name's length up to its variant suffix, or 0 for no variant. */
+static size_t variant_base(const char *name)
+{
+	static const char *const tags[] = { "_sse2", "_ssse3", "_sse4", "_avx", "_evex" };
+	size_t best = 0;
+
+	if (strncmp(name, "__", 2))
+		return 0;
+	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
+		const char *t = strstr(name + 2, tags[i]);
+
+		if (t && (!best || (size_t)(t - name) < best))
+			best = (size_t)(t - name);
+	}
+	return best;
+}
+
+static int is_libc(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b && !strncmp(b + 1, "libc.so", 7);
+}
+
+/* The variants the profiled run (the database's latest epoch) sampled in
+ * libc, into v; how many. */
+static size_t sampled_variants(const char *db, const char **v, char **own, size_t max)
+{
+	struct dcpi_procs_opts po = { 1, 0, NULL, NULL };
+	const char *libc = "libc.so.6";
+	struct dcpi_selection sel;
+	struct dcpi_profset set;
+	struct dcpi_procs t;
+	size_t n = 0;
+
+	if (dcpi_profset_load(db, "latest", NULL, &set))
+		return 0;
+	if (!(po.objs = dcpi_objcache_new(NULL)) || dcpi_select(&set, &libc, 1, &sel)) {
+		dcpi_objcache_free(po.objs);
+		dcpi_profset_free(&set);
+		return 0;
+	}
+	if (!dcpi_procs_build(&t, &set, sel.chosen, 0, &po)) {
+		for (size_t i = 0; i < t.n && n < max; i++)
+			if (t.rows[i]->proc && variant_base(t.rows[i]->proc) &&
+			    (own[n] = strdup(t.rows[i]->proc)))
+				v[n] = own[n], n++;
+		dcpi_procs_free(&t);
+	}
+	dcpi_selection_free(&sel);
+	dcpi_objcache_free(po.objs);
+	dcpi_profset_free(&set);
+	return n;
+}
+
+static void warn_variants(const char *db, const struct dcpi_callgrind *cg)
+{
+	const char *sampled[MAX_VARIANTS];
+	char *own[MAX_VARIANTS];
+	size_t ns = sampled_variants(db, sampled, own, MAX_VARIANTS), nwarn = 0;
+
+	for (size_t i = 0; i < ns; i++) {
+		size_t b = variant_base(sampled[i]);
+		const char *ran = NULL;
+		int same = 0;
+
+		for (size_t o = 0; o < cg->nobjs && !same; o++) {
+			const struct dcpi_callgrind_obj *ob = &cg->objs[o];
+
+			if (!is_libc(ob->counts.path))
+				continue;
+			for (size_t f = 0; f < ob->nfns && !same; f++) {
+				const char *fn = ob->fns[f].name;
+
+				if (!strcmp(fn, sampled[i]))
+					same = 1;
+				else if (variant_base(fn) == b && !strncmp(fn, sampled[i], b))
+					ran = fn;
+			}
+		}
+		if (!same && ran && nwarn++ < 5)
+			cli_warn("the profiled run used libc's %s, valgrind ran %s: the exact counts "
+				 "are of other code than the samples", cli_safe(sampled[i]), cli_safe(ran));
+	}
+	if (nwarn)
+		cli_warn("%zu libc function%s ran another variant under valgrind (it runs no "
+			 "AVX-512 code): see dcpix(1), STRING FUNCTIONS", nwarn, nwarn == 1 ? "" : "s");
+	for (size_t i = 0; i < ns; i++)
+		free(own[i]);
 }
 
 int cmd_dcpix(int argc, char **argv)
@@ -187,6 +315,7 @@ int cmd_dcpix(int argc, char **argv)
 	free(text);
 	if (store(db, &cg, quiet))
 		cli_die("no image's counts could be stored");
+	warn_variants(db, &cg);
 	fprintf(stderr, "dcpix: %" PRIu64 " instructions counted in %zu objects, stored in %s/exact\n",
 		cg.total, cg.nobjs, db);
 	dcpi_callgrind_free(&cg);

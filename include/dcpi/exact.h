@@ -3,7 +3,8 @@
  * records from a run under callgrind and dcpicalc -exact reads.
  *
  * File format (text, one record a line): "dcpi-exact 1", "path PATH",
- * "buildid HEX", then "i VADDR COUNT" per instruction executed (hex
+ * "buildid HEX", "runs N" (how many dcpix runs the counts add up; absent
+ * in older files: 1), then "i VADDR COUNT" per instruction executed (hex
  * vaddr, decimal count), then "j FROM TO COUNT" per jump taken (the
  * source instruction's and the target's vaddrs).  Addresses are the
  * image's ELF virtual addresses.  Readers check every field and cap the
@@ -33,6 +34,7 @@ struct dcpi_exact {
 	char *path;
 	uint8_t build_id[DCPI_EXACT_MAX_BUILDID];
 	size_t build_id_len;
+	uint64_t runs;          /* runs added up (0 reads as 1) */
 	struct dcpi_exact_insn *insns;
 	size_t ninsns, insns_cap;
 	struct dcpi_exact_jump *jumps;
@@ -45,6 +47,10 @@ int dcpi_exact_add_insn(struct dcpi_exact *e, uint64_t vaddr, uint64_t count);
 int dcpi_exact_add_jump(struct dcpi_exact *e, uint64_t from, uint64_t to, uint64_t count);
 /* Sort and merge (counts of the same address or jump added up). */
 void dcpi_exact_sort(struct dcpi_exact *e);
+/* Add from's counts and runs to into's (one image's runs summed, as DCPI's
+ * dcpisumxct did), sorted.  0 or -ENOMEM / -E2BIG (into then unchanged in
+ * what it held before, but may hold part of from's counts). */
+int dcpi_exact_merge(struct dcpi_exact *into, const struct dcpi_exact *from);
 /* Write DB/exact/BUILDID atomically (the directory is made 0700).
  * -EINVAL without a build-id. */
 int dcpi_exact_write(const char *db, const struct dcpi_exact *e);

@@ -16,6 +16,18 @@ struct vote {
 	size_t n;
 };
 
+/* "0x0000000000001159": callgrind names a function no symbol names by its
+ * start, in the same addresses as its positions. */
+static int by_address(const char *name, uint64_t *addr)
+{
+	char *end;
+
+	if (strncmp(name, "0x", 2) || !name[2])
+		return 0;
+	*addr = strtoull(name + 2, &end, 16);
+	return *end == '\0';
+}
+
 /* runtime - vaddr that most functions agree on; 0 votes: -ENOENT. */
 static int load_delta(const struct dcpi_callgrind_obj *o, const struct dcpi_symtab *st,
 		      uint64_t *delta)
@@ -25,12 +37,16 @@ static int load_delta(const struct dcpi_callgrind_obj *o, const struct dcpi_symt
 
 	for (size_t i = 0; i < o->nfns && i < MAX_VOTES; i++) {
 		const struct dcpi_sym *s;
-		uint64_t d;
+		uint64_t d, a;
 		size_t k;
 
-		if (dcpi_symtab_find(st, o->fns[i].name, &s, 1) != 1)
+		if (by_address(o->fns[i].name, &a)) /* callgrind's name for a function
+						       of a stripped image: its address */
+			d = o->fns[i].lo - a;
+		else if (dcpi_symtab_find(st, o->fns[i].name, &s, 1) == 1)
+			d = o->fns[i].lo - s->vaddr;
+		else
 			continue;
-		d = o->fns[i].lo - s->vaddr;
 		for (k = 0; k < nv && v[k].delta != d; k++)
 			;
 		if (k == nv && nv < sizeof(v) / sizeof(v[0]))

@@ -103,8 +103,8 @@ int dcpi_exact_write(const char *db, const struct dcpi_exact *e)
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return dcpi_error(ENOMEM, "out of memory");
-	fprintf(f, "dcpi-exact 1\npath %s\nbuildid %s\n", e->path ? e->path : "",
-		strrchr(path, '/') + 1);
+	fprintf(f, "dcpi-exact 1\npath %s\nbuildid %s\nruns %" PRIu64 "\n", e->path ? e->path : "",
+		strrchr(path, '/') + 1, e->runs ? e->runs : 1);
 	for (size_t i = 0; i < e->ninsns; i++)
 		fprintf(f, "i %" PRIx64 " %" PRIu64 "\n", e->insns[i].vaddr, e->insns[i].count);
 	for (size_t i = 0; i < e->njumps; i++)
@@ -140,11 +140,30 @@ static int parse_line(struct dcpi_exact *e, const char *path, size_t ln, char *s
 	}
 	if (!strncmp(s, "buildid ", 8))
 		return 0;   /* the file's name is the key */
+	if (sscanf(s, "runs %llu%n", &a, &n) == 1 && s[n] == '\0' && a > 0) {
+		e->runs = a;
+		return 0;
+	}
 	if (sscanf(s, "i %llx %llu%n", &a, &b, &n) == 2 && s[n] == '\0')
 		return dcpi_exact_add_insn(e, a, b);
 	if (sscanf(s, "j %llx %llx %llu%n", &a, &b, &c, &n) == 3 && s[n] == '\0')
 		return dcpi_exact_add_jump(e, a, b, c);
 	return bad(path, ln, "not a count record");
+}
+
+int dcpi_exact_merge(struct dcpi_exact *into, const struct dcpi_exact *from)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < from->ninsns && !err; i++)
+		err = dcpi_exact_add_insn(into, from->insns[i].vaddr, from->insns[i].count);
+	for (size_t i = 0; i < from->njumps && !err; i++)
+		err = dcpi_exact_add_jump(into, from->jumps[i].from, from->jumps[i].to,
+					  from->jumps[i].count);
+	dcpi_exact_sort(into);
+	if (!err)
+		into->runs = (into->runs ? into->runs : 1) + (from->runs ? from->runs : 1);
+	return err;
 }
 
 int dcpi_exact_read(const char *db, const uint8_t *build_id, size_t len, struct dcpi_exact *out)

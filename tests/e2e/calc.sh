@@ -108,4 +108,51 @@ all=$(grep -A1000 '"block_list"' <<<"$out" | grep -B1000 '"line_list"' | grep -c
 [ $rc -eq 0 ] && grep -q '"exact": true' <<<"$out" && [ "$ran" -ge 4 ] && [ "$ran" -lt "$all" ] &&
 	pass "dcpicoverage -exact: $ran of $all blocks ran" ||
 	fail "dcpicoverage -exact: most blocks ran, not all" "rc=$rc ran=$ran all=$all $out"
+
+# ---- exact means exact: calls through the PLT, runs added up, stripped code ----
+# get_next_random's loop calls rand() through the PLT N times per call, and
+# main calls it K times: the loop's block ran exactly K*N times (callgrind
+# by default charges the stub's jump to the call: twice that).
+cat >"$T/plt.c" <<'C'
+#include <stdlib.h>
+#include <stdio.h>
+__attribute__((noinline)) unsigned get_next_random(int n)
+{
+	unsigned s = 0;
+	for (int i = 0; i < n; i++)
+		s += rand();
+	return s;
+}
+int main(int argc, char **argv)
+{
+	unsigned s = 0;
+	int k = argc > 1 ? atoi(argv[1]) : 50;
+	for (int i = 0; i < k; i++)
+		s += get_next_random(1000);
+	printf("%u\n", s);
+	return 0;
+}
+C
+cc -O1 -g -o "$T/plt" "$T/plt.c" || fail "build the PLT fixture"
+"$DCPI_BIN/dcpi-record" -db "$T/pdb" -quiet -- "$T/plt" 3000 >/dev/null 2>&1
+"$X" -db "$T/pdb" -quiet -- "$T/plt" 50 >/dev/null 2>"$T/px.err" || fail "dcpix plt" "$(cat "$T/px.err")"
+loop=$("$C" -db "$T/pdb" -exact -json get_next_random "$T/plt" 2>/dev/null |
+	grep -o '"freq": [0-9.]*' | awk '{ if ($2 > m) m = $2 } END { printf "%d", m }')
+[ "$loop" = 50000 ] && pass "the loop calling rand@plt ran exactly K*N = 50000 times" ||
+	fail "the loop calling rand@plt: exactly 50000" "got $loop"
+grep -q "ran another variant under valgrind" "$T/px.err" &&
+	! grep -q "__.*_evex\|__.*_avx512" <<<"$("$DCPI_BIN/dcpiprof" -db "$T/pdb" -i libc.so.6 2>/dev/null)" &&
+	fail "a variant warning only when the profiled run used another variant" "$(cat "$T/px.err")"
+"$X" -db "$T/pdb" -quiet -- "$T/plt" 50 >/dev/null 2>&1
+loop=$("$C" -db "$T/pdb" -exact -json get_next_random "$T/plt" 2>/dev/null |
+	grep -o '"freq": [0-9.]*' | awk '{ if ($2 > m) m = $2 } END { printf "%d", m }')
+bid=$(readelf -n "$T/plt" | sed -n 's/.*Build ID: //p')
+[ "$loop" = 100000 ] && grep -qx "runs 2" "$T/pdb/exact/$bid" &&
+	pass "two dcpix runs add up: 100000, runs 2" || fail "two dcpix runs add up" "got $loop"
+# a stripped program: its counts stored all the same (under its build-id)
+cp "$T/plt" "$T/plts" && strip --strip-all "$T/plts"
+out=$("$X" -db "$T/sdb" -- "$T/plts" 5 2>&1 >/dev/null)
+sbid=$(readelf -n "$T/plts" | sed -n 's/.*Build ID: //p')
+[ -s "$T/sdb/exact/$sbid" ] && ! grep -q "plts: skipped" <<<"$out" &&
+	pass "a stripped program's exact counts are stored" || fail "stripped program counted" "$out"
 done_testing
