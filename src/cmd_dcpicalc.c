@@ -184,17 +184,26 @@ static void print_cpi(double v)
 		printf(" %6.2f", v);
 }
 
+/* A block's cpi below its best case says that its count is too high or
+ * the cost model too slow for this core: marked '!', and said once. */
+static int below_best(const struct dcpi_calc_block *cb)
+{
+	return cb->cpi >= 0 && cb->best_cpi > 0 && cb->cpi < cb->best_cpi - 0.005;
+}
+
 static void print_block_row(const struct calc *k, size_t b)
 {
 	const struct dcpi_cfg_block *bl = &k->c.cfg.blocks[b];
 	const struct dcpi_calc_block *cb = &k->c.blocks[b];
+	char f[32];
 
 	printf("B%-4zu 0x%-10" PRIx64 " %5zu", b, bl->start, bl->ninsns);
 	for (unsigned e = 0; e < k->set.nevents; e++)
 		printf(" %10" PRIu64, block_samples(k, b, e));
-	printf(" %12.0f %c", cb->freq, cb->conf);
+	printf(" %12s %c", report_estimate(cb->freq, cb->conf, f, sizeof(f)), cb->conf);
 	print_cpi(cb->best_cpi);
 	print_cpi(cb->cpi);
+	putchar(below_best(cb) ? '!' : ' ');
 	printf(" %-10s C%zu%s\n", dcpi_cost_bound_name(&cb->cost), bl->cls,
 	       bl->reachable ? "" : " unreachable");
 }
@@ -202,14 +211,15 @@ static void print_block_row(const struct calc *k, size_t b)
 static void print_edges_of(const struct calc *k, size_t v)
 {
 	size_t n, e0 = dcpi_cfg_out_edges(&k->c.cfg, v, &n);
-	char a[32], b[32];
+	char a[32], b[32], f[32];
 
 	for (size_t e = e0; e < e0 + n; e++) {
 		const struct dcpi_cfg_edge *ge = &k->c.cfg.edges[e];
 		const struct dcpi_calc_edge *ce = &k->c.edges[e];
 
-		printf("  %-8s -> %-8s %-7s %12.0f %c", node_name(k, ge->from, a, sizeof(a)),
-		       node_name(k, ge->to, b, sizeof(b)), edge_kind(ge->kind), ce->count, ce->conf);
+		printf("  %-8s -> %-8s %-7s %12s %c", node_name(k, ge->from, a, sizeof(a)),
+		       node_name(k, ge->to, b, sizeof(b)), edge_kind(ge->kind),
+		       report_estimate(ce->count, ce->conf, f, sizeof(f)), ce->conf);
 		if (ce->prob >= 0)
 			printf(" %6.3f\n", ce->prob);
 		else
@@ -221,11 +231,15 @@ static void print_insns(const struct calc *k, size_t b)
 {
 	const struct dcpi_cfg_block *bl = &k->c.cfg.blocks[b];
 
-	printf("\nB%zu  0x%" PRIx64 "-0x%" PRIx64 "  freq %.0f (%c)  best-case cpi %.2f", b,
-	       bl->start, bl->end, k->c.blocks[b].freq, k->c.blocks[b].conf,
-	       k->c.blocks[b].best_cpi);
+	char f[32];
+
+	printf("\nB%zu  0x%" PRIx64 "-0x%" PRIx64 "  freq %s (%c)  best-case cpi %.2f", b,
+	       bl->start, bl->end,
+	       report_estimate(k->c.blocks[b].freq, k->c.blocks[b].conf, f, sizeof(f)),
+	       k->c.blocks[b].conf, k->c.blocks[b].best_cpi);
 	if (k->c.blocks[b].cpi >= 0)
-		printf("  actual cpi %.2f", k->c.blocks[b].cpi);
+		printf("  actual cpi %.2f%s", k->c.blocks[b].cpi,
+		       below_best(&k->c.blocks[b]) ? " (below the best case: see '!')" : "");
 	printf("\n");
 	for (size_t i = bl->first; i < bl->first + bl->ninsns; i++) {
 		const struct dcpi_annot_insn *r = &k->a.insns[i];
@@ -291,7 +305,9 @@ static void print_intro(const struct calc *k)
 	else
 		printf("\nEstimates, not measurements: freq = %s executions, conf = confidence "
 		       "(H/M/L), best = best-case cycles per instruction, cpi = cycles sampled "
-		       "per execution, bound = what limits the best case.\n",
+		       "per execution, bound = what limits the best case.  Counts are printed to "
+		       "the digits their confidence carries: H three significant digits, M two, "
+		       "L only its order of magnitude (~).\n",
 		       c->absolute ? "estimated" : "relative");
 }
 
@@ -307,6 +323,14 @@ static void print_text(const struct calc *k)
 	       "cpi", "bound", "class");
 	for (size_t b = 0; b < k->c.cfg.nblocks; b++)
 		print_block_row(k, b);
+	for (size_t b = 0; b < k->c.cfg.nblocks; b++)
+		if (below_best(&k->c.blocks[b])) {
+			printf("! cpi below the best case, which no block can run: %s the "
+			       "static cost model\n  is slower than this core (see ACCURACY in "
+			       "dcpicalc(1))\n", k->c.mode == DCPI_CALC_EXACT ?
+			       "its count is exact, so" : "its count is over-estimated, or");
+			break;
+		}
 	printf("\nEdges: from -> to, kind, count, confidence, probability\n");
 	for (size_t v = 0; v < DCPI_CFG_NNODES(&k->c.cfg); v++)
 		print_edges_of(k, v);

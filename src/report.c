@@ -1,6 +1,7 @@
 /* What the report commands share: see report.h. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,29 @@ void report_warn_print(const struct report_warnings *w, const char *prefix)
 			fprintf(stderr, "%s: warning: %s%zu images: %s (-v lists them)\n", cli_prog,
 				prefix, same, cli_safe(kind));
 	}
+}
+
+const char *report_estimate(double v, char conf, char *buf, size_t len)
+{
+	static const char sfx[] = { 0, 'k', 'M', 'G', 'T', 'P' };
+	int digits = conf == 'H' ? 3 : conf == 'M' ? 2 : conf == 'L' ? 1 : 0, k = 0, lead;
+	double m, scale = 1;
+
+	if (!digits || !(v > 0) || !isfinite(v)) { /* exact, or nothing to round */
+		snprintf(buf, len, "%.0f", v > 0 && isfinite(v) ? v : 0);
+		return buf;
+	}
+	/* round to the digits first: 999.6 at three digits is 1.00k */
+	lead = (int)floor(log10(v));
+	m = pow(10, lead - digits + 1);
+	v = round(v / m) * m;
+	while (v >= 1e3 * scale && k < 5)
+		scale *= 1e3, k++;
+	lead = (int)floor(log10(v / scale));
+	snprintf(buf, len, "%s%.*f%.*s", conf == 'L' ? "~" : "",
+		 digits - 1 - lead > 0 ? digits - 1 - lead : 0, v / scale, sfx[k] ? 1 : 0,
+		 &sfx[k]);
+	return buf;
 }
 
 double report_pct(uint64_t n, uint64_t t)
