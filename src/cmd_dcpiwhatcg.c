@@ -236,6 +236,13 @@ static void text_image(const struct wcg *t, size_t i)
 	printf("  %-34s %13s%.0f %6.1f%%\n", "Net sampling error (1 s.e.)", "+-", units(t, err),
 	       pct(err, tot));
 	printf("  Samples with confidence H or M: %.1f%%\n", pct(y->conf_ok, analysed));
+	if (pct(y->gain, tot) >= 1)
+		printf("  note: Execution and Static stalls are the static cost model's best case "
+		       "for the estimated counts,\n  together %.1f%% of the cycles sampled: the code "
+		       "ran faster than the model says it can\n  (Unexplained gain), so the counts "
+		       "are over-estimated or the model is slower than this core;\n  read those two "
+		       "lines as upper bounds (dcpiwhatcg(1), ACCURACY)\n",
+		       pct(y->execution + y->static_stall, tot));
 }
 
 static int cmp_loss(const void *a, const void *b)
