@@ -31,8 +31,11 @@ share=$((hot * 100 / (hot + cold > 0 ? hot + cold : 1)))
 	fail "jit_hot has ~3/4 of their samples" "$share%"
 img=$(basename "$(ls "$T"/db/*/*/jit-*.dump-*.prof | head -1)" | sed 's/-[0-9a-f]*_.*//')
 list=$("$DCPI_BIN/dcpilist" -db "$T/db" -asm jit_hot "$img" 2>&1)
-grep -qE '^ *[1-9][0-9]* .*decl +%ecx' <<<"$list" && grep -q 'jne' <<<"$list" &&
-	pass "dcpilist disassembles jit_hot, samples on its loop" ||
+# the loop is decl; jne: its samples may land on either (where a timer
+# sample skids is the machine's business, not dcpi's)
+loop=$(awk '/decl +%ecx|jne/ && $1 ~ /^[0-9]+$/ { s += $1 } END { print s + 0 }' <<<"$list")
+grep -qE 'decl +%ecx' <<<"$list" && grep -q 'jne' <<<"$list" && [ "$loop" -gt 0 ] &&
+	pass "dcpilist disassembles jit_hot, $loop samples on its loop" ||
 	fail "dcpilist disassembles jit_hot" "$list"
 
 src=$("$DCPI_BIN/dcpilist" -db "$T/db" -source jit_hot "$img" 2>&1)
