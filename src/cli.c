@@ -126,11 +126,13 @@ unsigned long long cli_parse_count(const char *opt, const char *arg)
 	if (!arg || !*arg || *arg == '-')
 		cli_usage_error("-%s wants a non-negative number, not '%s'", opt, arg ? arg : "");
 	v = strtoull(arg, &end, 10);
-	/* K and M as in event periods (and DCPI): 1024 and 1024*1024 */
+	/* K and M as in event periods (and DCPI): 1024 and 1024*1024; G for sizes */
 	if (*end == 'K' || *end == 'k')
 		mul = 1024, end++;
 	else if (*end == 'M' || *end == 'm')
 		mul = 1024 * 1024, end++;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1024 * 1024 * 1024, end++;
 	if (errno || end == arg || *end || (mul > 1 && v > ~0ULL / mul))
 		cli_usage_error("-%s wants a non-negative number, not '%s'", opt, arg);
 	return v * mul;

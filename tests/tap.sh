@@ -77,6 +77,10 @@ start_dcpid() {
 # The daemon's name for this machine's platform directory (dcpi_db_host).
 dcpi_host() { local h; h=$(hostname); echo "${h//\//_}"; }
 
+# Run a command as the unprivileged user nobody (the attacker of the
+# hardening tests); with root's environment, no supplementary groups.
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+
 # End the script with one skip unless root (the daemon samples system-wide).
 require_root() {
 	[ "$(id -u)" -eq 0 ] && return 0
