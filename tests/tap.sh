@@ -81,6 +81,28 @@ dcpi_host() { local h; h=$(hostname); echo "${h//\//_}"; }
 # hardening tests); with root's environment, no supplementary groups.
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
 
+# opens_during FILE CMD...: how many times FILE's inode was opened while
+# CMD ran (inotify IN_OPEN; an O_PATH lookup opens nothing and does not
+# count).  On a FIFO of the test's own, its only opener is what CMD makes
+# open it.  CMD's output is dropped.
+opens_during() {
+	python3 - "$@" <<'EOF'
+import ctypes, os, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+if fd < 0 or libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x20) < 0:  # IN_OPEN
+    sys.exit("inotify: " + os.strerror(ctypes.get_errno()))
+subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+n = 0
+try:
+    while True:
+        n += len(os.read(fd, 65536)) // 16  # events on the file itself: no name
+except BlockingIOError:
+    pass
+print(n)
+EOF
+}
+
 # End the script with one skip unless root (the daemon samples system-wide).
 require_root() {
 	[ "$(id -u)" -eq 0 ] && return 0

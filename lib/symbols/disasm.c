@@ -15,6 +15,7 @@
 
 #include "dcpi/disasm.h"
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "internal.h"
 
 struct dcpi_disasm {
@@ -96,14 +97,8 @@ static int open_regular(struct dcpi_disasm *d, int flags)
 {
 	struct stat st;
 
-	d->fd = open(d->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
-	if (d->fd < 0)
-		return dcpi_error(errno, "%s: %s", d->path, strerror(errno));
-	if (fstat(d->fd, &st) < 0)
-		return dcpi_error(errno, "%s: %s", d->path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return dcpi_error(ENOEXEC, "%s: not a regular file", d->path);
-	return 0;
+	d->fd = dcpi_file_open_regular(AT_FDCWD, d->path, flags, &st);
+	return d->fd < 0 ? d->fd : 0;
 }
 
 static int open_elf(struct dcpi_disasm *d)

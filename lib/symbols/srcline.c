@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "dcpi/srcline.h"
 #include "internal.h"
 
@@ -277,13 +278,9 @@ static int open_dwarf(struct dcpi_srclines *s)
 	unsigned char magic[SELFMAG];
 	struct stat st;
 
-	s->fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	s->fd = dcpi_file_open_regular(AT_FDCWD, s->path, 0, &st);
 	if (s->fd < 0)
-		return dcpi_error(errno, "%s: %s", s->path, strerror(errno));
-	if (fstat(s->fd, &st) < 0)
-		return dcpi_error(errno, "%s: %s", s->path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return dcpi_error(ENOEXEC, "%s: not a regular file", s->path);
+		return s->fd;
 	if (pread(s->fd, magic, SELFMAG, 0) != SELFMAG || memcmp(magic, ELFMAG, SELFMAG))
 		return dcpi_error(ENOEXEC, "%s: not an ELF file", s->path);
 	s->dw = dwarf_begin(s->fd, DWARF_C_READ);

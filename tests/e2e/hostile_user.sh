@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# An ordinary user against root's dcpid (issue 24): each section is one of
+# the user's levers, played by `nobody` (with user namespaces where the
+# lever needs them) in a directory of its own, against a root daemon on a
+# private database.  Where the harm would be root opening a device, the
+# stand-in is a FIFO of the attacker's: every open of it is counted
+# (inotify), and none may happen.
+. "$DCPI_ROOT/tests/tap.sh"
+
+require_root "needs root to play the root daemon and another user (CI runs as root)"
+HOST=$(dcpi_host)
+N=$T/nobody
+mkdir "$N" && chown nobody:nogroup "$N" && chmod 755 "$N"
+cc -g -O1 -o "$N/prog" "$DCPI_ROOT/tests/workloads/spin.c" || fail "build prog"
+cc -g -O2 -o "$N/prog3" "$DCPI_ROOT/tests/workloads/spin.c" || fail "build prog3"
+chown nobody:nogroup "$N/prog" "$N/prog3"
+as_nobody mkfifo -m 644 "$N/fifo"
+kill_holder() { local p; p=$(cat "$1/.dcpid-$HOST.lock" 2>/dev/null) && [ -n "$p" ] && kill -9 "$p"; }
+# flush DB: the daemon merges (and caches images) now
+flush() { "$DCPI_BIN/dcpictl" -db "$1" -timeout 10 flush; }
+# start DB OPTIONS...: a root dcpid, answering (a function opens_during can run)
+start() {
+	local db=$1 i; shift
+	"$DCPI_BIN/dcpid" -db "$db" "$@" || return 1
+	for i in $(seq 50); do "$DCPI_BIN/dcpictl" -db "$db" status && return 0; sleep 0.1; done
+	return 1
+}
+export -f start flush
+export DCPI_BIN
+
+DB=$T/db
+at_exit "'$DCPI_BIN/dcpictl' -db '$DB' -timeout 5 quit; kill_holder '$DB'"
+start "$DB" -merge 3600 -imagecache >/dev/null 2>&1 || fail "dcpid -imagecache starts"
+
+# --- lever 2: a symlink to a device renamed over a mapped file ---------------
+# prog ran and exited; then its path names the FIFO.  Identifying the
+# mapping (by path, the process gone) and caching the image (by path) both
+# looked at that path with open(), checking for a regular file afterwards.
+as_nobody "$N/prog" 300
+as_nobody mv "$N/prog" "$N/prog.real"
+as_nobody ln -s "$N/fifo" "$N/prog"
+n=$(opens_during "$N/fifo" bash -c "flush '$DB'")
+[ "$n" = 0 ] && pass "root never opens what a mapped file's path was renamed to" ||
+	fail "root never opens what a mapped file's path was renamed to" "$n opens of the FIFO"
+
+# the same through /proc/PID/root: in its own user and mount namespaces, a
+# process maps an ELF file, then bind-mounts the FIFO over its path; a
+# daemon starting now finds the mapping in /proc/PID/maps.
+if unshare -Urm true 2>/dev/null; then
+	cp "$N/prog3" "$N/lib" && chown nobody "$N/lib"
+	as_nobody unshare -Urm python3 -c '
+import mmap, subprocess, sys, time
+lib, fifo, ready = sys.argv[1:]
+f = open(lib, "rb")
+m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ | mmap.PROT_EXEC)
+subprocess.run(["mount", "--bind", fifo, lib], check=True)
+open(ready, "w").close()
+time.sleep(600)' "$N/lib" "$N/fifo" "$N/ready" & upid=$!
+	at_exit "kill $upid"
+	for i in $(seq 100); do [ -e "$N/ready" ] && break; sleep 0.1; done
+	DB2=$T/db2
+	at_exit "'$DCPI_BIN/dcpictl' -db '$DB2' -timeout 5 quit; kill_holder '$DB2'"
+	n=$(opens_during "$N/fifo" bash -c "start '$DB2' -merge 3600 && flush '$DB2'")
+	[ -e "$N/ready" ] && [ "$n" = 0 ] &&
+		pass "nor what a mapped file's path names in the process's mount namespace" ||
+		fail "nor what a mapped file's path names in the process's mount namespace" \
+			"$n opens of the FIFO; ready: $(ls "$N/ready" 2>&1)"
+	kill $upid 2>/dev/null
+	"$DCPI_BIN/dcpictl" -db "$DB2" -timeout 5 quit >/dev/null 2>&1
+else
+	skip "unshare -Urm does not work here: no unprivileged user namespaces"
+fi
+
+# --- lever 3: the image cache and the user's own file -------------------------
+# A hard link of the user's inode in DB/.build-id lets the user rewrite
+# "the code that ran" afterwards: a file root does not own is copied.
+as_nobody "$N/prog3" 300
+flush "$DB" >/dev/null 2>&1
+bid=$(readelf -n "$N/prog3" | sed -n 's/.*Build ID: //p')
+c=$DB/.build-id/${bid:0:2}/${bid:2}
+if [ -f "$c" ] && [ "$(stat -c %i "$c")" != "$(stat -c %i "$N/prog3")" ] &&
+	[ "$(stat -c %u "$c")" = 0 ] && cmp -s "$c" "$N/prog3"; then
+	pass "another user's image is cached as a copy of root's"
+else
+	fail "another user's image is cached as a copy of root's" \
+		"$(ls -li "$c" "$N/prog3" 2>&1; grep "image cache" "$DB/dcpid-$HOST.log")"
+fi
+as_nobody sh -c "echo rewritten >'$N/prog3'" 2>/dev/null
+[ "$(head -c 4 "$c" | od -An -c | tr -d ' ')" = "177ELF" ] &&
+	pass "rewriting the file afterwards leaves the cached code as it ran" ||
+	fail "rewriting the file afterwards leaves the cached code as it ran" "$(head -c 20 "$c")"
+"$DCPI_BIN/dcpictl" -db "$DB" -timeout 5 quit >/dev/null 2>&1
+done_testing
