@@ -13,7 +13,9 @@
 #include <libiberty/hashtab.h>
 
 #include "dcpi/db.h"
+#include "dcpi/buildid.h"
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "dcpi/hex.h"
 #include "dcpi/imagecache.h"
 #include "dcpi/profile.h"
@@ -39,8 +41,12 @@ static int ar_error(struct archive *a, const char *what, const char *name)
 			  archive_error_string(a) ? archive_error_string(a) : "libarchive error");
 }
 
-/* Add the regular file path as name (once), mode 0600. */
-static int add_file(struct pack *p, const char *path, const char *name)
+/* Add the regular file path as name (once), mode 0600: the file opened
+ * once, its build-id checked on that descriptor when id is given (the
+ * path may have been swapped for another file since the symbol search
+ * checked it: -ESTALE), and read from that same descriptor. */
+static int add_file(struct pack *p, const char *path, const char *name, const uint8_t *id,
+		    size_t idlen)
 {
 	struct archive_entry *e;
 	struct stat sb;
@@ -54,12 +60,12 @@ static int add_file(struct pack *p, const char *path, const char *name)
 		return dcpi_error(ENOMEM, "out of memory");
 	if (*slot)
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = dcpi_file_open_regular(AT_FDCWD, path, 0, &sb);
 	if (fd < 0)
-		return dcpi_error(errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		return fd;
+	if (!dcpi_buildid_fd_is(fd, id, idlen)) {
 		close(fd);
-		return dcpi_error(EINVAL, "%s: not a regular file", path);
+		return dcpi_error(ESTALE, "%s: not the image profiled any more", path);
 	}
 	if (!(*slot = strdup(name)) || !(e = archive_entry_new()) || !(buf = malloc(COPY_BUF))) {
 		free(buf);
@@ -73,6 +79,7 @@ static int add_file(struct pack *p, const char *path, const char *name)
 	archive_entry_set_mtime(e, sb.st_mtime, 0);
 	if (archive_write_header(p->a, e) != ARCHIVE_OK)
 		err = ar_error(p->a, "writing", name);
+	lseek(fd, 0, SEEK_SET);
 	while (!err && (n = read(fd, buf, COPY_BUF)) > 0)
 		if (archive_write_data(p->a, buf, (size_t)n) != n)
 			err = ar_error(p->a, "writing", name);
@@ -112,12 +119,16 @@ static int add_code(struct pack *p, const struct dcpi_profile *prof,
 	}
 	img = dcpi_symtab_image_file(st);
 	dbg = dcpi_symtab_debug_file(st);
-	if (img && !(err = add_file(p, img, name)))
+	if (img && !(err = add_file(p, img, name, prof->build_id, prof->build_id_len)))
 		p->st->images++;
+	else if (err == -ESTALE)
+		img = NULL, err = 0; /* swapped since it was checked: missing */
 	if (!err && dbg && (!img || strcmp(dbg, img))) {
 		snprintf(name, sizeof(name), ".build-id/%.2s/%s.debug", hex, hex + 2);
-		if (!(err = add_file(p, dbg, name)))
+		if (!(err = add_file(p, dbg, name, prof->build_id, prof->build_id_len)))
 			p->st->debug++;
+		else if (err == -ESTALE)
+			err = 0;
 	}
 	if (!img && !p->st->missing++)
 		snprintf(p->st->first_missing, sizeof(p->st->first_missing), "%s", prof->path);
@@ -149,7 +160,7 @@ static int add_platdir(struct pack *p, const char *db, const char *epoch, const 
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		snprintf(name, sizeof(name), "%s/%s/%s", epoch, host, de->d_name);
-		err = add_file(p, path, name);
+		err = add_file(p, path, name, NULL, 0);
 		if (err || n < 5 || strcmp(de->d_name + n - 5, ".prof"))
 			continue;
 		dcpi_profile_init(&prof);
@@ -198,7 +209,7 @@ int dcpi_tar_pack(const char *db, const char *epoch, const char *out,
 		err = add_platdir(&p, db, epoch, plats[i], &so);
 	snprintf(hosts, sizeof(hosts), "%s/hosts", db);
 	if (!err && access(hosts, F_OK) == 0)
-		err = add_file(&p, hosts, "hosts");
+		err = add_file(&p, hosts, "hosts", NULL, 0);
 	if (!err && archive_write_close(p.a) != ARCHIVE_OK)
 		err = ar_error(p.a, "closing", out);
 	if (p.a)

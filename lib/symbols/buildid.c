@@ -14,6 +14,7 @@
 
 #include "dcpi/error.h"
 #include "dcpi/file.h"
+#include "dcpi/profile.h"
 #include "dcpi/buildid.h"
 
 #define NOTES_FILE_MAX (64u << 10) /* /sys/kernel/notes is a few hundred bytes */
@@ -116,6 +117,17 @@ int dcpi_buildid_elf_fd(int fd, uint8_t *id, size_t max)
 out:
 	elf_end(elf);
 	return rc;
+}
+
+int dcpi_buildid_fd_is(int fd, const uint8_t *id, size_t idlen)
+{
+	uint8_t got[DCPI_BUILD_ID_MAX];
+	int n;
+
+	if (!idlen)
+		return 1;
+	n = dcpi_buildid_elf_fd(fd, got, sizeof(got));
+	return n == (int)idlen && !memcmp(got, id, idlen);
 }
 
 int dcpi_buildid_elf(const char *path, uint8_t *id, size_t max)

@@ -13,6 +13,7 @@
 
 #include <capstone/capstone.h>
 
+#include "dcpi/buildid.h"
 #include "dcpi/disasm.h"
 #include "dcpi/error.h"
 #include "dcpi/file.h"
@@ -21,6 +22,8 @@
 struct dcpi_disasm {
 	char *path;
 	int fd;
+	const uint8_t *want_id;  /* while opening: the build-id fd must have */
+	size_t want_len;
 	Elf *elf;
 	const uint8_t *file;     /* the whole file, mapped by libelf */
 	size_t file_size;
@@ -98,7 +101,12 @@ static int open_regular(struct dcpi_disasm *d, int flags)
 	struct stat st;
 
 	d->fd = dcpi_file_open_regular(AT_FDCWD, d->path, flags, &st);
-	return d->fd < 0 ? d->fd : 0;
+	if (d->fd < 0)
+		return d->fd;
+	if (!dcpi_buildid_fd_is(d->fd, d->want_id, d->want_len))
+		return dcpi_error(ESTALE, "%s: not the image profiled any more (another build-id)",
+				  d->path);
+	return 0;
 }
 
 static int open_elf(struct dcpi_disasm *d)
@@ -127,8 +135,8 @@ static int open_elf(struct dcpi_disasm *d)
 static int open_kcore(struct dcpi_disasm *d);
 
 /* A handle for path, filled by opener; freed again if that fails. */
-static int open_with(const char *path, int (*opener)(struct dcpi_disasm *),
-		     struct dcpi_disasm **out)
+static int open_with(const char *path, const uint8_t *id, size_t idlen,
+		     int (*opener)(struct dcpi_disasm *), struct dcpi_disasm **out)
 {
 	struct dcpi_disasm *d;
 	int err;
@@ -138,8 +146,11 @@ static int open_with(const char *path, int (*opener)(struct dcpi_disasm *),
 	if (!d)
 		return dcpi_error(ENOMEM, "%s: out of memory", path);
 	d->fd = -1;
+	d->want_id = id;
+	d->want_len = idlen;
 	d->path = strdup(path);
 	err = d->path ? opener(d) : dcpi_error(ENOMEM, "%s: out of memory", path);
+	d->want_id = NULL;
 	if (err) {
 		dcpi_disasm_close(d);
 		return err;
@@ -150,12 +161,18 @@ static int open_with(const char *path, int (*opener)(struct dcpi_disasm *),
 
 int dcpi_disasm_open(const char *elf_path, struct dcpi_disasm **out)
 {
-	return open_with(elf_path, open_elf, out);
+	return open_with(elf_path, NULL, 0, open_elf, out);
+}
+
+int dcpi_disasm_open_image(const char *elf_path, const uint8_t *id, size_t idlen,
+			   struct dcpi_disasm **out)
+{
+	return open_with(elf_path, id, idlen, open_elf, out);
 }
 
 int dcpi_disasm_open_kcore(const char *path, struct dcpi_disasm **out)
 {
-	return open_with(path, open_kcore, out);
+	return open_with(path, NULL, 0, open_kcore, out);
 }
 
 int dcpi_disasm_open_mem(const char *arch, const void *code, size_t len, uint64_t vaddr,

@@ -44,9 +44,8 @@ static int cache_path(const char *root, const uint8_t *id, size_t idlen, char *d
 static int copy_into(int fd, uint64_t size, const uint8_t *id, size_t idlen, const char *tmp,
 		     const char *file, unsigned mode)
 {
-	uint8_t got[DCPI_BUILD_ID_MAX];
 	char buf[1 << 16];
-	int out, n, err = 0;
+	int out, err = 0;
 	ssize_t r;
 	off_t off = 0;
 
@@ -70,8 +69,7 @@ static int copy_into(int fd, uint64_t size, const uint8_t *id, size_t idlen, con
 	}
 	if (!err && r < 0)
 		err = dcpi_error(errno, "reading for %s: %s", file, strerror(errno));
-	n = err ? 0 : dcpi_buildid_elf_fd(out, got, sizeof(got));
-	if (!err && (n != (int)idlen || memcmp(got, id, idlen)))
+	if (!err && !dcpi_buildid_fd_is(out, id, idlen))
 		err = dcpi_error(ESTALE, "%s: not cached: the file changed while it was copied",
 				 file);
 	if (!err && fsync(out))
@@ -117,9 +115,8 @@ int dcpi_imagecache_add(const char *root, const char *path, const uint8_t *id, s
 			unsigned dirmode, unsigned filemode)
 {
 	char dir[4200], file[4300], tmp[4400], cdir[4096];
-	uint8_t now[DCPI_BUILD_ID_MAX];
 	struct stat st;
-	int fd, n, err;
+	int fd, err;
 
 	err = cache_path(root, id, idlen, dir, sizeof(dir), file, sizeof(file));
 	if (err)
@@ -130,8 +127,7 @@ int dcpi_imagecache_add(const char *root, const char *path, const uint8_t *id, s
 	if (fd < 0)
 		return fd;
 	/* the file must still be the image that ran */
-	n = dcpi_buildid_elf_fd(fd, now, sizeof(now));
-	if (n != (int)idlen || memcmp(now, id, idlen)) {
+	if (!dcpi_buildid_fd_is(fd, id, idlen)) {
 		close(fd);
 		return dcpi_error(ESTALE, "%s: not cached: it is not the image profiled any more",
 				  path);

@@ -48,14 +48,14 @@ n=$(opens_during "$N/fifo" bash -c "flush '$DB'")
 # daemon starting now finds the mapping in /proc/PID/maps.
 if unshare -Urm true 2>/dev/null; then
 	cp "$N/prog3" "$N/lib" && chown nobody "$N/lib"
-	as_nobody unshare -Urm python3 -c '
+	setpriv --reuid=nobody --regid=nogroup --clear-groups -- unshare -Urm /usr/bin/python3 -c '
 import mmap, subprocess, sys, time
 lib, fifo, ready = sys.argv[1:]
 f = open(lib, "rb")
 m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ | mmap.PROT_EXEC)
 subprocess.run(["mount", "--bind", fifo, lib], check=True)
 open(ready, "w").close()
-time.sleep(600)' "$N/lib" "$N/fifo" "$N/ready" & upid=$!
+time.sleep(600)' "$N/lib" "$N/fifo" "$N/ready" >/dev/null 2>&1 & upid=$!
 	at_exit "kill $upid"
 	for i in $(seq 100); do [ -e "$N/ready" ] && break; sleep 0.1; done
 	DB2=$T/db2

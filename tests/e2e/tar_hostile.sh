@@ -79,4 +79,67 @@ out=$("$TAR" -x -max-size 1M "$T/big.tar.gz" "$T/out-big" 2>&1); rc=$?
 out=$("$TAR" -x -max-size 2M "$T/big.tar.gz" "$T/out-big2" 2>&1); rc=$?
 [ $rc -eq 0 ] && [ "$(stat -c %s "$T/out-big2/20240101T000000Z/h/b.prof")" = 600000 ] &&
 	pass "and unpacked within it" || fail "and unpacked within it" "rc $rc: $out"
+
+# --- lever 4: packing (and listing) a file the image's path was swapped for -
+# The symbol search checks the image's build-id by path; the pack, and the
+# listing tools' disassembler, opened the path again.  The user's program
+# without DWARF makes the search ask debuginfod for its debug file, and
+# the user's debuginfod swaps the path for a symlink to a root-only file
+# (TARGET) before it answers: the swap lands between the check and the
+# reading, every time.
+N=$T/nobody
+mkdir "$N" && chown nobody:nogroup "$N" && chmod 755 "$N"
+cc -O1 -o "$N/prog" "$DCPI_ROOT/tests/workloads/spin.c" && chown nobody "$N/prog" ||
+	fail "build prog"
+echo ROOTSECRET >"$T/secret" && chmod 600 "$T/secret"
+cp /bin/true "$T/rootonly" && chmod 600 "$T/rootonly"
+"$DCPI_BIN/dcpi-record" -db "$T/db" -quiet -- "$N/prog" 200 >/dev/null 2>&1 ||
+	fail "dcpi record of the user's program"
+# as_root_with_swapper TARGET CMD...: CMD (root's) with DEBUGINFOD_URLS at
+# the user's server, which swaps $N/prog for a symlink to TARGET on the
+# first request; $N/asked says it did.  Output in $T/swap.out.
+as_root_with_swapper() {
+	local target=$1 spid i; shift
+	[ -L "$N/prog" ] && rm "$N/prog" && mv "$N/prog.real" "$N/prog"
+	rm -f "$N/asked" "$N/port"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups -- /usr/bin/python3 -c '
+import http.server, os, sys
+n, target = sys.argv[1:]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if not os.path.exists(n + "/asked"):
+            os.rename(n + "/prog", n + "/prog.real")
+            os.symlink(target, n + "/prog")
+            open(n + "/asked", "w").close()
+        self.send_error(404)
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(n + "/port.tmp", "w").write(str(s.server_address[1]))
+os.rename(n + "/port.tmp", n + "/port")
+s.serve_forever()' "$N" "$target" >/dev/null 2>&1 & spid=$!
+	for i in $(seq 100); do [ -e "$N/port" ] && break; sleep 0.1; done
+	rm -rf "$T/dcache"
+	DEBUGINFOD_URLS=http://127.0.0.1:$(cat "$N/port") DEBUGINFOD_CACHE_PATH=$T/dcache \
+		"$@" >"$T/swap.out" 2>&1
+	rc=$?
+	kill $spid
+	wait $spid 2>/dev/null
+	[ -e "$N/asked" ]
+}
+if ! as_root_with_swapper "$T/secret" "$TAR" -db "$T/db" "$T/p.tar"; then
+	fail "the swap happened between the check and the packing" "rc $rc: $(cat "$T/swap.out")"
+elif tar -xOf "$T/p.tar" 2>/dev/null | grep -q ROOTSECRET; then
+	fail "a root-only file swapped in for the image is not packed" \
+		"rc $rc: $(cat "$T/swap.out"); $(tar tvf "$T/p.tar")"
+else
+	pass "a root-only file swapped in for the image is not packed: $(cat "$T/swap.out")"
+fi
+if ! as_root_with_swapper "$T/rootonly" "$DCPI_BIN/dcpilist" -db "$T/db" spin_hot "$N/prog"; then
+	fail "the swap happened between the check and the listing" "rc $rc: $(cat "$T/swap.out")"
+elif grep -q "instructions are not shown: .*not the image profiled" "$T/swap.out"; then
+	pass "dcpilist does not disassemble a root-only file swapped in for the image"
+else
+	fail "dcpilist does not disassemble a root-only file swapped in for the image" \
+		"rc $rc: $(head -20 "$T/swap.out")"
+fi
 done_testing
