@@ -81,25 +81,33 @@ dcpi_host() { local h; h=$(hostname); echo "${h//\//_}"; }
 # hardening tests); with root's environment, no supplementary groups.
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
 
-# opens_during FILE CMD...: how many times FILE's inode was opened while
-# CMD ran (inotify IN_OPEN; an O_PATH lookup opens nothing and does not
-# count).  On a FIFO of the test's own, its only opener is what CMD makes
-# open it.  CMD's output is dropped.
-opens_during() {
+# openers_during FILE CMD...: the pid of each process that opened FILE's
+# inode while CMD ran, one a line (fanotify FAN_OPEN: an O_PATH lookup
+# opens nothing and does not count).  Others' daemons sample the whole
+# machine too: compare the pids with the test's own.  CMD's output is
+# dropped.  Needs root.
+openers_during() {
 	python3 - "$@" <<'EOF'
-import ctypes, os, subprocess, sys
+import ctypes, os, struct, subprocess, sys
 libc = ctypes.CDLL(None, use_errno=True)
-fd = libc.inotify_init1(os.O_NONBLOCK)
-if fd < 0 or libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x20) < 0:  # IN_OPEN
-    sys.exit("inotify: " + os.strerror(ctypes.get_errno()))
+libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int,
+                               ctypes.c_char_p]
+# FAN_CLASS_NOTIF | FAN_NONBLOCK | FAN_REPORT_FID: events of FIFOs and devices too
+fd = libc.fanotify_init(0x2 | 0x200, os.O_RDONLY | os.O_NONBLOCK)
+if fd < 0 or libc.fanotify_mark(fd, 0x1, 0x20, -100, sys.argv[1].encode()) < 0:
+    sys.exit("fanotify: " + os.strerror(ctypes.get_errno()))  # FAN_MARK_ADD, FAN_OPEN
 subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-n = 0
 try:
     while True:
-        n += len(os.read(fd, 65536)) // 16  # events on the file itself: no name
+        buf = os.read(fd, 65536)
+        while buf:
+            n, _, _, _, _, efd, pid = struct.unpack_from("IBBHQii", buf)
+            if efd >= 0:
+                os.close(efd)
+            print(pid)
+            buf = buf[n:]
 except BlockingIOError:
     pass
-print(n)
 EOF
 }
 

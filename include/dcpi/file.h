@@ -24,8 +24,9 @@ int dcpi_file_read(const char *path, size_t max, uint8_t **data, size_t *len);
  * with O_PATH, which opens nothing (no device's open routine runs, no
  * FIFO is touched), checked with fstat, and only then opened for reading
  * through /proc/self/fd, the same inode whatever is renamed meanwhile.
- * flags may add O_NOFOLLOW.  The descriptor (O_RDONLY, O_NONBLOCK,
- * O_CLOEXEC), or -errno with a message: -EINVAL "not a regular file". */
+ * flags may add O_NOFOLLOW (a symbolic link is then -ELOOP).  The
+ * descriptor (O_RDONLY, O_NONBLOCK, O_CLOEXEC), or -errno with a message:
+ * -EINVAL "not a regular file". */
 struct stat;
 int dcpi_file_open_regular(int dirfd, const char *path, int flags, struct stat *st);
 

@@ -192,7 +192,9 @@ int dcpi_file_open_regular(int dirfd, const char *path, int flags, struct stat *
 		fd = dcpi_error(errno, "%s: %s", path, strerror(errno));
 	else if (S_ISDIR(st->st_mode))
 		fd = dcpi_error(EISDIR, "%s: is a directory", path);
-	else if (!S_ISREG(st->st_mode)) /* devices, FIFOs, symlinks (O_NOFOLLOW) */
+	else if (S_ISLNK(st->st_mode)) /* O_NOFOLLOW, as open(2) says it */
+		fd = dcpi_error(ELOOP, "%s: a symbolic link", path);
+	else if (!S_ISREG(st->st_mode)) /* devices, FIFOs */
 		fd = dcpi_error(EINVAL, "%s: not a regular file", path);
 	else {
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);

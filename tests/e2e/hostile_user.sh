@@ -3,8 +3,8 @@
 # the user's levers, played by `nobody` (with user namespaces where the
 # lever needs them) in a directory of its own, against a root daemon on a
 # private database.  Where the harm would be root opening a device, the
-# stand-in is a FIFO of the attacker's: every open of it is counted
-# (inotify), and none may happen.
+# stand-in is a FIFO of the attacker's: every open of it by the test's
+# daemon is counted (fanotify), and none may happen.
 . "$DCPI_ROOT/tests/tap.sh"
 
 require_root "needs root to play the root daemon and another user (CI runs as root)"
@@ -18,7 +18,7 @@ as_nobody mkfifo -m 644 "$N/fifo"
 kill_holder() { local p; p=$(cat "$1/.dcpid-$HOST.lock" 2>/dev/null) && [ -n "$p" ] && kill -9 "$p"; }
 # flush DB: the daemon merges (and caches images) now
 flush() { "$DCPI_BIN/dcpictl" -db "$1" -timeout 10 flush; }
-# start DB OPTIONS...: a root dcpid, answering (a function opens_during can run)
+# start DB OPTIONS...: a root dcpid, answering (a function openers_during can run)
 start() {
 	local db=$1 i; shift
 	"$DCPI_BIN/dcpid" -db "$db" "$@" || return 1
@@ -39,9 +39,12 @@ start "$DB" -merge 3600 -imagecache >/dev/null 2>&1 || fail "dcpid -imagecache s
 as_nobody "$N/prog" 300
 as_nobody mv "$N/prog" "$N/prog.real"
 as_nobody ln -s "$N/fifo" "$N/prog"
-n=$(opens_during "$N/fifo" bash -c "flush '$DB'")
+dpid=$(cat "$DB/.dcpid-$HOST.lock")
+openers_during "$N/fifo" bash -c "flush '$DB'" >"$T/openers"
+n=$(grep -cx "$dpid" "$T/openers")
 [ "$n" = 0 ] && pass "root never opens what a mapped file's path was renamed to" ||
-	fail "root never opens what a mapped file's path was renamed to" "$n opens of the FIFO"
+	fail "root never opens what a mapped file's path was renamed to" \
+		"$n opens of the FIFO by the daemon (pid $dpid); openers: $(echo $(cat "$T/openers"))"
 
 # the same through /proc/PID/root: in its own user and mount namespaces, a
 # process maps an ELF file, then bind-mounts the FIFO over its path; a
@@ -60,7 +63,8 @@ time.sleep(600)' "$N/lib" "$N/fifo" "$N/ready" >/dev/null 2>&1 & upid=$!
 	for i in $(seq 100); do [ -e "$N/ready" ] && break; sleep 0.1; done
 	DB2=$T/db2
 	at_exit "'$DCPI_BIN/dcpictl' -db '$DB2' -timeout 5 quit; kill_holder '$DB2'"
-	n=$(opens_during "$N/fifo" bash -c "start '$DB2' -merge 3600 && flush '$DB2'")
+	openers_during "$N/fifo" bash -c "start '$DB2' -merge 3600 && flush '$DB2'" >"$T/openers"
+	n=$(grep -cx "$(cat "$DB2/.dcpid-$HOST.lock")" "$T/openers")
 	[ -e "$N/ready" ] && [ "$n" = 0 ] &&
 		pass "nor what a mapped file's path names in the process's mount namespace" ||
 		fail "nor what a mapped file's path names in the process's mount namespace" \
@@ -90,4 +94,38 @@ as_nobody sh -c "echo rewritten >'$N/prog3'" 2>/dev/null
 	pass "rewriting the file afterwards leaves the cached code as it ran" ||
 	fail "rewriting the file afterwards leaves the cached code as it ran" "$(head -c 20 "$c")"
 "$DCPI_BIN/dcpictl" -db "$DB" -timeout 5 quit >/dev/null 2>&1
+# --- lever 5: a root-owned file as one's perf map ------------------------------
+# In its own user and mount namespaces a process bind-mounts a root-owned
+# file (a stand-in for a log root appends to) over its /tmp/perf-PID.map
+# and maps anonymous executable memory: the daemon would read the file as
+# root, on and on, and publish its lines in the pseudo-image.
+if unshare -Urm true 2>/dev/null; then
+	printf '1000 10 root_only_line\n' >"$T/rootfile" && chmod 644 "$T/rootfile"
+	rm -f "$N/ready"
+	DB5=$T/db5
+	at_exit "'$DCPI_BIN/dcpictl' -db '$DB5' -timeout 5 quit; kill_holder '$DB5'"
+	start "$DB5" -merge 3600 >/dev/null 2>&1 || fail "dcpid starts"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups -- unshare -Urm /usr/bin/python3 -c '
+import mmap, os, subprocess, sys, time
+rootfile, ready = sys.argv[1:]
+m = "/tmp/perf-%d.map" % os.getpid()
+open(m, "w").close()
+subprocess.run(["mount", "--bind", rootfile, m], check=True)
+x = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+              prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+open(ready, "w").write(str(os.getpid()))
+time.sleep(600)' "$T/rootfile" "$N/ready" >/dev/null 2>&1 & mpid=$!
+	at_exit "kill $mpid; rm -f /tmp/perf-$mpid.map"
+	for i in $(seq 100); do [ -s "$N/ready" ] && break; sleep 0.1; done
+	flush "$DB5" >/dev/null 2>&1
+	"$DCPI_BIN/dcpictl" -db "$DB5" -timeout 5 quit >/dev/null 2>&1
+	grep -q "perf map /tmp/perf-$mpid.map of process $mpid: owned by root, and the process is uid [0-9]*'s: not read" \
+		"$DB5/dcpid-$HOST.log" &&
+		pass "a root-owned perf map of a user's process is refused" ||
+		fail "a root-owned perf map of a user's process is refused" \
+			"pid $mpid: $(tail -5 "$DB5/dcpid-$HOST.log"; ls -l /tmp/perf-$mpid.map)"
+	kill $mpid 2>/dev/null
+else
+	skip "unshare -Urm does not work here: no unprivileged user namespaces"
+fi
 done_testing
