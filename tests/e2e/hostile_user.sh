@@ -128,4 +128,18 @@ time.sleep(600)' "$T/rootfile" "$N/ready" >/dev/null 2>&1 & mpid=$!
 else
 	skip "unshare -Urm does not work here: no unprivileged user namespaces"
 fi
+# --- lever 10: a symlink at the database's own name ----------------------------
+# In a sticky directory (as /tmp) the user plants a symlink where root's
+# database will be, to a root-owned directory: the lock, log, socket and
+# epochs would go there, and its hosts file be read.
+mkdir -m 1777 "$T/sticky"
+mkdir -m 700 "$T/rootdir"
+as_nobody ln -s "$T/rootdir" "$T/sticky/db"
+at_exit "'$DCPI_BIN/dcpictl' -db '$T/rootdir' -timeout 5 quit; kill_holder '$T/rootdir'"
+out=$("$DCPI_BIN/dcpid" -db "$T/sticky/db" -merge 3600 2>&1); rc=$?
+"$DCPI_BIN/dcpictl" -db "$T/rootdir" -timeout 5 quit >/dev/null 2>&1
+[ $rc -ne 0 ] && grep -q "symbolic link owned by uid" <<<"$out" && [ -z "$(ls -A "$T/rootdir")" ] &&
+	pass "a symlink another user planted at the database's name is refused: $out" ||
+	fail "a symlink another user planted at the database's name is refused" \
+		"rc $rc: $out; $(ls -A "$T/rootdir")"
 done_testing
