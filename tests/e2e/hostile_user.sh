@@ -142,4 +142,65 @@ out=$("$DCPI_BIN/dcpid" -db "$T/sticky/db" -merge 3600 2>&1); rc=$?
 	pass "a symlink another user planted at the database's name is refused: $out" ||
 	fail "a symlink another user planted at the database's name is refused" \
 		"rc $rc: $out; $(ls -A "$T/rootdir")"
+# --- lever 8: the log -------------------------------------------------------------
+# A newline in a jitdump's directory name forged a log line; and refusals
+# (one a process: here 300 processes, each with a symlink as its perf map)
+# were logged without limit.  Now control bytes are escaped and warnings
+# limited, the rest counted: the lines and the count add up to 300.
+DB8=$T/db8
+at_exit "'$DCPI_BIN/dcpictl' -db '$DB8' -timeout 5 quit; kill_holder '$DB8'"
+start "$DB8" -merge 3600 >/dev/null 2>&1 || fail "dcpid starts"
+rm -f "$N/ready"
+setpriv --reuid=nobody --regid=nogroup --clear-groups -- /usr/bin/python3 -c '
+import mmap, os, signal, sys, time
+n, ready = sys.argv[1:]
+d = n + "/x\n2000-01-01 00:00:00 dcpid[1]: forged"
+os.mkdir(d)
+f = open("%s/jit-%d.dump" % (d, os.getpid()), "wb+")
+f.write(b"not a jitdump header" * 8)
+f.flush()
+dump = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_EXEC)
+kids = []
+for i in range(300):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.symlink("/etc/passwd", "/tmp/perf-%d.map" % os.getpid())
+        x = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+                      prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        os.write(w, b"x")
+        signal.pause()
+        os._exit(0)
+    os.read(r, 1)
+    os.close(r); os.close(w)
+    kids.append(pid)
+open(ready, "w").write(" ".join(map(str, kids)))
+try:
+    time.sleep(600)
+finally:
+    for k in kids:
+        os.kill(k, signal.SIGKILL)
+' "$N" "$N/ready" >/dev/null 2>&1 & kpid=$!
+at_exit "kill $kpid; for k in \$(cat '$N/ready'); do rm -f /tmp/perf-\$k.map; done"
+for i in $(seq 300); do [ -s "$N/ready" ] && break; sleep 0.1; done
+kids=$(cat "$N/ready")
+flush "$DB8" >/dev/null 2>&1
+"$DCPI_BIN/dcpictl" -db "$DB8" -timeout 10 quit >/dev/null 2>&1
+kill $kpid 2>/dev/null; wait $kpid 2>/dev/null
+for k in $kids; do rm -f "/tmp/perf-$k.map"; done
+log=$DB8/dcpid-$HOST.log
+if grep -q "^2000-01-01 00:00:00 dcpid\[1\]: forged" "$log"; then
+	fail "a newline in a jitdump's path forges no log line" "$(grep -B1 forged "$log")"
+elif grep -q 'jitdump .*x\\x0a2000-01-01 00:00:00 dcpid\[1\]: forged' "$log"; then
+	pass "a newline in a jitdump's path forges no log line (escaped \\x0a)"
+else
+	fail "a newline in a jitdump's path forges no log line" "no jitdump line: $(tail -3 "$log")"
+fi
+lines=0
+for k in $kids; do grep -q "perf map /tmp/perf-$k.map of process $k: a symbolic link" "$log" && lines=$((lines + 1)); done
+supp=$(sed -n 's/.*: \([0-9]*\) more warnings\{0,1\} (refused files and the like) not logged.*/\1/p' "$log" |
+	awk '{s += $1} END {print s + 0}')
+[ -n "$kids" ] && [ "$lines" -lt 100 ] && [ $((lines + supp)) -ge 300 ] &&
+	pass "300 refusals: $lines lines, $supp more counted" ||
+	fail "refusals are rate-limited and counted" "$lines lines, $supp counted; kids: $(wc -w <<<"$kids")"
 done_testing
