@@ -16,6 +16,9 @@ cc -g -O2 -o "$N/prog3" "$DCPI_ROOT/tests/workloads/spin.c" || fail "build prog3
 chown nobody:nogroup "$N/prog" "$N/prog3"
 as_nobody mkfifo -m 644 "$N/fifo"
 kill_holder() { local p; p=$(cat "$1/.dcpid-$HOST.lock" 2>/dev/null) && [ -n "$p" ] && kill -9 "$p"; }
+# flooded LOG: the daemon (system-wide) held back warnings, perhaps those
+# of other processes on the machine: a line of ours may be among them
+flooded() { grep -q "more warnings\{0,1\} (refused files and the like) not logged" "$1"; }
 # flush DB: the daemon merges (and caches images) now
 flush() { "$DCPI_BIN/dcpictl" -db "$1" -timeout 10 flush; }
 # start DB OPTIONS...: a root dcpid, answering (a function openers_during can run)
@@ -119,11 +122,15 @@ time.sleep(600)' "$T/rootfile" "$N/ready" >/dev/null 2>&1 & mpid=$!
 	for i in $(seq 100); do [ -s "$N/ready" ] && break; sleep 0.1; done
 	flush "$DB5" >/dev/null 2>&1
 	"$DCPI_BIN/dcpictl" -db "$DB5" -timeout 5 quit >/dev/null 2>&1
-	grep -q "perf map /tmp/perf-$mpid.map of process $mpid: owned by root, and the process is uid [0-9]*'s: not read" \
-		"$DB5/dcpid-$HOST.log" &&
-		pass "a root-owned perf map of a user's process is refused" ||
+	if grep -q "perf map /tmp/perf-$mpid.map of process $mpid: owned by root, and the process is uid [0-9]*'s: not read" \
+		"$DB5/dcpid-$HOST.log"; then
+		pass "a root-owned perf map of a user's process is refused"
+	elif flooded "$DB5/dcpid-$HOST.log"; then
+		skip "other processes flooded the daemon's warnings: the refusal may be among those held back"
+	else
 		fail "a root-owned perf map of a user's process is refused" \
 			"pid $mpid: $(tail -5 "$DB5/dcpid-$HOST.log"; ls -l /tmp/perf-$mpid.map)"
+	fi
 	kill $mpid 2>/dev/null
 else
 	skip "unshare -Urm does not work here: no unprivileged user namespaces"
@@ -160,6 +167,9 @@ f = open("%s/jit-%d.dump" % (d, os.getpid()), "wb+")
 f.write(b"not a jitdump header" * 8)
 f.flush()
 dump = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_EXEC)
+open(ready + "1", "w").close()
+while not os.path.exists(ready + "go"):  # the jitdump looked at first, alone
+    time.sleep(0.05)
 kids = []
 for i in range(300):
     r, w = os.pipe()
@@ -182,6 +192,9 @@ finally:
         os.kill(k, signal.SIGKILL)
 ' "$N" "$N/ready" >/dev/null 2>&1 & kpid=$!
 at_exit "kill $kpid; for k in \$(cat '$N/ready'); do rm -f /tmp/perf-\$k.map; done"
+for i in $(seq 100); do [ -e "$N/ready1" ] && break; sleep 0.1; done
+flush "$DB8" >/dev/null 2>&1
+touch "$N/readygo"
 for i in $(seq 300); do [ -s "$N/ready" ] && break; sleep 0.1; done
 kids=$(cat "$N/ready")
 flush "$DB8" >/dev/null 2>&1
@@ -193,6 +206,8 @@ if grep -q "^2000-01-01 00:00:00 dcpid\[1\]: forged" "$log"; then
 	fail "a newline in a jitdump's path forges no log line" "$(grep -B1 forged "$log")"
 elif grep -q 'jitdump .*x\\x0a2000-01-01 00:00:00 dcpid\[1\]: forged' "$log"; then
 	pass "a newline in a jitdump's path forges no log line (escaped \\x0a)"
+elif flooded "$log"; then
+	skip "other processes flooded the daemon's warnings: the jitdump's line may be held back"
 else
 	fail "a newline in a jitdump's path forges no log line" "no jitdump line: $(tail -3 "$log")"
 fi
