@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f = fopen(in, "w");
 	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f))
 		abort();
-	dcpi_tar_unpack(in, out, &st);
+	dcpi_tar_unpack(in, out, 64u << 20, &st);
 	nftw(out, check_rm, 16, FTW_DEPTH | FTW_PHYS);
 	/* only in.tar may be left in base: anything else escaped out/ */
 	{

@@ -74,15 +74,12 @@ void cli_warn(const char *fmt, ...)
 
 #define SAFE_MAX (4 * 4096 + 1) /* a profile's longest string, every byte escaped */
 
-const char *cli_safe(const char *s)
+void cli_escape(char *out, size_t cap, const char *s)
 {
-	static char bufs[CLI_SAFE_SLOTS][SAFE_MAX];
-	static unsigned k;
-	char *out = bufs[k++ % CLI_SAFE_SLOTS];
 	size_t n = 0;
 
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (n > SAFE_MAX - 5)
+		if (n + 5 > cap)
 			break;
 		if ((*p < 0x20 && *p != '\t') || *p == 0x7f || *p == '\\')
 			n += (size_t)snprintf(out + n, 5, "\\x%02x", *p);
@@ -90,6 +87,15 @@ const char *cli_safe(const char *s)
 			out[n++] = (char)*p;
 	}
 	out[n] = 0;
+}
+
+const char *cli_safe(const char *s)
+{
+	static char bufs[CLI_SAFE_SLOTS][SAFE_MAX];
+	static unsigned k;
+	char *out = bufs[k++ % CLI_SAFE_SLOTS];
+
+	cli_escape(out, SAFE_MAX, s);
 	return out;
 }
 
@@ -126,11 +132,13 @@ unsigned long long cli_parse_count(const char *opt, const char *arg)
 	if (!arg || !*arg || *arg == '-')
 		cli_usage_error("-%s wants a non-negative number, not '%s'", opt, arg ? arg : "");
 	v = strtoull(arg, &end, 10);
-	/* K and M as in event periods (and DCPI): 1024 and 1024*1024 */
+	/* K and M as in event periods (and DCPI): 1024 and 1024*1024; G for sizes */
 	if (*end == 'K' || *end == 'k')
 		mul = 1024, end++;
 	else if (*end == 'M' || *end == 'm')
 		mul = 1024 * 1024, end++;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1024 * 1024 * 1024, end++;
 	if (errno || end == arg || *end || (mul > 1 && v > ~0ULL / mul))
 		cli_usage_error("-%s wants a non-negative number, not '%s'", opt, arg);
 	return v * mul;

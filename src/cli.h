@@ -25,6 +25,8 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * calls, enough for one printf's arguments. */
 #define CLI_SAFE_SLOTS 8
 const char *cli_safe(const char *s);
+/* The same into out (cap bytes, cap > 0; cut at a whole escape). */
+void cli_escape(char *out, size_t cap, const char *s);
 /* The database directory: the -db argument if given, else $DCPIDB, else
  * a usage error naming both. */
 const char *cli_db(const char *db_opt);

@@ -31,6 +31,7 @@
 #include "dcpi/version.h"
 
 #define MAX_BYPID 64
+#define WARN_BURST 20       /* warnings logged at once; then one a second */
 
 enum { LOG_ERR, LOG_INFO, LOG_DEBUG };
 
@@ -67,14 +68,19 @@ struct daemon {
 	struct dcpi_run *run;
 	time_t next_merge, next_status;
 	uint64_t logged_unknown;
+	double warn_tokens;         /* on_warning's rate limit */
+	uint64_t warn_last_ns, warn_suppressed;
 	int quit;
 };
 
 static void logmsg(struct daemon *d, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* One line, control bytes escaped (cli_escape): a name a user chose (a
+ * jitdump's directory with a newline in it) cannot forge a line. */
 static void logmsg(struct daemon *d, int level, const char *fmt, ...)
 {
+	static char msg[4096], safe[4 * sizeof(msg) + 1];
 	char ts[32];
 	time_t now = time(NULL);
 	struct tm tm;
@@ -84,11 +90,12 @@ static void logmsg(struct daemon *d, int level, const char *fmt, ...)
 		return;
 	localtime_r(&now, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
-	fprintf(d->log, "%s dcpid[%d]: %s", ts, (int)getpid(), level == LOG_ERR ? "error: " : "");
 	va_start(ap, fmt);
-	vfprintf(d->log, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', d->log);
+	cli_escape(safe, sizeof(safe), msg);
+	fprintf(d->log, "%s dcpid[%d]: %s%s\n", ts, (int)getpid(), level == LOG_ERR ? "error: " : "",
+		safe);
 	fflush(d->log);
 }
 
@@ -365,12 +372,15 @@ static void adopt_epoch(struct daemon *d)
 		logmsg(d, LOG_ERR, "cannot adopt epoch %s: %s", latest, dcpi_errmsg());
 }
 
+static void log_suppressed(struct daemon *d);
+
 static int merge(struct daemon *d)
 {
 	uint64_t t0 = now_ns(), n;
 	int err;
 
 	drain(d, 1);
+	log_suppressed(d); /* the count of a burst, at the latest each merge */
 	n = pending(d);
 	err = dcpi_run_merge(d->run);
 	forget_cached(d);
@@ -509,9 +519,37 @@ static void serve_control(struct daemon *d)
 
 /* ---- set-up ------------------------------------------------------------- */
 
+/* Say how many warnings the rate limit held back, if any. */
+static void log_suppressed(struct daemon *d)
+{
+	if (d->warn_suppressed)
+		logmsg(d, LOG_ERR, "%" PRIu64 " more warning%s (refused files and the like) not "
+		       "logged: at most %d a burst, then one a second", d->warn_suppressed,
+		       d->warn_suppressed == 1 ? "" : "s", WARN_BURST);
+	d->warn_suppressed = 0;
+}
+
+/* Warnings from the library (a perf map refused, a jitdump cut short) are
+ * what a user can cause at will, one per process: a token bucket lets
+ * WARN_BURST through at once and one a second after, and counts the rest,
+ * so the log cannot grow at the user's pace (nor the daemon spend its time
+ * writing it). */
 static void on_warning(void *arg, const char *msg)
 {
-	logmsg(arg, LOG_ERR, "%s", msg);
+	struct daemon *d = arg;
+	uint64_t now = now_ns();
+
+	d->warn_tokens += (double)(now - d->warn_last_ns) / 1e9;
+	if (d->warn_tokens > WARN_BURST)
+		d->warn_tokens = WARN_BURST;
+	d->warn_last_ns = now;
+	if (d->warn_tokens < 1) {
+		d->warn_suppressed++;
+		return;
+	}
+	d->warn_tokens -= 1;
+	log_suppressed(d);
+	logmsg(d, LOG_ERR, "%s", msg);
 }
 
 static void on_unknown(void *arg, int32_t pid, uint64_t ip, int kernel)
@@ -976,6 +1014,7 @@ int cmd_dcpid(int argc, char **argv)
 	run(&d);
 	st = dcpi_run_stats(d.run);
 	overhead_text(&d, over, sizeof(over));
+	log_suppressed(&d);
 	logmsg(&d, LOG_INFO, "stopped: samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64
 	       " unknown %" PRIu64 "; estimated overhead %s", st->samples, st->lost, st->throttled,
 	       st->unknown, over);

@@ -22,22 +22,26 @@ static void usage(FILE *f)
 "  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
 "  -epoch NAME        the epoch to pack (default: the latest)\n"
 "  -x                 unpack instead of packing\n"
+"  -max-size N        -x: refuse an archive that unpacks to more than N bytes\n"
+"                     (K, M, G: KiB, MiB, GiB; default 16G)\n"
 "  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n");
 }
 
 int cmd_dcpitar(int argc, char **argv)
 {
-	enum { O_DB = 256, O_EPOCH };
+	enum { O_DB = 256, O_EPOCH, O_MAX };
 	static const struct option lo[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "epoch", required_argument, NULL, O_EPOCH },
 		{ "x", no_argument, NULL, 'x' },
+		{ "max-size", required_argument, NULL, O_MAX },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = NULL, *epoch = NULL;
 	struct dcpi_tar_stats st;
+	unsigned long long max = 0;
 	char dir[4096];
 	int c, extract = 0;
 
@@ -46,6 +50,10 @@ int cmd_dcpitar(int argc, char **argv)
 		case O_DB: db = optarg; break;
 		case O_EPOCH: epoch = optarg; break;
 		case 'x': extract = 1; break;
+		case O_MAX:
+			if (!(max = cli_parse_count("max-size", optarg)))
+				cli_usage_error("-max-size wants a size above 0");
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: cli_usage_error("bad option");
 		}
@@ -53,6 +61,8 @@ int cmd_dcpitar(int argc, char **argv)
 	if (optind >= argc)
 		cli_usage_error("no archive named");
 	if (!extract) {
+		if (max)
+			cli_usage_error("-max-size goes with -x");
 		if (optind + 1 < argc)
 			cli_usage_error("unexpected argument '%s'", argv[optind + 1]);
 		db = cli_db_read(db);
@@ -86,7 +96,7 @@ int cmd_dcpitar(int argc, char **argv)
 			cli_usage_error("%s does not end in .tar: name the directory to unpack into",
 					argv[optind]);
 	}
-	if (dcpi_tar_unpack(argv[optind], dir, &st))
+	if (dcpi_tar_unpack(argv[optind], dir, max, &st))
 		cli_die("%s", dcpi_errmsg());
 	fprintf(stderr, "%s: %s: %zu files, %" PRIu64 " bytes: a database (dcpiprof -db %s)\n",
 		cli_prog, dir, st.files, st.bytes, cli_safe(dir));

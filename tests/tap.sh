@@ -77,6 +77,40 @@ start_dcpid() {
 # The daemon's name for this machine's platform directory (dcpi_db_host).
 dcpi_host() { local h; h=$(hostname); echo "${h//\//_}"; }
 
+# Run a command as the unprivileged user nobody (the attacker of the
+# hardening tests); with root's environment, no supplementary groups.
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+
+# openers_during FILE CMD...: the pid of each process that opened FILE's
+# inode while CMD ran, one a line (fanotify FAN_OPEN: an O_PATH lookup
+# opens nothing and does not count).  Others' daemons sample the whole
+# machine too: compare the pids with the test's own.  CMD's output is
+# dropped.  Needs root.
+openers_during() {
+	python3 - "$@" <<'EOF'
+import ctypes, os, struct, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int,
+                               ctypes.c_char_p]
+# FAN_CLASS_NOTIF | FAN_NONBLOCK | FAN_REPORT_FID: events of FIFOs and devices too
+fd = libc.fanotify_init(0x2 | 0x200, os.O_RDONLY | os.O_NONBLOCK)
+if fd < 0 or libc.fanotify_mark(fd, 0x1, 0x20, -100, sys.argv[1].encode()) < 0:
+    sys.exit("fanotify: " + os.strerror(ctypes.get_errno()))  # FAN_MARK_ADD, FAN_OPEN
+subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+try:
+    while True:
+        buf = os.read(fd, 65536)
+        while buf:
+            n, _, _, _, _, efd, pid = struct.unpack_from("IBBHQii", buf)
+            if efd >= 0:
+                os.close(efd)
+            print(pid)
+            buf = buf[n:]
+except BlockingIOError:
+    pass
+EOF
+}
+
 # End the script with one skip unless root (the daemon samples system-wide).
 require_root() {
 	[ "$(id -u)" -eq 0 ] && return 0

@@ -13,6 +13,10 @@
  * length (> 0), 0 when the file has none, or -errno (-ENOEXEC: not ELF). */
 int dcpi_buildid_elf(const char *path, uint8_t *id, size_t max);
 int dcpi_buildid_elf_fd(int fd, uint8_t *id, size_t max);
+/* 1 if the ELF file open at fd has build-id id (idlen 0: nothing to
+ * check, 1), else 0: what a caller checks on the very descriptor it goes
+ * on to read, never on a path opened again. */
+int dcpi_buildid_fd_is(int fd, const uint8_t *id, size_t idlen);
 
 /* The GNU build-id in a buffer of raw ELF notes (the format of
  * /sys/kernel/notes: u32 namesz, descsz, type, then name and desc each

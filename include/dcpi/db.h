@@ -53,7 +53,9 @@ int dcpi_db_stats_path(char *out, size_t len, const char *platdir, const char *h
 int dcpi_db_init(const char *root, unsigned dirmode);
 /* -EPERM/-ENOTDIR unless path (resolved: realpath(3)) and every directory
  * above it is a directory owned by us or root and writable by nobody else
- * (an ancestor may be world-writable if sticky, as /tmp).  Then no other
+ * (an ancestor may be world-writable if sticky, as /tmp); -ELOOP when a
+ * symbolic link on the path as given (the database's own name in /tmp,
+ * say) is another user's.  Then no other
  * user can swap anything under the resolved path, and plain paths below it
  * are safe: a writer uses the resolved path from then on. */
 int dcpi_db_check_dir(const char *path);

@@ -83,6 +83,11 @@ struct dcpi_disasm;
  * headers), -ENOTSUP (an architecture not mapped); the message names the
  * file. */
 int dcpi_disasm_open(const char *elf_path, struct dcpi_disasm **out);
+/* The same for the image with build-id id (idlen 0: unchecked), checked
+ * on the descriptor that is read: a path swapped for another file since
+ * the symbols were read is -ESTALE, never disassembled. */
+int dcpi_disasm_open_image(const char *elf_path, const uint8_t *id, size_t idlen,
+			   struct dcpi_disasm **out);
 
 /* Open a running kernel's memory for disassembly: /proc/kcore, an ELF
  * core file whose PT_LOAD segments are the kernel's virtual addresses.

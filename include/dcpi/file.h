@@ -19,6 +19,17 @@ int dcpi_file_is_tmp_name(const char *name);
  * is -EINVAL at once: it is opened non-blocking and never read. */
 int dcpi_file_read(const char *path, size_t max, uint8_t **data, size_t *len);
 
+/* Open path (relative to dirfd: AT_FDCWD or a directory's descriptor) for
+ * reading, only if it is a regular file, and fill *st: it is looked up
+ * with O_PATH, which opens nothing (no device's open routine runs, no
+ * FIFO is touched), checked with fstat, and only then opened for reading
+ * through /proc/self/fd, the same inode whatever is renamed meanwhile.
+ * flags may add O_NOFOLLOW (a symbolic link is then -ELOOP).  The
+ * descriptor (O_RDONLY, O_NONBLOCK, O_CLOEXEC), or -errno with a message:
+ * -EINVAL "not a regular file". */
+struct stat;
+int dcpi_file_open_regular(int dirfd, const char *path, int flags, struct stat *st);
+
 /* 0 if fd is a regular file owned by us or root; else -EINVAL/-EPERM.  For
  * files a daemon opens in place (lock, log) after O_NOFOLLOW. */
 int dcpi_file_check_own(int fd, const char *path);

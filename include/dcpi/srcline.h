@@ -72,6 +72,11 @@ struct dcpi_srclines;
  * -ENOEXEC (not ELF), -ENODATA (no DWARF in the file), -EBADMSG (DWARF
  * libdw refuses); the message names the file. */
 int dcpi_srcline_open(const char *debug_file, struct dcpi_srclines **out);
+/* The same for the debug file of the image with build-id id (idlen 0:
+ * unchecked), checked on the descriptor that is read: -ESTALE when the
+ * path names another file now. */
+int dcpi_srcline_open_image(const char *debug_file, const uint8_t *id, size_t idlen,
+			    struct dcpi_srclines **out);
 
 /* Free everything; NULL is fine. */
 void dcpi_srcline_close(struct dcpi_srclines *s);

@@ -11,9 +11,14 @@
  *
  * Unpacking trusts nothing in the archive: only regular files and
  * directories, only the names a pack writes (an epoch directory, hosts,
- * .build-id/xx/...), no absolute paths, no "..", no links, files 0600 and
- * directories 0700, sizes capped; anything else is refused with a message
- * naming the entry, and the target directory must not exist yet.
+ * .build-id/xx/...), no absolute paths, no "..", no links, no sparse
+ * entries, files 0600 and directories 0700, each file and the total
+ * capped; anything else is refused with a message naming the entry, and
+ * the target directory must not exist yet.  It is opened (O_NOFOLLOW) as
+ * soon as it is made and everything is created below that descriptor, so
+ * renaming it and planting a symlink at its name (in a directory another
+ * user can write) redirects nothing.  A refused archive leaves nothing:
+ * what was unpacked before the refusal is removed.
  */
 #ifndef DCPI_TAR_H
 #define DCPI_TAR_H
@@ -22,6 +27,8 @@
 #include <stdint.h>
 
 #define DCPI_TAR_FILE_MAX ((uint64_t)4 << 30)  /* one unpacked file at most */
+#define DCPI_TAR_FILE_MAX_STR "4 GiB"
+#define DCPI_TAR_TOTAL_MAX ((uint64_t)16 << 30) /* default cap of a whole unpacking */
 
 struct dcpi_tar_stats {
 	size_t files;           /* entries written or read */
@@ -36,9 +43,11 @@ struct dcpi_tar_stats {
  * overwritten: -EEXIST).  0, or -errno with a message. */
 int dcpi_tar_pack(const char *db, const char *epoch, const char *out,
 		  struct dcpi_tar_stats *st);
-/* Unpack tar into the new directory dir (which must not exist: -EEXIST).
- * 0, or -errno with a message; on error dir is left with what was
- * unpacked so far (a partial database a reader refuses nothing from). */
-int dcpi_tar_unpack(const char *tar, const char *dir, struct dcpi_tar_stats *st);
+/* Unpack tar into the new directory dir (which must not exist: -EEXIST),
+ * at most max bytes in all (0: DCPI_TAR_TOTAL_MAX; a compressed archive
+ * may hold a thousand times its size).  0, or -errno with a message; on
+ * error dir is removed with everything unpacked into it. */
+int dcpi_tar_unpack(const char *tar, const char *dir, uint64_t max,
+		    struct dcpi_tar_stats *st);
 
 #endif

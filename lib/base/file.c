@@ -180,6 +180,32 @@ int dcpi_file_check_own(int fd, const char *path)
 	return 0;
 }
 
+int dcpi_file_open_regular(int dirfd, const char *path, int flags, struct stat *st)
+{
+	char self[64];
+	int pfd, fd;
+
+	pfd = openat(dirfd, path, O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW));
+	if (pfd < 0)
+		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	if (fstat(pfd, st) < 0)
+		fd = dcpi_error(errno, "%s: %s", path, strerror(errno));
+	else if (S_ISDIR(st->st_mode))
+		fd = dcpi_error(EISDIR, "%s: is a directory", path);
+	else if (S_ISLNK(st->st_mode)) /* O_NOFOLLOW, as open(2) says it */
+		fd = dcpi_error(ELOOP, "%s: a symbolic link", path);
+	else if (!S_ISREG(st->st_mode)) /* devices, FIFOs */
+		fd = dcpi_error(EINVAL, "%s: not a regular file", path);
+	else {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+		fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0)
+			fd = dcpi_error(errno, "%s: %s", path, strerror(errno));
+	}
+	close(pfd);
+	return fd;
+}
+
 int dcpi_file_read(const char *path, size_t max, uint8_t **data, size_t *len)
 {
 	struct stat st;
@@ -187,17 +213,10 @@ int dcpi_file_read(const char *path, size_t max, uint8_t **data, size_t *len)
 
 	*data = NULL;
 	*len = 0;
-	/* non-blocking: opening a FIFO must not wait for a writer */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = dcpi_file_open_regular(AT_FDCWD, path, 0, &st);
 	if (fd < 0)
-		return dcpi_error(errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0)
-		err = dcpi_error(errno, "%s: %s", path, strerror(errno));
-	else if (S_ISDIR(st.st_mode))
-		err = dcpi_error(EISDIR, "%s: is a directory", path);
-	else if (!S_ISREG(st.st_mode)) /* FIFOs, /dev/zero: no end or no size */
-		err = dcpi_error(EINVAL, "%s: not a regular file", path);
-	else if ((uint64_t)st.st_size > max)
+		return fd;
+	if ((uint64_t)st.st_size > max)
 		err = dcpi_error(EFBIG, "%s: %lld bytes, larger than %zu", path,
 				 (long long)st.st_size, max);
 	else

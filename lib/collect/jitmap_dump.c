@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "internal.h"
 #include "jitmap_priv.h"
 
@@ -412,6 +413,7 @@ int dcpi_jitmap_watch_dump(struct dcpi_jitmap *jm, int32_t pid, uint64_t start, 
 			   const char *path)
 {
 	struct jm_proc *p = pid > 0 ? dcpi_jm_proc(jm, pid) : NULL;
+	struct stat st;
 	char mf[4200];
 	int fd;
 
@@ -419,11 +421,12 @@ int dcpi_jitmap_watch_dump(struct dcpi_jitmap *jm, int32_t pid, uint64_t start, 
 		return 0;
 	snprintf(mf, sizeof(mf), "%s/%d/map_files/%llx-%llx", jm->procroot, (int)pid,
 		 (unsigned long long)start, (unsigned long long)end);
-	fd = open(mf, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd = dcpi_file_open_regular(AT_FDCWD, mf, 0, &st);
 	if (fd < 0) {
 		snprintf(p->dump_path, sizeof(p->dump_path), "%s", path);
-		dcpi_jm_refuse(jm, p, "jitdump", p->dump_path, errno == ENOENT
-			       ? "no longer mapped when looked at" : strerror(errno));
+		dcpi_jm_refuse(jm, p, "jitdump", p->dump_path, fd == -ENOENT
+			       ? "no longer mapped when looked at" : fd == -EINVAL
+			       ? "not a regular file" : strerror(-fd));
 		p->dump_done = 1;
 		return 0;
 	}

@@ -222,6 +222,7 @@ static void refuse(struct dcpi_jitmap *jm, struct jm_proc *p, const char *why)
 static int open_map(struct dcpi_jitmap *jm, struct jm_proc *p)
 {
 	char root[4200], name[64];
+	struct stat st;
 	int rfd, tfd, fd, e;
 
 	snprintf(root, sizeof(root), "%s/%d/root", jm->procroot, (int)p->pid);
@@ -236,10 +237,10 @@ static int open_map(struct dcpi_jitmap *jm, struct jm_proc *p)
 	close(rfd);
 	if (tfd < 0)
 		return -e;
-	fd = openat(tfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	e = errno;
+	/* a regular file only: never a device mounted at its name */
+	fd = dcpi_file_open_regular(tfd, name, O_NOFOLLOW, &st);
 	close(tfd);
-	return fd < 0 ? -e : fd;
+	return fd;
 }
 
 int dcpi_jm_check_file(struct dcpi_jitmap *jm, struct jm_proc *p, int fd, const char *what,
@@ -254,6 +255,12 @@ int dcpi_jm_check_file(struct dcpi_jitmap *jm, struct jm_proc *p, int fd, const 
 	} else if (st->st_uid != 0 && st->st_uid != p->ruid && st->st_uid != p->euid) {
 		snprintf(why, sizeof(why), "owned by uid %u, not by the process's user (%u) or root",
 			 (unsigned)st->st_uid, (unsigned)p->euid);
+	} else if (st->st_uid == 0 && p->ruid != 0 && p->euid != 0) {
+		/* a root file bind-mounted at its name from the user's own
+		 * mount namespace: what root writes there later is not the
+		 * user's to publish */
+		snprintf(why, sizeof(why), "owned by root, and the process is uid %u's",
+			 (unsigned)p->euid);
 	} else {
 		return 0;
 	}
@@ -286,7 +293,7 @@ void dcpi_jm_open(struct dcpi_jitmap *jm, struct jm_proc *p)
 		return;
 	}
 	if (fd < 0) {
-		refuse(jm, p, strerror(-fd));
+		refuse(jm, p, fd == -EINVAL ? "not a regular file" : strerror(-fd));
 		return;
 	}
 	if (dcpi_jm_check_file(jm, p, fd, "perf map", p->path, &st)) {

@@ -24,25 +24,21 @@
 
 #include "dcpi/buildid.h"
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "dcpi/loadmap.h"
 #include "internal.h"
 #include "loadmap_priv.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
-/* Open a regular file for reading without blocking on FIFOs or devices
- * that a hostile path could name. */
+/* Open a regular file for reading, never a FIFO or a device that a
+ * hostile path names (a symlink to /dev/watchdog renamed over a mapped
+ * file): nothing but a regular file is ever opened. */
 static int open_regular(const char *path, struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = dcpi_file_open_regular(AT_FDCWD, path, 0, st);
 
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return fd < 0 ? -1 : fd;
 }
 
 static int open_map_file(const struct dcpi_loadmap *lm, const struct lm_src *src,

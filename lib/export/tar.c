@@ -13,7 +13,9 @@
 #include <libiberty/hashtab.h>
 
 #include "dcpi/db.h"
+#include "dcpi/buildid.h"
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "dcpi/hex.h"
 #include "dcpi/imagecache.h"
 #include "dcpi/profile.h"
@@ -39,8 +41,12 @@ static int ar_error(struct archive *a, const char *what, const char *name)
 			  archive_error_string(a) ? archive_error_string(a) : "libarchive error");
 }
 
-/* Add the regular file path as name (once), mode 0600. */
-static int add_file(struct pack *p, const char *path, const char *name)
+/* Add the regular file path as name (once), mode 0600: the file opened
+ * once, its build-id checked on that descriptor when id is given (the
+ * path may have been swapped for another file since the symbol search
+ * checked it: -ESTALE), and read from that same descriptor. */
+static int add_file(struct pack *p, const char *path, const char *name, const uint8_t *id,
+		    size_t idlen)
 {
 	struct archive_entry *e;
 	struct stat sb;
@@ -54,12 +60,12 @@ static int add_file(struct pack *p, const char *path, const char *name)
 		return dcpi_error(ENOMEM, "out of memory");
 	if (*slot)
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = dcpi_file_open_regular(AT_FDCWD, path, 0, &sb);
 	if (fd < 0)
-		return dcpi_error(errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		return fd;
+	if (!dcpi_buildid_fd_is(fd, id, idlen)) {
 		close(fd);
-		return dcpi_error(EINVAL, "%s: not a regular file", path);
+		return dcpi_error(ESTALE, "%s: not the image profiled any more", path);
 	}
 	if (!(*slot = strdup(name)) || !(e = archive_entry_new()) || !(buf = malloc(COPY_BUF))) {
 		free(buf);
@@ -73,6 +79,7 @@ static int add_file(struct pack *p, const char *path, const char *name)
 	archive_entry_set_mtime(e, sb.st_mtime, 0);
 	if (archive_write_header(p->a, e) != ARCHIVE_OK)
 		err = ar_error(p->a, "writing", name);
+	lseek(fd, 0, SEEK_SET);
 	while (!err && (n = read(fd, buf, COPY_BUF)) > 0)
 		if (archive_write_data(p->a, buf, (size_t)n) != n)
 			err = ar_error(p->a, "writing", name);
@@ -112,12 +119,16 @@ static int add_code(struct pack *p, const struct dcpi_profile *prof,
 	}
 	img = dcpi_symtab_image_file(st);
 	dbg = dcpi_symtab_debug_file(st);
-	if (img && !(err = add_file(p, img, name)))
+	if (img && !(err = add_file(p, img, name, prof->build_id, prof->build_id_len)))
 		p->st->images++;
+	else if (err == -ESTALE)
+		img = NULL, err = 0; /* swapped since it was checked: missing */
 	if (!err && dbg && (!img || strcmp(dbg, img))) {
 		snprintf(name, sizeof(name), ".build-id/%.2s/%s.debug", hex, hex + 2);
-		if (!(err = add_file(p, dbg, name)))
+		if (!(err = add_file(p, dbg, name, prof->build_id, prof->build_id_len)))
 			p->st->debug++;
+		else if (err == -ESTALE)
+			err = 0;
 	}
 	if (!img && !p->st->missing++)
 		snprintf(p->st->first_missing, sizeof(p->st->first_missing), "%s", prof->path);
@@ -149,7 +160,7 @@ static int add_platdir(struct pack *p, const char *db, const char *epoch, const 
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		snprintf(name, sizeof(name), "%s/%s/%s", epoch, host, de->d_name);
-		err = add_file(p, path, name);
+		err = add_file(p, path, name, NULL, 0);
 		if (err || n < 5 || strcmp(de->d_name + n - 5, ".prof"))
 			continue;
 		dcpi_profile_init(&prof);
@@ -198,7 +209,7 @@ int dcpi_tar_pack(const char *db, const char *epoch, const char *out,
 		err = add_platdir(&p, db, epoch, plats[i], &so);
 	snprintf(hosts, sizeof(hosts), "%s/hosts", db);
 	if (!err && access(hosts, F_OK) == 0)
-		err = add_file(&p, hosts, "hosts");
+		err = add_file(&p, hosts, "hosts", NULL, 0);
 	if (!err && archive_write_close(p.a) != ARCHIVE_OK)
 		err = ar_error(p.a, "closing", out);
 	if (p.a)
@@ -252,84 +263,206 @@ static int name_ok(const char *name)
 	return s2 > s1 + 1 && s1[1] != '.' && s2[1] && s2[1] != '.';
 }
 
-static int mkdirs_for(const char *dir, const char *name)
-{
-	char path[4400];
+/* One unpacking: the new directory is held open (dfd) from the moment it
+ * is made, and everything below it is created with mkdirat/openat
+ * relative to that descriptor, never by path: a user who can write the
+ * directory's parent may rename it and plant a symlink at its name, but
+ * the entries still land in the directory we made (issue 24). */
+struct unpack {
+	struct archive *a;
+	const char *tar, *dir;
+	int dfd;
+	uint64_t max;           /* total bytes at most */
+	struct dcpi_tar_stats *st;
+};
 
-	for (const char *s = strchr(name, '/'); s; s = strchr(s + 1, '/')) {
-		snprintf(path, sizeof(path), "%s/%.*s", dir, (int)(s - name), name);
-		if (mkdir(path, 0700) && errno != EEXIST)
-			return dcpi_error(errno, "%s: %s", path, strerror(errno));
+/* The directory of name's last component, below u->dfd: every level made
+ * 0700 with mkdirat and opened O_NOFOLLOW (the caller closes it, unless it
+ * is u->dfd).  *base is the last component. */
+static int open_parent(struct unpack *u, const char *name, const char **base)
+{
+	char comp[256];
+	int fd = u->dfd;
+
+	*base = name;
+	for (const char *s; (s = strchr(name, '/')); name = s + 1) {
+		int next;
+
+		snprintf(comp, sizeof(comp), "%.*s", (int)(s - name), name);
+		if (mkdirat(fd, comp, 0700) && errno != EEXIST)
+			next = -1;
+		else
+			next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			int e = errno;
+
+			if (fd != u->dfd)
+				close(fd);
+			return dcpi_error(e, "%s/%s: %s", u->dir, comp, strerror(e));
+		}
+		if (fd != u->dfd)
+			close(fd);
+		fd = next;
+		*base = s + 1;
+	}
+	return fd;
+}
+
+/* Why entry e is refused, or NULL: only what a pack writes, in size. */
+static const char *entry_refused(struct archive_entry *e, const char *name)
+{
+	int64_t size = archive_entry_size(e);
+
+	if (!name || !name_ok(name))
+		return "is not one dcpitar writes";
+	if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e) ||
+	    archive_entry_symlink(e))
+		return "is not a regular file";
+	if (archive_entry_sparse_count(e) > 0)
+		return "is a sparse file (dcpitar writes none)";
+	if (size < 0 || (uint64_t)size > DCPI_TAR_FILE_MAX)
+		return "is larger than " DCPI_TAR_FILE_MAX_STR;
+	return NULL;
+}
+
+/* Copy the entry's data to fd, within the total cap. */
+static int copy_data(struct unpack *u, int fd, const char *name)
+{
+	char buf[COPY_BUF];
+	la_ssize_t n;
+
+	while ((n = archive_read_data(u->a, buf, sizeof(buf))) > 0) {
+		if ((uint64_t)n > u->max - u->st->bytes)
+			return dcpi_error(EFBIG, "%s: unpacks to more than %" PRIu64 " bytes "
+					  "(at entry '%s'): refused", u->tar, u->max, name);
+		if (write(fd, buf, (size_t)n) != n)
+			return dcpi_error(errno ? errno : EIO, "%s/%s: %s", u->dir, name,
+					  strerror(errno ? errno : EIO));
+		u->st->bytes += (uint64_t)n;
+	}
+	return n < 0 ? ar_error(u->a, "reading", name) : 0;
+}
+
+static int extract_one(struct unpack *u, struct archive_entry *e)
+{
+	const char *name = archive_entry_pathname(e), *why = entry_refused(e, name), *base;
+	int pfd, fd, err;
+
+	if (why)
+		return dcpi_error(EBADMSG, "%s: entry '%s' %s: refused", u->tar,
+				  name ? name : "(no name)", why);
+	if ((pfd = open_parent(u, name, &base)) < 0)
+		return pfd;
+	fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	err = fd < 0 ? dcpi_error(errno, "%s/%s: %s", u->dir, name, strerror(errno)) : 0;
+	if (pfd != u->dfd)
+		close(pfd);
+	if (err)
+		return err;
+	err = copy_data(u, fd, name);
+	if (close(fd) && !err)
+		err = dcpi_error(errno, "%s/%s: %s", u->dir, name, strerror(errno));
+	if (!err)
+		u->st->files++;
+	return err;
+}
+
+/* Remove everything below dfd (what this unpacking made: at most three
+ * levels, all of them ours and private). */
+static void remove_below(int dfd, int depth)
+{
+	struct dirent *de;
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		int sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!unlinkat(dfd, de->d_name, 0) || errno != EISDIR || depth > 3)
+			continue;
+		sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0) {
+			remove_below(sub, depth + 1);
+			close(sub);
+		}
+		unlinkat(dfd, de->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+/* Make dir (0700, new) and hold it open; refuse it if what we opened is
+ * not the directory we made (a symlink or another user's directory put in
+ * its place). */
+static int make_dir(struct unpack *u)
+{
+	struct stat sb;
+
+	if (mkdir(u->dir, 0700))
+		return dcpi_error(errno, "%s: %s", u->dir, errno == EEXIST ? "already exists: "
+				  "unpack into a new directory" : strerror(errno));
+	u->dfd = open(u->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (u->dfd < 0)
+		return dcpi_error(errno, "%s: %s (replaced as it was made?)", u->dir,
+				  strerror(errno));
+	if (fstat(u->dfd, &sb) || sb.st_uid != geteuid() || (sb.st_mode & 0077)) {
+		close(u->dfd);
+		u->dfd = -1;
+		return dcpi_error(EPERM, "%s: replaced by another user's directory as it was "
+				  "made: refused", u->dir);
 	}
 	return 0;
 }
 
-static int extract_one(struct archive *a, struct archive_entry *e, const char *dir,
-		       const char *tar, struct dcpi_tar_stats *st)
+/* Undo a failed unpacking: empty the directory we made and remove it, if
+ * its name still leads to it. */
+static void unmake_dir(struct unpack *u)
 {
-	const char *name = archive_entry_pathname(e);
-	char path[4400], buf[COPY_BUF];
-	la_ssize_t n;
-	int64_t size = archive_entry_size(e);
-	int fd, err;
+	struct stat a, b;
 
-	if (!name || !name_ok(name))
-		return dcpi_error(EBADMSG, "%s: entry '%s' is not one dcpitar writes: refused", tar,
-				  name ? name : "(no name)");
-	if (archive_entry_filetype(e) != AE_IFREG)
-		return dcpi_error(EBADMSG, "%s: entry '%s' is not a regular file: refused", tar,
-				  name);
-	if (size < 0 || (uint64_t)size > DCPI_TAR_FILE_MAX)
-		return dcpi_error(EFBIG, "%s: entry '%s' is larger than %" PRIu64 " bytes", tar,
-				  name, DCPI_TAR_FILE_MAX);
-	if ((err = mkdirs_for(dir, name)))
-		return err;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return dcpi_error(errno, "%s: %s", path, strerror(errno));
-	while ((n = archive_read_data(a, buf, sizeof(buf))) > 0 && !err) {
-		if (write(fd, buf, (size_t)n) != n)
-			err = dcpi_error(errno ? errno : EIO, "%s: %s", path, strerror(errno ? errno : EIO));
-		st->bytes += (uint64_t)n;
-	}
-	if (!err && n < 0)
-		err = ar_error(a, "reading", name);
-	if (close(fd) && !err)
-		err = dcpi_error(errno, "%s: %s", path, strerror(errno));
-	if (!err)
-		st->files++;
-	return err;
+	remove_below(u->dfd, 1);
+	if (!fstat(u->dfd, &a) && !lstat(u->dir, &b) && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		rmdir(u->dir);
 }
 
-int dcpi_tar_unpack(const char *tar, const char *dir, struct dcpi_tar_stats *st)
+int dcpi_tar_unpack(const char *tar, const char *dir, uint64_t max,
+		    struct dcpi_tar_stats *st)
 {
-	struct archive *a;
+	struct unpack u = { NULL, tar, dir, -1, max ? max : DCPI_TAR_TOTAL_MAX, st };
 	struct archive_entry *e;
-	int r, err = 0;
+	int r, err;
 
 	memset(st, 0, sizeof(*st));
-	if (mkdir(dir, 0700))
-		return dcpi_error(errno, "%s: %s", dir, errno == EEXIST ? "already exists: unpack "
-				  "into a new directory" : strerror(errno));
-	a = archive_read_new();
-	if (!a)
-		return dcpi_error(ENOMEM, "out of memory");
-	archive_read_support_format_tar(a);
-	archive_read_support_filter_all(a);
-	if (archive_read_open_filename(a, tar, COPY_BUF) != ARCHIVE_OK)
-		err = ar_error(a, "opening", tar);
-	while (!err && (r = archive_read_next_header(a, &e)) != ARCHIVE_EOF) {
+	if ((err = make_dir(&u)))
+		return err;
+	if (!(u.a = archive_read_new())) {
+		err = dcpi_error(ENOMEM, "out of memory");
+		goto out;
+	}
+	archive_read_support_format_tar(u.a);
+	archive_read_support_filter_all(u.a);
+	if (archive_read_open_filename(u.a, tar, COPY_BUF) != ARCHIVE_OK)
+		err = ar_error(u.a, "opening", tar);
+	while (!err && (r = archive_read_next_header(u.a, &e)) != ARCHIVE_EOF) {
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-			err = ar_error(a, "reading", tar);
+			err = ar_error(u.a, "reading", tar);
 			break;
 		}
-		err = extract_one(a, e, dir, tar, st);
+		err = extract_one(&u, e);
 	}
 	if (!err && st->files == 0)
 		err = dcpi_error(EBADMSG, "%s: no entries: not a dcpitar archive", tar);
-	archive_read_free(a);
-	if (err && st->files == 0)
-		rmdir(dir); /* nothing unpacked: leave nothing behind */
+	archive_read_free(u.a);
+out:
+	if (err)
+		unmake_dir(&u); /* all or nothing */
+	close(u.dfd);
 	return err;
 }

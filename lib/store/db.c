@@ -61,11 +61,42 @@ static int trusted_dir(const char *path, int last)
 	return 0;
 }
 
+/* Each symbolic link on the path as given, before realpath resolves it
+ * away: one another user made (in a sticky directory such as /tmp, at the
+ * database's own name) leads wherever that user chose, a root-owned
+ * directory included, and is refused.  Root's and ours are followed. */
+static int links_trusted(const char *path)
+{
+	char tmp[4096];
+	struct stat st;
+	size_t n = strlen(path);
+
+	if (n == 0 || n >= sizeof(tmp))
+		return dcpi_error(ENAMETOOLONG, "%s: bad or too long path", path);
+	memcpy(tmp, path, n + 1);
+	for (char *p = tmp + 1;; p++) {
+		char c = *p;
+
+		if (c && c != '/')
+			continue;
+		*p = 0;
+		if (!lstat(tmp, &st) && S_ISLNK(st.st_mode) && st.st_uid != 0 &&
+		    st.st_uid != geteuid())
+			return dcpi_error(ELOOP, "%s: a symbolic link owned by uid %u: refusing to "
+					  "follow it to the database", tmp, (unsigned)st.st_uid);
+		if (!c)
+			return 0;
+		*p = c;
+	}
+}
+
 int dcpi_db_check_dir(const char *path)
 {
-	char *abs = realpath(path, NULL);
-	int err = 0;
+	int err = links_trusted(path);
+	char *abs = err ? NULL : realpath(path, NULL);
 
+	if (err)
+		return err;
 	if (!abs)
 		return dcpi_error(errno, "%s: %s", path, strerror(errno));
 	/* every component from the top: each one we pass could be swapped */
@@ -86,8 +117,10 @@ int dcpi_db_check_dir(const char *path)
 
 int dcpi_db_init(const char *root, unsigned dirmode)
 {
-	int err = mkdir_p(root, dirmode);
+	int err = links_trusted(root); /* before mkdir follows one */
 
+	if (!err)
+		err = mkdir_p(root, dirmode);
 	return err ? err : dcpi_db_check_dir(root);
 }
 

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "dcpi/error.h"
+#include "dcpi/file.h"
+#include "dcpi/profile.h"
 #include "dcpi/buildid.h"
 
 #define NOTES_FILE_MAX (64u << 10) /* /sys/kernel/notes is a few hundred bytes */
@@ -100,7 +102,9 @@ int dcpi_buildid_elf_fd(int fd, uint8_t *id, size_t max)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return dcpi_error(ENOSYS, "libelf: %s", elf_errmsg(-1));
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* read, not mapped: the file may be another user's, who could
+	 * truncate it under us (SIGBUS in root's daemon) */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return dcpi_error(ENOEXEC, "not an ELF file: %s", elf_errmsg(-1));
 	if (elf_kind(elf) != ELF_K_ELF) {
@@ -115,13 +119,25 @@ out:
 	return rc;
 }
 
+int dcpi_buildid_fd_is(int fd, const uint8_t *id, size_t idlen)
+{
+	uint8_t got[DCPI_BUILD_ID_MAX];
+	int n;
+
+	if (!idlen)
+		return 1;
+	n = dcpi_buildid_elf_fd(fd, got, sizeof(got));
+	return n == (int)idlen && !memcmp(got, id, idlen);
+}
+
 int dcpi_buildid_elf(const char *path, uint8_t *id, size_t max)
 {
+	struct stat st;
 	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = dcpi_file_open_regular(AT_FDCWD, path, 0, &st);
 	if (fd < 0)
-		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+		return fd;
 	rc = dcpi_buildid_elf_fd(fd, id, max);
 	if (rc < 0)
 		dcpi_error_prefix(-rc, "%s", path);

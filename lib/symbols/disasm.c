@@ -13,13 +13,17 @@
 
 #include <capstone/capstone.h>
 
+#include "dcpi/buildid.h"
 #include "dcpi/disasm.h"
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "internal.h"
 
 struct dcpi_disasm {
 	char *path;
 	int fd;
+	const uint8_t *want_id;  /* while opening: the build-id fd must have */
+	size_t want_len;
 	Elf *elf;
 	const uint8_t *file;     /* the whole file, mapped by libelf */
 	size_t file_size;
@@ -96,13 +100,12 @@ static int open_regular(struct dcpi_disasm *d, int flags)
 {
 	struct stat st;
 
-	d->fd = open(d->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
+	d->fd = dcpi_file_open_regular(AT_FDCWD, d->path, flags, &st);
 	if (d->fd < 0)
-		return dcpi_error(errno, "%s: %s", d->path, strerror(errno));
-	if (fstat(d->fd, &st) < 0)
-		return dcpi_error(errno, "%s: %s", d->path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return dcpi_error(ENOEXEC, "%s: not a regular file", d->path);
+		return d->fd;
+	if (!dcpi_buildid_fd_is(d->fd, d->want_id, d->want_len))
+		return dcpi_error(ESTALE, "%s: not the image profiled any more (another build-id)",
+				  d->path);
 	return 0;
 }
 
@@ -132,8 +135,8 @@ static int open_elf(struct dcpi_disasm *d)
 static int open_kcore(struct dcpi_disasm *d);
 
 /* A handle for path, filled by opener; freed again if that fails. */
-static int open_with(const char *path, int (*opener)(struct dcpi_disasm *),
-		     struct dcpi_disasm **out)
+static int open_with(const char *path, const uint8_t *id, size_t idlen,
+		     int (*opener)(struct dcpi_disasm *), struct dcpi_disasm **out)
 {
 	struct dcpi_disasm *d;
 	int err;
@@ -143,8 +146,11 @@ static int open_with(const char *path, int (*opener)(struct dcpi_disasm *),
 	if (!d)
 		return dcpi_error(ENOMEM, "%s: out of memory", path);
 	d->fd = -1;
+	d->want_id = id;
+	d->want_len = idlen;
 	d->path = strdup(path);
 	err = d->path ? opener(d) : dcpi_error(ENOMEM, "%s: out of memory", path);
+	d->want_id = NULL;
 	if (err) {
 		dcpi_disasm_close(d);
 		return err;
@@ -155,12 +161,18 @@ static int open_with(const char *path, int (*opener)(struct dcpi_disasm *),
 
 int dcpi_disasm_open(const char *elf_path, struct dcpi_disasm **out)
 {
-	return open_with(elf_path, open_elf, out);
+	return open_with(elf_path, NULL, 0, open_elf, out);
+}
+
+int dcpi_disasm_open_image(const char *elf_path, const uint8_t *id, size_t idlen,
+			   struct dcpi_disasm **out)
+{
+	return open_with(elf_path, id, idlen, open_elf, out);
 }
 
 int dcpi_disasm_open_kcore(const char *path, struct dcpi_disasm **out)
 {
-	return open_with(path, open_kcore, out);
+	return open_with(path, NULL, 0, open_kcore, out);
 }
 
 int dcpi_disasm_open_mem(const char *arch, const void *code, size_t len, uint64_t vaddr,

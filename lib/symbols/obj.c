@@ -138,11 +138,17 @@ const char *dcpi_obj_lines_note(const struct dcpi_obj *obj)
 
 /* ---- code and lines --------------------------------------------------------- */
 
-static void open_lines_of(struct dcpi_obj *obj, const char *file)
+/* The lines of file, the debug file of st, checked to have st's build-id
+ * on the descriptor read (the path may be another file's by now). */
+static void open_lines_of(struct dcpi_obj *obj, const struct dcpi_symtab *st)
 {
+	const char *file = dcpi_symtab_debug_file(st);
+	size_t idlen;
+	const uint8_t *id = dcpi_symtab_build_id(st, &idlen);
+
 	if (!file)
 		return;
-	if (dcpi_srcline_open(file, &obj->sl)) {
+	if (dcpi_srcline_open_image(file, id, idlen, &obj->sl)) {
 		obj->sl = NULL;
 		set_note(&obj->lines_note, "no source lines: %s", dcpi_errmsg());
 	}
@@ -179,7 +185,8 @@ static int try_vmlinux(struct dcpi_obj *obj, const char *path)
 	if (dcpi_symtab_status(st) == DCPI_SYMTAB_OK &&
 	    dcpi_symtab_find(obj->st, "_text", k, 1) == 1 &&
 	    dcpi_symtab_find(st, "_text", v, 1) == 1 &&
-	    !dcpi_disasm_open(dcpi_symtab_image_file(st), &obj->dis)) {
+	    !dcpi_disasm_open_image(dcpi_symtab_image_file(st), obj->build_id, obj->build_id_len,
+				    &obj->dis)) {
 		obj->vmlinux = st;
 		obj->code_delta = k[0]->vaddr - v[0]->vaddr;
 		return 1;
@@ -285,7 +292,7 @@ static void open_code(struct dcpi_obj *obj)
 	if (!file)
 		set_note(&obj->code_note, "%s: no copy of the image, only its debug file: "
 			 "instructions are not shown", obj->path);
-	else if (dcpi_disasm_open(file, &obj->dis)) {
+	else if (dcpi_disasm_open_image(file, obj->build_id, obj->build_id_len, &obj->dis)) {
 		obj->dis = NULL;
 		set_note(&obj->code_note, "instructions are not shown: %s", dcpi_errmsg());
 	}
@@ -310,9 +317,9 @@ struct dcpi_srclines *dcpi_obj_lines(struct dcpi_obj *obj)
 	if (obj->kind == DCPI_IMAGE_KERNEL) {
 		dcpi_obj_code(obj, NULL);
 		if (obj->vmlinux)
-			open_lines_of(obj, dcpi_symtab_debug_file(obj->vmlinux));
+			open_lines_of(obj, obj->vmlinux);
 	} else if (obj->kind != DCPI_IMAGE_MODULE) {
-		open_lines_of(obj, dcpi_symtab_debug_file(obj->st));
+		open_lines_of(obj, obj->st);
 	}
 	return obj->sl;
 }

@@ -11,6 +11,7 @@
 
 #include "dcpi/buf.h"
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "dcpi/source.h"
 #include "dcpi/srcline.h"
 
@@ -169,16 +170,13 @@ static int try_path(const char *path, struct search *se, struct dcpi_source **ou
 		dcpi_buf_printf(&se->tried, "%s%s", se->tried.len ? ", " : "", path);
 	else
 		se->cut = 1;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno != ENOENT && errno != ENOTDIR && !se->first_err) {
-			se->first_err = errno;
-			snprintf(se->first_msg, sizeof(se->first_msg), "%s: %s", path, strerror(errno));
+	fd = dcpi_file_open_regular(AT_FDCWD, path, 0, &st);
+	if (fd < 0) { /* not there, or not a regular file: keep looking */
+		if (fd != -ENOENT && fd != -ENOTDIR && fd != -EINVAL && fd != -EISDIR &&
+		    !se->first_err) {
+			se->first_err = -fd;
+			snprintf(se->first_msg, sizeof(se->first_msg), "%s", dcpi_errmsg());
 		}
-		return 0;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
 		return 0;
 	}
 	src = calloc(1, sizeof(*src));

@@ -16,7 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/buildid.h"
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "dcpi/srcline.h"
 #include "internal.h"
 
@@ -272,18 +274,17 @@ static uint64_t info_size(Dwarf *dw)
 	return total;
 }
 
-static int open_dwarf(struct dcpi_srclines *s)
+static int open_dwarf(struct dcpi_srclines *s, const uint8_t *id, size_t idlen)
 {
 	unsigned char magic[SELFMAG];
 	struct stat st;
 
-	s->fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	s->fd = dcpi_file_open_regular(AT_FDCWD, s->path, 0, &st);
 	if (s->fd < 0)
-		return dcpi_error(errno, "%s: %s", s->path, strerror(errno));
-	if (fstat(s->fd, &st) < 0)
-		return dcpi_error(errno, "%s: %s", s->path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return dcpi_error(ENOEXEC, "%s: not a regular file", s->path);
+		return s->fd;
+	if (!dcpi_buildid_fd_is(s->fd, id, idlen))
+		return dcpi_error(ESTALE, "%s: not the debug file of the image profiled any more "
+				  "(another build-id)", s->path);
 	if (pread(s->fd, magic, SELFMAG, 0) != SELFMAG || memcmp(magic, ELFMAG, SELFMAG))
 		return dcpi_error(ENOEXEC, "%s: not an ELF file", s->path);
 	s->dw = dwarf_begin(s->fd, DWARF_C_READ);
@@ -300,6 +301,12 @@ static int open_dwarf(struct dcpi_srclines *s)
 
 int dcpi_srcline_open(const char *debug_file, struct dcpi_srclines **out)
 {
+	return dcpi_srcline_open_image(debug_file, NULL, 0, out);
+}
+
+int dcpi_srcline_open_image(const char *debug_file, const uint8_t *id, size_t idlen,
+			    struct dcpi_srclines **out)
+{
 	struct dcpi_srclines *s;
 	int err;
 
@@ -313,7 +320,7 @@ int dcpi_srcline_open(const char *debug_file, struct dcpi_srclines **out)
 		err = dcpi_error(ENOMEM, "%s: out of memory", debug_file);
 		goto fail;
 	}
-	err = open_dwarf(s);
+	err = open_dwarf(s, id, idlen);
 	if (err)
 		goto fail;
 	*out = s;

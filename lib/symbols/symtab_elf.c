@@ -12,6 +12,7 @@
 #include <elfutils/libdwelf.h>
 
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "symtab_int.h"
 
 int dcpi_symelf_open(const char *path, struct symelf *f)
@@ -24,15 +25,11 @@ int dcpi_symelf_open(const char *path, struct symelf *f)
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 	elf_version(EV_CURRENT);
-	/* O_NONBLOCK: a search candidate may name a FIFO or a device; only
-	 * regular files are read. */
-	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* a search candidate (a profile's path) may name a FIFO or a
+	 * device: only a regular file is opened */
+	f->fd = dcpi_file_open_regular(AT_FDCWD, path, 0, &sb);
 	if (f->fd < 0) {
-		err = dcpi_error(errno, "%s: %s", path, strerror(errno));
-		goto fail;
-	}
-	if (fstat(f->fd, &sb) || !S_ISREG(sb.st_mode)) {
-		err = dcpi_error(ENOEXEC, "%s: not a regular file", path);
+		err = f->fd;
 		goto fail;
 	}
 	/* ELF_C_READ, not mmap: a file rewritten under us must not SIGBUS. */

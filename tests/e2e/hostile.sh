@@ -7,7 +7,6 @@
 . "$DCPI_ROOT/tests/tap.sh"
 
 require_root "needs root to play the root daemon and another user (CI runs as root)"
-as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
 HOST=$(dcpi_host)
 build_workload spin || fail "build spin"
 # a root daemon that hangs must not hang the suite
