@@ -14,9 +14,20 @@
  * a label splits back into its values.  A process gone before it could be
  * looked at gets "?" for what /proc no longer says.
  *
- * A labeler remembers each process's label until its exec or exit, and
- * interns the labels; past the cap on distinct labels every new one is
- * "other" (id 0), and the caller counts those samples as the cap's cost.
+ * A labeler follows each process, not its parent: a child has its
+ * parent's label until its exec, when its user and cgroup are read again
+ * (su, setpriv, runuser and cron change them before exec); a rename
+ * changes the command only; dcpi_labeler_refresh, at each merge, reads
+ * every live process's user and cgroup again (a daemon that drops its
+ * privileges without an exec, a move to another cgroup).  An exited
+ * process's label is kept until dcpi_labeler_reap, so that its samples
+ * named later (JIT code, at the merge) are still its.
+ *
+ * Labels are interned only when a sample needs one; past the cap on
+ * distinct labels, or past a uid's share of it (cap / DCPI_LABEL_UID_SHARE:
+ * one user renaming a process in a loop cannot use the others' share),
+ * every new one is "other" (id 0), and the caller counts those samples as
+ * the cap's cost.
  *
  * Ownership: a labeler owns its strings; a value pointer lives until the
  * labeler is freed.  Not thread-safe.
@@ -35,6 +46,7 @@ enum dcpi_label_key {
 
 #define DCPI_LABEL_MAX 1024          /* default cap on distinct labels */
 #define DCPI_LABEL_OTHER "other"     /* the label past the cap (id 0) */
+#define DCPI_LABEL_UID_SHARE 4       /* a uid interns at most cap / this */
 
 /* "comm", "uid,cgroup", ...: the keys, or -EINVAL with a message naming
  * the word that is none of them. */
@@ -58,13 +70,21 @@ const char *dcpi_labeler_label(const struct dcpi_labeler *l, uint32_t id);
 /* Labels kept apart so far (other not counted). */
 size_t dcpi_labeler_count(const struct dcpi_labeler *l);
 
-/* A COMM record: pid is now comm (an exec or a rename); its label is
- * looked up afresh at its next sample, with this comm. */
-void dcpi_labeler_comm(struct dcpi_labeler *l, int32_t pid, const char *comm);
+/* A COMM record: pid is now comm.  exec: a new program, whose user and
+ * cgroup are read from /proc now; else a rename (prctl), which changes
+ * the command only. */
+void dcpi_labeler_comm(struct dcpi_labeler *l, int32_t pid, const char *comm, int exec);
 /* A FORK record: pid inherits ppid's label (ppid, alive when it forks, is
  * looked up now if it was not yet). */
 void dcpi_labeler_fork(struct dcpi_labeler *l, int32_t pid, int32_t ppid);
-/* pid exited: forget it. */
+/* pid exited: its label is kept (read now if not yet) until the next
+ * dcpi_labeler_reap, for its samples named later. */
 void dcpi_labeler_exit(struct dcpi_labeler *l, int32_t pid);
+/* Forget the processes that exited (after a merge named their samples). */
+void dcpi_labeler_reap(struct dcpi_labeler *l);
+/* Read every live process's user and cgroup again; a changed one is its
+ * label from its next sample on.  One pass over the processes known, two
+ * small /proc reads each. */
+void dcpi_labeler_refresh(struct dcpi_labeler *l);
 
 #endif

@@ -261,7 +261,7 @@ static int agg_add(struct dcpi_collector *c, int idx, int64_t pid, int32_t rpid,
 		if ((err = dcpi_labeler_get(c->lab, rpid, &label)))
 			return err;
 		if (label == 0)
-			c->stats.label_other++; /* past the cap: counted, and said */
+			c->stats.label_other += n; /* past the cap: counted, and said */
 	}
 	err = dcpi_agg_add(c->agg, idx, pid, label, off, ev, n);
 
@@ -352,7 +352,7 @@ int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, i
 		return dcpi_loadmap_mmap(c->lm, &r->mmap);
 	case PERF_RECORD_COMM:
 		if (c->lab && r->pid == r->tid)
-			dcpi_labeler_comm(c->lab, r->pid, r->comm);
+			dcpi_labeler_comm(c->lab, r->pid, r->comm, r->exec);
 		if (r->exec && c->jm)
 			dcpi_jitmap_exec(c->jm, r->pid, r->time);
 		return r->exec ? dcpi_loadmap_exec(c->lm, r->pid) : 0;
@@ -1039,6 +1039,10 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 	dcpi_agg_clear(c->agg);
 	if (c->jm)
 		dcpi_jitmap_reap(c->jm); /* no bin names an exited process's key now */
+	if (c->lab) { /* nor one of its labels; the live ones read again */
+		dcpi_labeler_reap(c->lab);
+		dcpi_labeler_refresh(c->lab);
+	}
 	c->pending = 0;
 	c->stats.updated = (int64_t)time(NULL);
 	if (c->lab)

@@ -26,9 +26,22 @@ static const struct {
 
 struct proc {
 	int32_t pid;
-	int has_id;
+	int has_id;             /* id is its label's (interned) */
 	uint32_t id;
+	int dead;               /* exited: kept until dcpi_labeler_reap */
+	char *seen;             /* its label as /proc said at its exec, fork or
+				   exit, not interned until a sample needs it;
+				   NULL: none */
 	char comm[16];          /* from a COMM record; "" not known */
+	uint32_t uid;           /* its real uid when seen was read (its share
+				   of the cap); UINT32_MAX unknown */
+};
+
+static void proc_free(void *v);
+
+struct uid_count {
+	uint32_t uid;
+	size_t n;               /* labels interned for processes of this uid */
 };
 
 struct dcpi_labeler {
@@ -39,6 +52,8 @@ struct dcpi_labeler {
 	htab_t ids;             /* label string -> index + 1 into labels */
 	char **labels;          /* labels[0] is "other" */
 	size_t nlabels, labels_cap;
+	struct uid_count *uids; /* labels per uid: each uid's share of the cap */
+	size_t nuids, uids_cap;
 };
 
 int dcpi_label_parse(const char *arg, unsigned *out)
@@ -114,7 +129,7 @@ int dcpi_labeler_new(unsigned k, const char *procroot, size_t cap, struct dcpi_l
 	l->keys = k;
 	l->cap = cap ? cap : DCPI_LABEL_MAX;
 	l->procroot = strdup(procroot ? procroot : "/proc");
-	l->procs = htab_create_alloc(256, proc_hash, proc_eq, free, calloc, free);
+	l->procs = htab_create_alloc(256, proc_hash, proc_eq, proc_free, calloc, free);
 	l->ids = htab_create_alloc(256, lab_hash, lab_eq, free, calloc, free);
 	if (!l->procroot || !l->procs || !l->ids ||
 	    DCPI_GROW(l->labels, l->labels_cap, 1, SIZE_MAX, "labels") ||
@@ -138,6 +153,7 @@ void dcpi_labeler_free(struct dcpi_labeler *l)
 	for (size_t i = 0; i < l->nlabels; i++)
 		free(l->labels[i]);
 	free(l->labels);
+	free(l->uids);
 	free(l->procroot);
 	free(l);
 }
@@ -212,13 +228,21 @@ static void cgroup_path(const struct dcpi_labeler *l, int32_t pid, char *buf, si
 }
 
 /* The label of p, from what /proc says now (pid 0, the idle tasks, has
- * no directory: "swapper", root, "/"). */
-static void compose(const struct dcpi_labeler *l, const struct proc *p, char *out, size_t len)
+ * no directory: "swapper", root, "/"), and the process's real uid (for
+ * its share of the cap; UINT32_MAX when unknown).  Returns whether /proc
+ * still had the process. */
+static int compose(const struct dcpi_labeler *l, const struct proc *p, char *out, size_t len,
+		   uint32_t *uid)
 {
-	char v[VALUE_MAX];
+	char v[VALUE_MAX], u[32];
 	size_t n = 0;
 
 	out[0] = 0;
+	if (p->pid == 0)
+		snprintf(u, sizeof(u), "0");
+	else
+		status_field(l, p->pid, "Uid", u, sizeof(u));
+	*uid = u[0] ? (uint32_t)strtoul(u, NULL, 10) : UINT32_MAX;
 	for (size_t i = 0; i < NKEYS && n < len; i++) {
 		if (!(l->keys & keys[i].key))
 			continue;
@@ -230,10 +254,7 @@ static void compose(const struct dcpi_labeler *l, const struct proc *p, char *ou
 			else
 				read_line(l, p->pid, "comm", v, sizeof(v));
 		} else if (keys[i].key == DCPI_LABEL_UID) {
-			if (p->pid == 0)
-				snprintf(v, sizeof(v), "0");
-			else
-				status_field(l, p->pid, "Uid", v, sizeof(v));
+			snprintf(v, sizeof(v), "%s", u);
 		} else {
 			if (p->pid == 0)
 				snprintf(v, sizeof(v), "/");
@@ -245,6 +266,7 @@ static void compose(const struct dcpi_labeler *l, const struct proc *p, char *ou
 		clean(v);
 		n += (size_t)snprintf(out + n, len - n, "%s%s=%s", n ? "," : "", keys[i].name, v);
 	}
+	return u[0] != 0;
 }
 
 static struct proc *proc_of(struct dcpi_labeler *l, int32_t pid, int create)
@@ -263,9 +285,35 @@ static struct proc *proc_of(struct dcpi_labeler *l, int32_t pid, int create)
 	return p;
 }
 
-static int intern(struct dcpi_labeler *l, const char *label, uint32_t *id)
+static void proc_free(void *v)
+{
+	struct proc *p = v;
+
+	if (p)
+		free(p->seen);
+	free(p);
+}
+
+/* The count of labels uid has interned (created at 0). */
+static size_t *uid_share(struct dcpi_labeler *l, uint32_t uid)
+{
+	for (size_t i = 0; i < l->nuids; i++)
+		if (l->uids[i].uid == uid)
+			return &l->uids[i].n;
+	if (DCPI_GROW(l->uids, l->uids_cap, l->nuids + 1, SIZE_MAX, "uids"))
+		return NULL;
+	l->uids[l->nuids] = (struct uid_count){ uid, 0 };
+	return &l->uids[l->nuids++].n;
+}
+
+/* The id of label, made when new: past the cap, or past uid's share of it
+ * (a quarter: one user renaming a process in a loop cannot make every
+ * other user's processes "other"), it is 0, other. */
+static int intern(struct dcpi_labeler *l, const char *label, uint32_t uid, uint32_t *id)
 {
 	struct lab key = { label, 0 }, *e = htab_find(l->ids, &key);
+	size_t share = l->cap / DCPI_LABEL_UID_SHARE > 0 ? l->cap / DCPI_LABEL_UID_SHARE : 1;
+	size_t *mine;
 	void **slot;
 	int err;
 
@@ -273,7 +321,8 @@ static int intern(struct dcpi_labeler *l, const char *label, uint32_t *id)
 		*id = e->id;
 		return 0;
 	}
-	if (l->nlabels - 1 >= l->cap) {
+	mine = uid_share(l, uid);
+	if (l->nlabels - 1 >= l->cap || !mine || *mine >= share) {
 		*id = 0;
 		return 0;
 	}
@@ -293,25 +342,59 @@ static int intern(struct dcpi_labeler *l, const char *label, uint32_t *id)
 		return dcpi_error(ENOMEM, "out of memory");
 	}
 	*slot = e;
+	(*mine)++;
 	*id = (uint32_t)l->nlabels++;
 	return 0;
+}
+
+/* p's label is label (not interned yet), of uid's. */
+static void set_seen(struct proc *p, const char *label, uint32_t uid)
+{
+	char *s = strdup(label);
+
+	if (!s)
+		return; /* looked up again at its next sample */
+	free(p->seen);
+	p->seen = s;
+	p->uid = uid;
+	p->has_id = 0;
+}
+
+/* What /proc says of p now, as its label to be; nothing when /proc no
+ * longer has it (what is known stays). */
+static void look(struct dcpi_labeler *l, struct proc *p)
+{
+	char label[3 * (VALUE_MAX + 8)];
+	uint32_t uid;
+
+	if (compose(l, p, label, sizeof(label), &uid) || (!p->has_id && !p->seen))
+		set_seen(p, label, uid);
 }
 
 int dcpi_labeler_get(struct dcpi_labeler *l, int32_t pid, uint32_t *id)
 {
 	struct proc *p = proc_of(l, pid, 1), tmp = { .pid = pid };
 	char label[3 * (VALUE_MAX + 8)];
+	uint32_t uid;
 	int err;
 
 	if (p && p->has_id) {
 		*id = p->id;
 		return 0;
 	}
-	compose(l, p ? p : &tmp, label, sizeof(label));
-	err = intern(l, label, id);
+	if (p && p->seen) {
+		uid = p->uid;
+		err = intern(l, p->seen, uid, id);
+	} else {
+		compose(l, p ? p : &tmp, label, sizeof(label), &uid);
+		err = intern(l, label, uid, id);
+	}
 	if (!err && p) {
 		p->id = *id;
+		p->uid = uid;
 		p->has_id = 1;
+		free(p->seen);
+		p->seen = NULL;
 	}
 	return err;
 }
@@ -327,7 +410,7 @@ size_t dcpi_labeler_count(const struct dcpi_labeler *l)
 }
 
 /* label with its comm value replaced by comm, into out (the other
- * values stay: an exec keeps the user and the cgroup). */
+ * values stay: a rename keeps the user and the cgroup). */
 static void replace_comm(const char *label, const char *comm, char *out, size_t len)
 {
 	const char *v = strncmp(label, "comm=", 5) ? NULL : label + 5;
@@ -342,47 +425,101 @@ static void replace_comm(const char *label, const char *comm, char *out, size_t 
 	snprintf(out, len, "comm=%s%s", c, v + strcspn(v, ","));
 }
 
-void dcpi_labeler_comm(struct dcpi_labeler *l, int32_t pid, const char *comm)
+/* The label p had, interned or seen; NULL when none is known. */
+static const char *known(const struct dcpi_labeler *l, const struct proc *p)
+{
+	return p->has_id ? l->labels[p->id] : p->seen;
+}
+
+void dcpi_labeler_comm(struct dcpi_labeler *l, int32_t pid, const char *comm, int exec)
 {
 	struct proc *p = proc_of(l, pid, 1);
 	char label[3 * (VALUE_MAX + 8)];
-	uint32_t id;
 
 	if (!p)
 		return;
 	snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "");
-	/* known already (looked up, or inherited at fork): only the command
-	   changed, and the process may be gone before its next sample */
-	if (p->has_id && p->id && (l->keys & DCPI_LABEL_COMM)) {
-		replace_comm(l->labels[p->id], p->comm, label, sizeof(label));
-		if (!intern(l, label, &id)) {
-			p->id = id;
-			return;
-		}
+	p->dead = 0;
+	if (exec) /* a new program: its user and cgroup as they are now (su,
+		     setpriv, runuser, a move made before the exec) */
+		look(l, p);
+	/* the command is the record's, also when /proc no longer has it; a
+	   rename changes nothing else, and nothing is interned until a sample
+	   needs it */
+	if (known(l, p) && (p->seen || p->id != 0) && (l->keys & DCPI_LABEL_COMM)) {
+		replace_comm(known(l, p), p->comm, label, sizeof(label));
+		set_seen(p, label, p->uid);
+	} else if (!p->seen) {
+		p->has_id = 0;
 	}
-	p->has_id = 0;
 }
 
 void dcpi_labeler_fork(struct dcpi_labeler *l, int32_t pid, int32_t ppid)
 {
 	struct proc key = { .pid = ppid }, *parent = htab_find(l->procs, &key), *child;
-	uint32_t id;
 
 	/* a parent not seen yet is alive now (it forks): look it up */
-	if ((!parent || !parent->has_id) && ppid > 0 && !dcpi_labeler_get(l, ppid, &id))
-		parent = htab_find(l->procs, &key);
+	if ((!parent || !known(l, parent)) && ppid > 0 && (parent = proc_of(l, ppid, 1)))
+		look(l, parent);
 	if (!parent || pid == ppid || !(child = proc_of(l, pid, 1)))
 		return;
 	/* a child is its parent's command, user and cgroup until it changes them */
 	memcpy(child->comm, parent->comm, sizeof(child->comm));
-	child->id = parent->id;
+	child->dead = 0;
+	free(child->seen);
+	child->seen = NULL;
 	child->has_id = parent->has_id;
+	child->id = parent->id;
+	child->uid = parent->uid;
+	if (!parent->has_id && parent->seen)
+		set_seen(child, parent->seen, parent->uid);
 }
 
 void dcpi_labeler_exit(struct dcpi_labeler *l, int32_t pid)
 {
-	struct proc key = { .pid = pid };
+	struct proc key = { .pid = pid }, *p = htab_find(l->procs, &key);
 
-	if (htab_find(l->procs, &key))
-		htab_remove_elt(l->procs, &key);
+	if (!p)
+		return;
+	/* samples of it may still come (JIT code named at the next merge):
+	   what it was is kept, read now while /proc may still show it */
+	if (!known(l, p))
+		look(l, p);
+	p->dead = 1;
+}
+
+static int reap_one(void **slot, void *arg)
+{
+	struct dcpi_labeler *l = arg;
+	struct proc *p = *slot;
+
+	if (p->dead)
+		htab_clear_slot(l->procs, slot);
+	return 1;
+}
+
+void dcpi_labeler_reap(struct dcpi_labeler *l)
+{
+	htab_traverse_noresize(l->procs, reap_one, l);
+}
+
+static int refresh_one(void **slot, void *arg)
+{
+	struct dcpi_labeler *l = arg;
+	struct proc *p = *slot;
+	char label[3 * (VALUE_MAX + 8)];
+	const char *was = known(l, p);
+	uint32_t uid;
+
+	/* a live process known before: what /proc says now (a daemon that
+	   dropped its privileges without an exec, a move to another cgroup) */
+	if (!p->dead && was && p->pid > 0 && compose(l, p, label, sizeof(label), &uid) &&
+	    strcmp(label, was))
+		set_seen(p, label, uid);
+	return 1;
+}
+
+void dcpi_labeler_refresh(struct dcpi_labeler *l)
+{
+	htab_traverse_noresize(l->procs, refresh_one, l);
 }

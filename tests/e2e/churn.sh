@@ -13,27 +13,12 @@ DB=$T/db
 # tiny runs 3 ms of CPU time, however much CPU it gets: at one sample
 # every 500 us on each CPU it is sampled whatever else runs, so each of
 # them has a profile (the check is of what dcpid keeps, not of the load)
-cat >"$T/tiny.c" <<'C'
-#include <time.h>
-int main(void)
-{
-	struct timespec t;
-	volatile long x = 0;
-
-	do {
-		for (long i = 0; i < 10000; i++)
-			x += i;
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	} while (t.tv_sec == 0 && t.tv_nsec < 3000000);
-	return 0;
-}
-C
-cc -O1 -o "$T/tiny" "$T/tiny.c" || fail "build tiny"
+build_workload cputime "$T/tiny" || fail "build tiny"
 # churn N TAG: N processes, each a fresh copy of tiny at a new path
 churn() {
 	local i
 	for i in $(seq "$1"); do
-		cp "$T/tiny" "$T/t.$2.$i" && "$T/t.$2.$i"
+		cp "$T/tiny" "$T/t.$2.$i" && "$T/t.$2.$i" 3
 		rm -f "$T/t.$2.$i"
 	done
 }

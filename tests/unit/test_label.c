@@ -64,6 +64,90 @@ static void test_parse(void)
 	T_EQ(dcpi_label_parse("", &k), -EINVAL, "nothing refused");
 }
 
+/* The label follows the process, not its parent: su/setpriv/runuser (a
+ * setuid, then an exec), a cgroup move before an exec, a daemon dropping
+ * its privileges without an exec (seen at the next merge's refresh), and
+ * an exited process's samples named later (JIT code at the merge). */
+static void test_follows(const char *root)
+{
+	struct dcpi_labeler *l = NULL;
+
+	dcpi_labeler_new(DCPI_LABEL_COMM | DCPI_LABEL_UID | DCPI_LABEL_CGROUP, root, 0, &l);
+	proc(root, 600, "su\n", 0, "/user.slice/session-1.scope");
+	T_STREQ(label_of(l, 600), "comm=su,uid=0,cgroup=/user.slice/session-1.scope", "su, root");
+	dcpi_labeler_fork(l, 601, 600);
+	proc(root, 601, "su\n", 1000, "/user.slice/session-1.scope"); /* setuid(1000) */
+	dcpi_labeler_comm(l, 601, "job", 1);
+	T_STREQ(label_of(l, 601), "comm=job,uid=1000,cgroup=/user.slice/session-1.scope",
+		"su's child after setuid and exec: its own uid, not its parent's");
+	dcpi_labeler_fork(l, 602, 600);
+	proc(root, 602, "su\n", 0, "/system.slice/batch.service"); /* moved, then exec */
+	dcpi_labeler_comm(l, 602, "batch", 1);
+	T_STREQ(label_of(l, 602), "comm=batch,uid=0,cgroup=/system.slice/batch.service",
+		"a cgroup move before the exec: the new cgroup");
+	proc(root, 603, "httpd\n", 0, "/system.slice/httpd.service");
+	T_STREQ(label_of(l, 603), "comm=httpd,uid=0,cgroup=/system.slice/httpd.service",
+		"a daemon, root at first");
+	proc(root, 603, "httpd\n", 33, "/system.slice/httpd.service"); /* setuid(33), no exec */
+	T_STREQ(label_of(l, 603), "comm=httpd,uid=0,cgroup=/system.slice/httpd.service",
+		"until the next merge, its label stays");
+	dcpi_labeler_refresh(l);
+	T_STREQ(label_of(l, 603), "comm=httpd,uid=33,cgroup=/system.slice/httpd.service",
+		"after the merge's refresh: the uid it dropped to");
+	proc(root, 604, "java\n", 1000, "/user.slice/session-1.scope");
+	dcpi_labeler_comm(l, 604, "java", 1);
+	dcpi_labeler_exit(l, 604);
+	fx_sh("rm -rf '%s/604'", root);
+	T_STREQ(label_of(l, 604), "comm=java,uid=1000,cgroup=/user.slice/session-1.scope",
+		"exited before its first sample, named at the merge (JIT code): its label, not '?'");
+	dcpi_labeler_reap(l);
+	T_STREQ(label_of(l, 604), "comm=?,uid=?,cgroup=?", "after the reap it is forgotten");
+	dcpi_labeler_free(l);
+}
+
+/* A process renaming itself in a loop: nothing interned without samples,
+ * and with samples only its uid's share of the cap, so other users'
+ * processes keep labels of their own. */
+static void test_shares(const char *root)
+{
+	struct dcpi_labeler *l = NULL;
+	char name[16];
+	uint32_t id;
+	int others = 0;
+
+	dcpi_labeler_new(DCPI_LABEL_COMM, root, 16, &l);
+	proc(root, 700, "spin\n", 1000, "/user.slice");
+	T_STREQ(label_of(l, 700), "comm=spin", "the renamer, as it starts");
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		dcpi_labeler_comm(l, 700, name, 0);
+	}
+	T_EQ(dcpi_labeler_count(l), 1, "100 renames without a sample: nothing interned");
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "m%d", i);
+		dcpi_labeler_comm(l, 700, name, 0);
+		dcpi_labeler_get(l, 700, &id);
+		others += id == 0;
+	}
+	T_EQ(dcpi_labeler_count(l), 16 / DCPI_LABEL_UID_SHARE,
+	     "100 renames with samples: uid 1000 interns its share of the cap (%zu), no more",
+	     dcpi_labeler_count(l));
+	T_EQ(others, 100 - (16 / DCPI_LABEL_UID_SHARE - 1), "the rest of its samples: other");
+	proc(root, 701, "sshd\n", 0, "/system.slice");
+	T_STREQ(label_of(l, 701), "comm=sshd", "another user's process keeps a label of its own");
+	/* the cap itself: 16 labels, 4 a uid; uids 1000 (4), 0, 1, 2 fill it */
+	for (int u = 0; u < 3; u++)
+		for (int i = 0; i < 4; i++) {
+			snprintf(name, sizeof(name), "u%di%d\n", u, i);
+			proc(root, 710 + 10 * u + i, name, u, "/");
+			dcpi_labeler_get(l, 710 + 10 * u + i, &id);
+		}
+	T_EQ(dcpi_labeler_count(l), 16, "the cap: 16 labels");
+	proc(root, 790, "late\n", 7, "/");
+	T_STREQ(label_of(l, 790), "other", "past the cap, any uid's new label: other");
+	dcpi_labeler_free(l);
+}
+
 int main(void)
 {
 	char root[512];
@@ -78,7 +162,7 @@ int main(void)
 	proc(root, 100, "xz\n", 1000, "/user.slice/session-2.scope");
 	proc(root, 200, "we,ird\x01\n", 0, "/system.slice/a,b.service");
 
-	if (dcpi_labeler_new(DCPI_LABEL_COMM | DCPI_LABEL_UID | DCPI_LABEL_CGROUP, root, 4, &l)) {
+	if (dcpi_labeler_new(DCPI_LABEL_COMM | DCPI_LABEL_UID | DCPI_LABEL_CGROUP, root, 8, &l)) {
 		printf("Bail out! %s\n", dcpi_errmsg());
 		return 1;
 	}
@@ -91,14 +175,18 @@ int main(void)
 	proc(root, 100, "python3\n", 1000, "/user.slice/session-2.scope");
 	dcpi_labeler_get(l, 100, &b);
 	T_EQ(a, b, "remembered: /proc is read once per process");
-	dcpi_labeler_comm(l, 100, "python3");
+	dcpi_labeler_comm(l, 100, "python3", 1);
 	T_STREQ(label_of(l, 100), "comm=python3,uid=1000,cgroup=/user.slice/session-2.scope",
 		"after a COMM record (exec): looked up afresh");
-	T_EQ(dcpi_labeler_count(l), 4, "four labels kept apart: the cap");
-	T_STREQ(label_of(l, 300), "other", "a gone process past the cap: other");
+	T_EQ(dcpi_labeler_count(l), 4, "four labels kept apart");
+	T_STREQ(label_of(l, 300), "comm=?,uid=?,cgroup=?", "a gone process: '?'");
 	dcpi_labeler_exit(l, 200);
 	put(root, 200, "comm", "sshd\n");
-	T_STREQ(label_of(l, 200), "other", "pid 200 reused after its exit: a new label, past the cap");
+	T_STREQ(label_of(l, 200), "comm=we_ird_,uid=0,cgroup=/system.slice/a_b.service",
+		"exited: its label kept for its samples named later");
+	dcpi_labeler_reap(l);
+	T_STREQ(label_of(l, 200), "other", "pid 200 reused after the reap: a new label, past uid 0's "
+		"share of the cap (2 of 8)");
 	dcpi_labeler_free(l);
 
 	/* fork and exec of processes gone before their first sample: the
@@ -108,7 +196,7 @@ int main(void)
 	dcpi_labeler_fork(l, 500, 100);
 	T_STREQ(label_of(l, 500), "comm=python3,uid=1000", "a forked child (gone): its parent's label");
 	dcpi_labeler_fork(l, 501, 100);
-	dcpi_labeler_comm(l, 501, "sh,x");
+	dcpi_labeler_comm(l, 501, "sh,x", 1);
 	T_STREQ(label_of(l, 501), "comm=sh_x,uid=1000", "forked, then exec'd (gone): the new "
 		"command, the parent's uid");
 	dcpi_labeler_fork(l, 502, 200);
@@ -120,11 +208,13 @@ int main(void)
 
 	/* a gone process, without a cap to hit */
 	dcpi_labeler_new(DCPI_LABEL_COMM | DCPI_LABEL_UID, root, 0, &l);
-	dcpi_labeler_comm(l, 400, "short");
+	dcpi_labeler_comm(l, 400, "short", 1);
 	T_STREQ(label_of(l, 400), "comm=short,uid=?", "gone before its first sample: comm from the "
 		"COMM record, uid '?'");
 	T_STREQ(label_of(l, 401), "comm=?,uid=?", "gone with no COMM record: all '?'");
 	dcpi_labeler_free(l);
+	test_follows(root);
+	test_shares(root);
 	fx_cleanup();
 	return t_done();
 }

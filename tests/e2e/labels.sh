@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Labels follow the process, not its parent (issue 22, item 1): jobs
+# started through setpriv, runuser and su as nobody are labelled with
+# nobody's uid; a job moved to another cgroup before its exec with that
+# cgroup; a program whose samples are named after it exited (JIT code) has
+# its own label, not '?'.  Each job is a copy of one CPU loop under a name
+# of its own, so its label is found by its command.
+. "$DCPI_ROOT/tests/tap.sh"
+require_root
+NOBODY=$(id -u nobody)
+DB=$T/db
+# each job runs 1.5 s of CPU time: longer than the daemon takes to read
+# the records of its exec (it reads /proc then; a job gone by then keeps
+# its parent's user, dcpid(8) -label)
+build_workload cputime "$T/loop" || { fail "build loop"; done_testing; }
+for j in lbl_setpriv lbl_runuser lbl_su lbl_cgroup lbl_root; do cp "$T/loop" "$T/$j"; done
+chmod 755 "$T"/lbl_*
+
+start_dcpid "$DB" -label comm,uid,cgroup -merge 3600 || { fail "dcpid starts"; done_testing; }
+setpriv --reuid="$NOBODY" --regid=nogroup --clear-groups -- "$T/lbl_setpriv" 1500
+runuser -u nobody -- "$T/lbl_runuser" 1500
+su -s /bin/sh nobody -c "$T/lbl_su 1500" 2>"$T/su.err" || echo "# su failed: $(cat "$T/su.err")"
+"$T/lbl_root" 1500
+CG=""
+if [ -w /sys/fs/cgroup/unified ] || [ -w /sys/fs/cgroup/cgroup.procs ]; then
+	base=/sys/fs/cgroup/unified
+	[ -e "$base/cgroup.procs" ] || base=/sys/fs/cgroup
+	CG=/dcpi-labels-$$
+	if mkdir "$base$CG" 2>/dev/null; then
+		at_exit "rmdir '$base$CG'"
+		sh -c "echo \$\$ >'$base$CG/cgroup.procs' && exec '$T/lbl_cgroup' 1500" || CG=""
+	else
+		CG=""
+	fi
+fi
+"$DCPI_BIN/dcpictl" -db "$DB" flush >/dev/null || fail "flush"
+labels=$("$DCPI_BIN/dcpilabel" -db "$DB" 2>/dev/null)
+label_of() { grep -oE "comm=$1,[^ ]*" <<<"$labels" | head -1; }
+for j in lbl_setpriv lbl_runuser lbl_su; do
+	l=$(label_of "$j")
+	if [ -z "$l" ] && [ "$j" = lbl_su ] && [ -s "$T/su.err" ]; then
+		skip "su as nobody did not run here: $(head -1 "$T/su.err")"
+		continue
+	fi
+	[[ "$l" == "comm=$j,uid=$NOBODY,"* ]] && pass "$j: uid $NOBODY, not its parent's 0 ($l)" ||
+		fail "$j labelled with nobody's uid" "got '$l'; all: $labels"
+done
+l=$(label_of lbl_root)
+[[ "$l" == "comm=lbl_root,uid=0,"* ]] && pass "root's job: uid 0" || fail "root's job: uid 0" "$l"
+if [ -n "$CG" ]; then
+	l=$(label_of lbl_cgroup)
+	[[ "$l" == *",cgroup=$CG" ]] && pass "moved to $CG before its exec: that cgroup ($l)" ||
+		fail "a cgroup move before exec" "got '$l', want cgroup=$CG"
+else
+	skip "no writable cgroup v2 hierarchy here: the cgroup move is not tested"
+fi
+q=$(grep -c 'comm=lbl_[a-z]*' <<<"$labels")
+qq=$(grep -E 'comm=lbl_' <<<"$labels" | grep -c '=?')
+[ "$qq" -eq 0 ] && pass "none of the jobs' labels has a '?' ($q labels)" ||
+	fail "no '?' in the jobs' labels" "$labels"
+done_testing
