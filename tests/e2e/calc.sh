@@ -149,6 +149,54 @@ loop=$("$C" -db "$T/pdb" -exact -json get_next_random "$T/plt" 2>/dev/null |
 bid=$(readelf -n "$T/plt" | sed -n 's/.*Build ID: //p')
 [ "$loop" = 100000 ] && grep -qx "runs 2" "$T/pdb/exact/$bid" &&
 	pass "two dcpix runs add up: 100000, runs 2" || fail "two dcpix runs add up" "got $loop"
+# calls made every way: through pointers, as tail calls, into a signal
+# handler, and back through longjmp; each function's entry block ran
+# exactly as often as the program says it was called
+cat >"$T/ways.c" <<'C'
+#include <setjmp.h>
+#include <signal.h>
+#include <stdlib.h>
+volatile int sink;
+static jmp_buf env;
+__attribute__((noinline)) int w_f0(int x) { sink += x; return x + 1; }
+__attribute__((noinline)) int w_f1(int x) { sink -= x; return x + 2; }
+__attribute__((noinline)) int w_h(int x) { sink ^= x; return x * 3; }
+__attribute__((noinline)) int w_g(int x) { sink++; return w_h(x + 1); }   /* a tail call at -O2 */
+__attribute__((noinline)) void w_jump(int i) { longjmp(env, i + 1); }
+static void w_handler(int sig) { sink += sig; }
+int (*volatile fp[2])(int) = { w_f0, w_f1 };
+__attribute__((noinline)) void w_spin(void) { for (long k = 0; k < 300000000; k++) sink++; }
+int main(int argc, char **argv)
+{
+	volatile int i, n = 0;
+
+	if (argc > 1) /* dcpi record's run: time enough to be sampled */
+		w_spin();
+	signal(SIGUSR1, w_handler);
+	for (i = 0; i < 3000; i++)
+		n += fp[i % 3 == 0](i);      /* w_f1 1000 times, w_f0 2000 */
+	for (i = 0; i < 700; i++)
+		n += w_g(i);
+	for (i = 0; i < 50; i++)
+		raise(SIGUSR1);
+	i = setjmp(env);
+	if (i < 40)
+		w_jump(i);
+	return n == 12345;
+}
+C
+cc -O2 -g -o "$T/ways" "$T/ways.c" || fail "build ways"
+"$DCPI_BIN/dcpi-record" -db "$T/wdb" -quiet -- "$T/ways" spin >/dev/null 2>&1
+"$X" -db "$T/wdb" -quiet -- "$T/ways" >/dev/null 2>"$T/wx.err" || true
+entry() { # FUNCTION: the exact count of its first block
+	"$C" -db "$T/wdb" -exact -json "$1" "$T/ways" 2>/dev/null |
+		grep -m1 -o '"freq": [0-9.]*' | awk '{ printf "%d", $2 }'
+}
+got="$(entry w_f0) $(entry w_f1) $(entry w_g) $(entry w_h) $(entry w_handler) $(entry w_jump)"
+[ "$got" = "2000 1000 700 700 50 40" ] &&
+	pass "exact entry counts: pointers 2000 and 1000, call and tail call 700 each, handler 50, longjmp 40" ||
+	fail "exact entry counts through pointers, tail calls, a handler, longjmp" \
+		"got $got, want 2000 1000 700 700 50 40; $(cat "$T/wx.err")"
 # a stripped program: its counts stored all the same (under its build-id)
 cp "$T/plt" "$T/plts" && strip --strip-all "$T/plts"
 out=$("$X" -db "$T/sdb" -- "$T/plts" 5 2>&1 >/dev/null)
