@@ -111,8 +111,37 @@ static void intern_free(struct intern *t)
 	free(t->slot);
 }
 
-/* name joined with the unit's comp_dir when relative; "??" on failure
- * (a name is never worth failing a lookup for). */
+/* p without its "." components ("././prog.c" is "prog.c", "/a/./b"
+ * "/a/b"); ".." is kept (a symbolic link makes it more than a lexical
+ * step back). */
+static void drop_dots(char *p)
+{
+	char *w = p, *r = p;
+
+	while (*r) {
+		if (r[0] == '.' && (r[1] == '/' || (!r[1] && w > p))) {
+			r += r[1] ? 2 : 1;
+			continue;
+		}
+		if (r[0] == '/' && w > p && w[-1] == '/') {
+			r++;
+			continue;
+		}
+		while (*r && *r != '/')
+			*w++ = *r++;
+		if (*r == '/')
+			*w++ = *r++;
+	}
+	if (w > p + 1 && w[-1] == '/' && r[-1] != '/')
+		w--;
+	*w = '\0';
+	if (!*p)
+		strcpy(p, ".");
+}
+
+/* name joined with the unit's comp_dir when relative, without "."
+ * components; "??" on failure (a name is never worth failing a lookup
+ * for). */
 static const char *file_name(struct dcpi_srclines *s, Dwarf_Die *cu, const char *name)
 {
 	Dwarf_Attribute a;
@@ -122,10 +151,10 @@ static const char *file_name(struct dcpi_srclines *s, Dwarf_Die *cu, const char 
 	if (!name || !*name)
 		return intern(&s->strs, "??") ?: "??";
 	dir = name[0] == '/' ? NULL : dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a));
-	if (!dir || !*dir)
-		return intern(&s->strs, name) ?: "??";
-	if (asprintf(&joined, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0)
+	if (asprintf(&joined, "%s%s%s", dir && *dir ? dir : "",
+		     !dir || !*dir || dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0)
 		return "??";
+	drop_dots(joined);
 	r = intern(&s->strs, joined);
 	free(joined);
 	return r ?: "??";

@@ -1,5 +1,6 @@
 # The golden tests' fixture (sourced by the tests/golden scripts after tap.sh):
-# a small program compiled here (prog.c) and a database written by
+# a small program, committed as built (prog, from prog.c by build-prog, so
+# that its code is the same whatever compiler is here) and a database written by
 # $DCPI_BUILD/tests/mkdb with samples placed on its instructions, a kernel
 # with a made-up kallsyms snapshot, a module, unknown samples, a
 # per-process profile and an image whose path needs escaping.  No root, no
@@ -10,10 +11,6 @@
 #   golden NAME CMD...           run CMD; its output, normalised, must equal
 #                                expected/NAME (stdout, then "[stderr]" and
 #                                stderr if any, then "[exit N]" if not 0)
-#   needs_same_code              whether prog compiled here as it did when
-#                                the expected listings were made (addresses,
-#                                instructions, lines); else the points that
-#                                show them are skipped, saying why
 # GOLDEN_UPDATE=1 writes the expected files instead of comparing: check
 # every number in them by hand before committing them.
 : "${DCPI_BUILD:?}" "${DCPI_ROOT:?}"
@@ -25,7 +22,6 @@ PROG=$T/prog
 export LC_ALL=C TZ=UTC
 unset DCPIDB DEBUGINFOD_URLS DCPI_DEBUG_PATH
 export DCPI_VMLINUX=/nonexistent/vmlinux
-CFLAGS_PROG=(-O1 -g -fno-inline -fno-pie -no-pie -fcf-protection=none)
 
 # The file offset of the INDEX-th instruction (from 0) of procedure FUNC
 # of $PROG, plus DELTA bytes: objdump's address, through readelf's PT_LOAD.
@@ -188,8 +184,7 @@ EOF
 }
 
 golden_setup() {
-	cp "$G/prog.c" "$T/prog.c" &&
-		(cd "$T" && cc "${CFLAGS_PROG[@]}" -o prog prog.c) || { fail "compile prog.c"; return 1; }
+	cp "$G/prog.c" "$T/prog.c" && cp "$G/prog" "$T/prog" || { fail "copy prog"; return 1; }
 	write_kallsyms "$T/proc0" 0x200000
 	write_kallsyms "$T/proc1" 0
 	golden_spec >"$T/spec" || { fail "find prog's instructions with objdump"; return 1; }
@@ -209,7 +204,8 @@ normalise() {
 
 golden() {
 	local name=$1 rc; shift
-	"$@" >"$T/out" 2>"$T/err"; rc=$?
+	# in $T: prog's DWARF names its source ./prog.c
+	(cd "$T" && "$@") >"$T/out" 2>"$T/err"; rc=$?
 	{
 		normalise <"$T/out"
 		if [ -s "$T/err" ]; then echo "[stderr]"; normalise <"$T/err"; fi
@@ -223,17 +219,4 @@ golden() {
 	else
 		fail "$name: output differs from expected/$name" "$(cat "$T/diff")"
 	fi
-}
-
-# prog's code, lines and layout as objdump sees them, against those the
-# expected listings were made with.
-needs_same_code() {
-	objdump -dl --no-show-raw-insn "$PROG" | awk '/^[0-9a-f]+ <(hot|warm|cold|main)>:$/ { on = 1 }
-		on { print } on && /^$/ { on = 0 }' | normalise >"$T/code"
-	readelf -lW "$PROG" | awk '$1 == "LOAD"' >>"$T/code"
-	if [ -n "${GOLDEN_UPDATE:-}" ]; then
-		cp "$T/code" "$EXP/prog.code"
-		return 0
-	fi
-	cmp -s "$T/code" "$EXP/prog.code"
 }
