@@ -29,6 +29,10 @@ int dcpi_grow(void **arr, size_t *cap, size_t need, size_t elsize, size_t max,
 /* a * b into *out; -ENOMEM (with a message) when it overflows size_t. */
 int dcpi_size_mul(size_t a, size_t b, size_t *out);
 
+/* Write all len bytes to fd (retrying short writes and EINTR): 0, or
+ * -errno (-EIO when write(2) wrote nothing); no message. */
+int dcpi_write_all(int fd, const void *data, size_t len);
+
 /* A 64-bit mixer (MurmurHash3's finalizer) for open-addressing tables. */
 static inline uint64_t dcpi_mix64(uint64_t x)
 {

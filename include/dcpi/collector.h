@@ -50,6 +50,9 @@ struct dcpi_collector_opts {
 	unsigned dirmode;
 	/* a complete one-line message: something was refused or skipped */
 	void (*on_warning)(void *arg, const char *msg);
+	/* a merge is about to commit nfiles profiles (dcpi_file_batch_commit:
+	   its slow part); for logs, and for tests that slow a merge down */
+	void (*on_commit)(void *arg, size_t nfiles);
 	void *arg;
 };
 
