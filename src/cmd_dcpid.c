@@ -31,6 +31,8 @@
 #include "dcpi/version.h"
 
 #define MAX_BYPID 64
+#define MAX_LOSS_CPUS 4096
+#define LOSS_LOG_SECS 10    /* at most one line per CPU this often */
 
 enum { LOG_ERR, LOG_INFO, LOG_DEBUG };
 
@@ -67,6 +69,10 @@ struct daemon {
 	struct dcpi_run *run;
 	time_t next_merge, next_status;
 	uint64_t logged_unknown;
+	/* losses not yet logged, by CPU + 1 (0: CPU not known), and when the
+	   next line may be written */
+	uint64_t unlogged_lost[1 + MAX_LOSS_CPUS];
+	time_t next_loss_log;
 	int quit;
 };
 
@@ -387,6 +393,60 @@ static int merge(struct daemon *d)
 
 static void overhead_text(struct daemon *d, char *buf, size_t len);
 
+/* The whole run's counts beside the epoch's (status), and the records
+ * waiting in memory for the collector (the ring-reading thread's). */
+static void run_totals_text(struct daemon *d, struct dcpi_buf *b)
+{
+	struct dcpi_run_totals t;
+	size_t now, peak;
+
+	dcpi_run_totals(d->run, &t);
+	dcpi_sampler_thread_staged(dcpi_run_sampler(d->run), &now, &peak);
+	dcpi_buf_printf(b, "run samples: %" PRIu64 "\nrun lost: %" PRIu64 "\nrun throttled: %" PRIu64
+			"\nrun unknown: %" PRIu64 "\nrecords waiting: %.1f MiB (at most %.1f MiB "
+			"so far)\n", t.samples, t.lost, t.throttled, t.unknown, now / 1048576.0,
+			peak / 1048576.0);
+}
+
+/* Losses as they happen: the kernel's per-CPU reports (the ring was full),
+ * gathered by the ring-reading thread, one line per CPU with its count
+ * since the last line, at most every LOSS_LOG_SECS (a ring overflowing
+ * all the time would write a line per drain). */
+static void log_losses(struct daemon *d)
+{
+	struct dcpi_sampler_loss l[64];
+	struct dcpi_run_totals t;
+	time_t now = time(NULL);
+	size_t n;
+	int any = 0;
+
+	do {
+		n = dcpi_sampler_losses(dcpi_run_sampler(d->run), l, 64);
+		for (size_t i = 0; i < n; i++)
+			d->unlogged_lost[l[i].cpu >= 0 && l[i].cpu < MAX_LOSS_CPUS ? l[i].cpu + 1 : 0] +=
+				l[i].lost;
+	} while (n == 64);
+	if (now < d->next_loss_log)
+		return;
+	dcpi_run_totals(d->run, &t);
+	for (int c = 0; c <= MAX_LOSS_CPUS; c++) {
+		if (!d->unlogged_lost[c])
+			continue;
+		if (c)
+			logmsg(d, LOG_ERR, "lost %" PRIu64 " samples on CPU %d in epoch %s (its ring "
+			       "was full); %" PRIu64 " lost in this run", d->unlogged_lost[c], c - 1,
+			       dcpi_run_epoch(d->run), t.lost);
+		else
+			logmsg(d, LOG_ERR, "lost %" PRIu64 " samples in epoch %s (a ring was full); "
+			       "%" PRIu64 " lost in this run", d->unlogged_lost[c],
+			       dcpi_run_epoch(d->run), t.lost);
+		d->unlogged_lost[c] = 0;
+		any = 1;
+	}
+	if (any)
+		d->next_loss_log = now + LOSS_LOG_SECS;
+}
+
 static void status_text(struct daemon *d, struct dcpi_buf *b)
 {
 	char over[256];
@@ -425,6 +485,7 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 			st->samples, st->lost, st->throttled, st->unknown, st->kernel,
 			st->images, ls.processes, dcpi_collector_pending(col), d->merge_secs,
 			ls.images, ls.forgotten);
+	run_totals_text(d, b);
 }
 
 /* ---- control requests --------------------------------------------------- */
@@ -691,7 +752,7 @@ static void open_sampling(struct daemon *d)
 			      .mmap_build_id = d->buildid_mmap },
 		.bypid = d->bypid, .nbypid = d->nbypid, .unknown_per_pid = d->unknown_per_pid,
 		.label_keys = d->label_keys, .dirmode = d->dirmode, .filemode = d->filemode,
-		.clock_khz = d->clock_khz, .on_warning = on_warning,
+		.clock_khz = d->clock_khz, .drain_thread = 1, .on_warning = on_warning,
 		.on_unknown = d->logmaps ? on_unknown : NULL,
 		.on_merged = d->imagecache ? on_merged : NULL, .arg = d,
 	};
@@ -876,6 +937,7 @@ static void tick(struct daemon *d)
 	time_t now = time(NULL);
 
 	dcpi_run_rerandomize(d->run);
+	log_losses(d);
 	if (now >= d->next_merge)
 		merge(d);
 	if (d->gc_days && now >= d->next_gc)
@@ -963,6 +1025,7 @@ int cmd_dcpid(int argc, char **argv)
 {
 	static struct daemon d; /* large; and one per process */
 	const struct dcpi_epoch_stats *st;
+	struct dcpi_run_totals t;
 	char over[256];
 
 	d.lockfd = d.ctlfd = d.sigfd = -1;
@@ -974,10 +1037,15 @@ int cmd_dcpid(int argc, char **argv)
 	daemonize_finish(&d, ready);
 	run(&d);
 	st = dcpi_run_stats(d.run);
+	dcpi_run_totals(d.run, &t);
+	d.next_loss_log = 0;
+	log_losses(&d); /* the last ones, whenever the previous line was */
 	overhead_text(&d, over, sizeof(over));
 	logmsg(&d, LOG_INFO, "stopped: samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64
-	       " unknown %" PRIu64 "; estimated overhead %s", st->samples, st->lost, st->throttled,
-	       st->unknown, over);
+	       " unknown %" PRIu64 " in this run; epoch %s: samples %" PRIu64 " lost %" PRIu64
+	       " throttled %" PRIu64 " unknown %" PRIu64 "; estimated overhead %s", t.samples,
+	       t.lost, t.throttled, t.unknown, dcpi_run_epoch(d.run), st->samples, st->lost,
+	       st->throttled, st->unknown, over);
 	dcpi_ctl_unlink(d.db, d.host);
 	dcpi_run_free(d.run);
 	return 0;
