@@ -174,7 +174,7 @@ struct dcpi_sampler_thread_opts {
 int dcpi_sampler_thread_new(struct dcpi_sampler *inner, const struct dcpi_sampler_thread_opts *o,
 			    struct dcpi_sampler **out);
 /* Bytes of records copied and not yet drained, and the most there ever
- * were (for tests and status). */
+ * were (for tests and status); 0 and 0 for a sampler of another kind. */
 void dcpi_sampler_thread_staged(struct dcpi_sampler *s, size_t *now, size_t *peak);
 
 /* The online CPUs from /sys/devices/system/cpu/online. */

@@ -321,10 +321,15 @@ static size_t t_losses(struct dcpi_sampler *s, struct dcpi_sampler_loss *out, si
 	return n;
 }
 
+static const struct dcpi_sampler_ops thread_ops;
+
 void dcpi_sampler_thread_staged(struct dcpi_sampler *s, size_t *now, size_t *peak)
 {
 	struct tsampler *t = of(s);
 
+	*now = *peak = 0;
+	if (s->ops != &thread_ops)
+		return; /* not a thread sampler: nothing waits */
 	pthread_mutex_lock(&t->lock);
 	*now = t->staged.bytes;
 	*peak = t->peak;
