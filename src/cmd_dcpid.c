@@ -944,13 +944,16 @@ static void tick(struct daemon *d)
 		collect_garbage(d);
 	if (d->status_secs && now >= d->next_status) {
 		const struct dcpi_epoch_stats *st = dcpi_run_stats(d->run);
+		struct dcpi_run_totals t;
 		char over[256];
 
 		drain(d, 0);
+		dcpi_run_totals(d->run, &t);
 		overhead_text(d, over, sizeof(over));
 		logmsg(d, LOG_INFO, "status: samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64
-		       " unknown %" PRIu64 " pending %" PRIu64 "; estimated overhead %s",
-		       st->samples, st->lost, st->throttled, st->unknown, pending(d), over);
+		       " unknown %" PRIu64 " pending %" PRIu64 " (run: samples %" PRIu64 " lost %"
+		       PRIu64 "); estimated overhead %s", st->samples, st->lost, st->throttled,
+		       st->unknown, pending(d), t.samples, t.lost, over);
 		d->next_status = now + d->status_secs;
 	}
 }

@@ -96,7 +96,8 @@ struct dcpi_collector {
  * pseudo-image and names the profile after it. */
 static int new_jit(struct dcpi_collector *c, const struct dcpi_collector_opts *o)
 {
-	struct dcpi_jitmap_opts jo = { o->procroot, o->on_warning, o->arg };
+	struct dcpi_jitmap_opts jo = { .procroot = o->procroot, .on_warning = o->on_warning,
+				       .arg = o->arg };
 	struct dcpi_image jit = { .path = "[jit]", .kind = DCPI_IMAGE_FILE };
 	int err;
 
