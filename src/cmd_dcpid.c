@@ -25,6 +25,7 @@
 #include "dcpi/event.h"
 #include "dcpi/file.h"
 #include "dcpi/imagecache.h"
+#include "dcpi/jitmap.h"
 #include "dcpi/label.h"
 #include "dcpi/overhead.h"
 #include "dcpi/run.h"
@@ -408,6 +409,19 @@ static void run_totals_text(struct daemon *d, struct dcpi_buf *b)
 			peak / 1048576.0);
 }
 
+/* The JIT maps' memory against its budgets (dcpi/jitmap.h). */
+static void jit_text(struct dcpi_collector *col, struct dcpi_buf *b)
+{
+	struct dcpi_jitmap_stats js;
+
+	if (dcpi_collector_jit_stats(col, &js))
+		return;
+	dcpi_buf_printf(b, "JIT maps: %.1f MiB (budget %.0f MiB per user, %.0f MiB in all; %" PRIu64
+			" entries skipped over it)\n", js.bytes / 1048576.0,
+			DCPI_JITMAP_BUDGET_PER_UID / 1048576.0, DCPI_JITMAP_BUDGET / 1048576.0,
+			js.over_budget);
+}
+
 /* Losses as they happen: the kernel's per-CPU reports (the ring was full),
  * gathered by the ring-reading thread, one line per CPU with its count
  * since the last line, at most every LOSS_LOG_SECS (a ring overflowing
@@ -486,6 +500,7 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 			st->images, ls.processes, dcpi_collector_pending(col), d->merge_secs,
 			ls.images, ls.forgotten);
 	run_totals_text(d, b);
+	jit_text(col, b);
 }
 
 /* ---- control requests --------------------------------------------------- */

@@ -86,6 +86,10 @@ int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, i
 struct dcpi_epoch_stats *dcpi_collector_stats(struct dcpi_collector *c);
 /* Samples aggregated in memory, not yet merged. */
 uint64_t dcpi_collector_pending(const struct dcpi_collector *c);
+/* What the JIT code maps hold (dcpi/jitmap.h): 0 and *st, or -ENOENT
+ * (zeros) when there are none (no database given). */
+struct dcpi_jitmap_stats;
+int dcpi_collector_jit_stats(const struct dcpi_collector *c, struct dcpi_jitmap_stats *st);
 
 /* Merge everything aggregated into platdir (profiles, epoch.stats), then
  * clear the aggregate.  A corrupt existing profile is kept aside as

@@ -204,6 +204,15 @@ uint64_t dcpi_collector_pending(const struct dcpi_collector *c)
 	return c->pending;
 }
 
+int dcpi_collector_jit_stats(const struct dcpi_collector *c, struct dcpi_jitmap_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!c->jm)
+		return -ENOENT;
+	dcpi_jitmap_stats(c->jm, st);
+	return 0;
+}
+
 /* ---- attribution -------------------------------------------------------- */
 
 static int path_matches(const char *path, const char *want)

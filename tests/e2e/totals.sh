@@ -25,6 +25,9 @@ run_lost=$(sed -n 's/^run lost: //p' <<<"$st")
 grep -qE '^records waiting: [0-9.]+ MiB \(at most [0-9.]+ MiB so far\)$' <<<"$st" &&
 	pass "status: the records waiting for the collector" ||
 	fail "status: the records waiting for the collector" "$st"
+grep -qE '^JIT maps: [0-9.]+ MiB \(budget 128 MiB per user, 512 MiB in all; [0-9]+ entries skipped over it\)$' <<<"$st" &&
+	pass "status: the JIT maps' memory and its budgets" ||
+	fail "status: the JIT maps' memory and its budgets" "$st"
 "$DCPI_BIN/dcpictl" -db "$DB" quit >/dev/null || fail "dcpictl quit"
 for _ in $(seq 100); do grep -q 'stopped: ' "$DB/dcpid-$HOST.log" && break; sleep 0.1; done
 
