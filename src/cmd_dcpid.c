@@ -46,6 +46,7 @@ struct daemon {
 	int unknown_per_pid, reuse_epoch, nodaemon, loglevel, logmaps, nice_val, shared;
 	int buildid_mmap, imagecache, mux;
 	unsigned label_keys;    /* -label */
+	uint64_t jitmem;        /* -jitmem: JIT maps' budget per user, bytes; 0 default */
 	unsigned gc_days;       /* -gc: 0 off */
 	double budget;          /* -budget PCT: 0 off */
 	double ns_per_sample;   /* calibrated cost of one sample; 0 unknown */
@@ -144,6 +145,8 @@ static void usage(FILE *f)
 "  -imagecache        keep a copy of every profiled image in DB/.build-id (a hard\n"
 "                     link when on the same file system), so reports still find\n"
 "                     the code after a rebuild or upgrade\n"
+"  -jitmem MIB        memory for what JIT code maps say, per user (default 128;\n"
+"                     all users together: 4 times that)\n"
 "  -buildid-mmap      take build-ids from the kernel's mmap records instead of\n"
 "                     reading them from the files (exact for files deleted at once,\n"
 "                     but some kernels then corrupt other perf users' records)\n"
@@ -154,7 +157,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 {
 	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_GC, O_BUDGET, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
 	       O_QUIET, O_VERBOSE, O_LOGMAPS, O_STATUS, O_NICE, O_BUFPAGES, O_SHARED,
-	       O_BUILDID_MMAP, O_IMAGECACHE };
+	       O_BUILDID_MMAP, O_IMAGECACHE, O_JITMEM };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
@@ -177,6 +180,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 		{ "shared", no_argument, NULL, O_SHARED },
 		{ "buildid-mmap", no_argument, NULL, O_BUILDID_MMAP },
 		{ "imagecache", no_argument, NULL, O_IMAGECACHE },
+		{ "jitmem", required_argument, NULL, O_JITMEM },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -249,6 +253,14 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 		case O_SHARED: d->shared = 1; break;
 		case O_BUILDID_MMAP: d->buildid_mmap = 1; break;
 		case O_IMAGECACHE: d->imagecache = 1; break;
+		case O_JITMEM: {
+			unsigned long long v = cli_parse_count("jitmem", optarg);
+
+			if (v == 0 || v > 65536)
+				cli_usage_error("-jitmem wants 1 to 65536 MiB, not '%s'", optarg);
+			d->jitmem = (uint64_t)v << 20;
+			break;
+		}
 		case 'h': usage(stdout); exit(0);
 		default: cli_usage_error("bad option");
 		}
@@ -410,16 +422,17 @@ static void run_totals_text(struct daemon *d, struct dcpi_buf *b)
 }
 
 /* The JIT maps' memory against its budgets (dcpi/jitmap.h). */
-static void jit_text(struct dcpi_collector *col, struct dcpi_buf *b)
+static void jit_text(struct daemon *d, struct dcpi_collector *col, struct dcpi_buf *b)
 {
+	uint64_t user = d->jitmem ? d->jitmem : DCPI_JITMAP_BUDGET_PER_UID;
+	uint64_t all = d->jitmem ? d->jitmem * 4 : DCPI_JITMAP_BUDGET;
 	struct dcpi_jitmap_stats js;
 
 	if (dcpi_collector_jit_stats(col, &js))
 		return;
 	dcpi_buf_printf(b, "JIT maps: %.1f MiB (budget %.0f MiB per user, %.0f MiB in all; %" PRIu64
-			" entries skipped over it)\n", js.bytes / 1048576.0,
-			DCPI_JITMAP_BUDGET_PER_UID / 1048576.0, DCPI_JITMAP_BUDGET / 1048576.0,
-			js.over_budget);
+			" entries skipped over it)\n", js.bytes / 1048576.0, user / 1048576.0,
+			all / 1048576.0, js.over_budget);
 }
 
 /* Losses as they happen: the kernel's per-CPU reports (the ring was full),
@@ -500,7 +513,7 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 			st->images, ls.processes, dcpi_collector_pending(col), d->merge_secs,
 			ls.images, ls.forgotten);
 	run_totals_text(d, b);
-	jit_text(col, b);
+	jit_text(d, col, b);
 }
 
 /* ---- control requests --------------------------------------------------- */
@@ -767,6 +780,7 @@ static void open_sampling(struct daemon *d)
 			      .mmap_build_id = d->buildid_mmap },
 		.bypid = d->bypid, .nbypid = d->nbypid, .unknown_per_pid = d->unknown_per_pid,
 		.label_keys = d->label_keys, .dirmode = d->dirmode, .filemode = d->filemode,
+		.jit_budget_per_uid = d->jitmem, .jit_budget = d->jitmem * 4,
 		.clock_khz = d->clock_khz, .drain_thread = 1, .on_warning = on_warning,
 		.on_unknown = d->logmaps ? on_unknown : NULL,
 		.on_merged = d->imagecache ? on_merged : NULL, .arg = d,

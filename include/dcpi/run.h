@@ -55,6 +55,8 @@ struct dcpi_run_opts {
 	int unknown_per_pid;
 	unsigned label_keys;           /* dcpi_collector_opts */
 	size_t label_cap;
+	uint64_t jit_budget_per_uid;   /* dcpi_collector_opts */
+	uint64_t jit_budget;
 	unsigned dirmode, filemode;    /* 0: 0700, 0600 */
 	uint64_t clock_khz;            /* the CPU clock (dcpi/cpuclock.h), into each
 					  epoch's statistics; 0: not measured (a
