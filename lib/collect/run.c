@@ -320,20 +320,6 @@ static void totals_of(const struct dcpi_epoch_stats *st, struct dcpi_run_totals 
 	*t = (struct dcpi_run_totals){ st->samples, st->lost, st->throttled, st->unknown };
 }
 
-/* The epoch being left adds what it counted while we had it. */
-static void leave_totals(struct dcpi_run *r)
-{
-	struct dcpi_run_totals now;
-
-	if (!r->epoch[0])
-		return;
-	totals_of(dcpi_collector_stats(r->col), &now);
-	r->done.samples += now.samples - r->base.samples;
-	r->done.lost += now.lost - r->base.lost;
-	r->done.throttled += now.throttled - r->base.throttled;
-	r->done.unknown += now.unknown - r->base.unknown;
-}
-
 void dcpi_run_totals(const struct dcpi_run *r, struct dcpi_run_totals *t)
 {
 	struct dcpi_run_totals now;
@@ -357,7 +343,7 @@ int dcpi_run_enter_epoch(struct dcpi_run *r, const char *name)
 		err = dcpi_db_init(platdir, r->o.dirmode);
 	if (err)
 		return err;
-	leave_totals(r);
+	dcpi_run_totals(r, &r->done); /* the epoch left adds what it counted */
 	snprintf(r->epoch, sizeof(r->epoch), "%s", name);
 	memcpy(r->platdir, platdir, sizeof(platdir));
 	begin_stats(r);
