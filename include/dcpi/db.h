@@ -151,5 +151,10 @@ int dcpi_db_merge_profile_batch(const char *dir, struct dcpi_profile *p, unsigne
  * written when a file of that id exists: ids name content.  0 or -errno. */
 int dcpi_db_put_image(const char *root, const uint8_t *id, size_t idlen, const void *data,
 		      size_t len, unsigned dirmode, unsigned mode);
+/* The same into batch b (dcpi/file.h): in place when b is committed, with
+ * one sync for the batch; an image pending in b already is not written
+ * again.  Add it before the profiles that name it: b renames in order. */
+int dcpi_db_put_image_batch(const char *root, const uint8_t *id, size_t idlen, const void *data,
+			    size_t len, unsigned dirmode, unsigned mode, struct dcpi_file_batch *b);
 
 #endif

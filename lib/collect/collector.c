@@ -938,7 +938,8 @@ static void set_identity(struct dcpi_collector *c, const struct dcpi_image *img,
 
 /* A JIT bin (pid holds the jitmap key): its pseudo-image stored in the
  * database by content, the profile named after it, per process. */
-static int jit_identity(struct dcpi_collector *c, int64_t key, struct dcpi_profile *p)
+static int jit_identity(struct dcpi_collector *c, int64_t key, struct dcpi_profile *p,
+			struct dcpi_file_batch *fb)
 {
 	struct dcpi_buf elf = DCPI_BUF_INIT;
 	uint8_t id[DCPI_SHA1_LEN];
@@ -947,9 +948,9 @@ static int jit_identity(struct dcpi_collector *c, int64_t key, struct dcpi_profi
 	int err = dcpi_jitmap_image(c->jm, key, &elf, id, path, sizeof(path), &pid);
 
 	if (!err)
-		err = dcpi_db_put_image(c->db, id, sizeof(id), elf.data, elf.len,
-					c->o.dirmode ? c->o.dirmode : 0700,
-					c->o.filemode ? c->o.filemode : 0600);
+		err = dcpi_db_put_image_batch(c->db, id, sizeof(id), elf.data, elf.len,
+					      c->o.dirmode ? c->o.dirmode : 0700,
+					      c->o.filemode ? c->o.filemode : 0600, fb);
 	if (!err) {
 		free(p->path);
 		p->path = strdup(path);
@@ -992,6 +993,8 @@ struct pending {
 	struct written {
 		size_t bin;
 		int idx;
+		size_t file;         /* its profile's place in the batch (which
+					also holds pseudo-images) */
 	} *w;
 	size_t n, cap;
 };
@@ -1008,9 +1011,11 @@ static int commit(struct dcpi_collector *c, struct pending *pd)
 	if (c->o.on_commit)
 		c->o.on_commit(c->o.arg, dcpi_file_batch_pending(&pd->fb));
 	err = dcpi_file_batch_commit(&pd->fb, &done);
-	for (size_t i = 0; i < done; i++) {
+	for (size_t i = 0; i < pd->n; i++) {
 		const struct written *w = &pd->w[i];
 
+		if (w->file >= done)
+			continue; /* not in place: kept for the next merge */
 		dcpi_agg_bin_clear(c->agg, w->bin);
 		if (c->o.on_merged && w->idx != c->jit_image)
 			c->o.on_merged(c->o.arg, w->idx, dcpi_loadmap_image(c->lm, w->idx));
@@ -1053,7 +1058,7 @@ static int merge_bin(struct dcpi_collector *c, const char *platdir, size_t b, st
 	dcpi_profile_init(&p);
 	set_identity(c, img, pid, label, &p);
 	if (idx == c->jit_image)
-		err = jit_identity(c, pid, &p);
+		err = jit_identity(c, pid, &p, &pd->fb);
 	if (err == -ENOENT) { /* cannot happen: keys live until a full merge */
 		c->stats.lost += dcpi_agg_bin_nrows(c->agg, b);
 		dcpi_agg_bin_clear(c->agg, b);
@@ -1067,7 +1072,8 @@ static int merge_bin(struct dcpi_collector *c, const char *platdir, size_t b, st
 		if (err == -EAGAIN && !(err = commit(c, pd)))
 			err = dcpi_db_merge_profile_batch(platdir, &p, mode, &pd->fb);
 		if (!err)
-			pd->w[pd->n++] = (struct written){ b, idx };
+			pd->w[pd->n++] = (struct written){ b, idx,
+							   dcpi_file_batch_pending(&pd->fb) - 1 };
 	}
 	dcpi_profile_free(&p);
 	return err;
@@ -1080,8 +1086,9 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 	char spath[4096];
 	int err = c->jm ? dcpi_jitmap_settle(c->jm, settled, c) : 0, cerr;
 
-	/* The profiles are written unsynced, then committed together: one
-	 * sync for the merge, each file renamed into place only once its
+	/* The profiles (and the JIT pseudo-images they name, each added
+	 * before its profile) are written unsynced, then committed together:
+	 * one sync for the merge, each file renamed into place only once its
 	 * data is on disk (dcpi_file_batch_commit).  Each bin is cleared once
 	 * its file is in place, so a merge that fails half way (a full disk)
 	 * neither loses nor double-counts: the next retries what is left. */
