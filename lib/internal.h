@@ -36,6 +36,10 @@ static inline uint64_t dcpi_sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* Write all len bytes to fd (retrying short writes and EINTR): 0, or
+ * -errno (-EIO when write(2) wrote nothing); no message. */
+int dcpi_write_all(int fd, const void *data, size_t len);
+
 /* A 64-bit mixer (MurmurHash3's finalizer) for open-addressing tables. */
 static inline uint64_t dcpi_mix64(uint64_t x)
 {

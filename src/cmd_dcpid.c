@@ -25,6 +25,7 @@
 #include "dcpi/event.h"
 #include "dcpi/file.h"
 #include "dcpi/imagecache.h"
+#include "dcpi/jitmap.h"
 #include "dcpi/label.h"
 #include "dcpi/overhead.h"
 #include "dcpi/run.h"
@@ -32,6 +33,8 @@
 
 #define MAX_BYPID 64
 #define WARN_BURST 20       /* warnings logged at once; then one a second */
+#define MAX_LOSS_CPUS 4096
+#define LOSS_LOG_SECS 10    /* at most one line per CPU this often */
 
 enum { LOG_ERR, LOG_INFO, LOG_DEBUG };
 
@@ -44,6 +47,7 @@ struct daemon {
 	int unknown_per_pid, reuse_epoch, nodaemon, loglevel, logmaps, nice_val, shared;
 	int buildid_mmap, imagecache, mux;
 	unsigned label_keys;    /* -label */
+	uint64_t jitmem;        /* -jitmem: JIT maps' budget per user, bytes; 0 default */
 	unsigned gc_days;       /* -gc: 0 off */
 	double budget;          /* -budget PCT: 0 off */
 	double ns_per_sample;   /* calibrated cost of one sample; 0 unknown */
@@ -70,6 +74,10 @@ struct daemon {
 	uint64_t logged_unknown;
 	double warn_tokens;         /* on_warning's rate limit */
 	uint64_t warn_last_ns, warn_suppressed;
+	/* losses not yet logged, by CPU + 1 (0: CPU not known), and when the
+	   next line may be written */
+	uint64_t unlogged_lost[1 + MAX_LOSS_CPUS];
+	time_t next_loss_log;
 	int quit;
 };
 
@@ -144,6 +152,8 @@ static void usage(FILE *f)
 "  -imagecache        keep a copy of every profiled image in DB/.build-id (a hard\n"
 "                     link when on the same file system), so reports still find\n"
 "                     the code after a rebuild or upgrade\n"
+"  -jitmem MIB        memory for what JIT code maps say, per user (default 128;\n"
+"                     all users together: 4 times that)\n"
 "  -buildid-mmap      take build-ids from the kernel's mmap records instead of\n"
 "                     reading them from the files (exact for files deleted at once,\n"
 "                     but some kernels then corrupt other perf users' records)\n"
@@ -155,7 +165,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 {
 	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_GC, O_BUDGET, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
 	       O_QUIET, O_VERBOSE, O_LOGMAPS, O_STATUS, O_NICE, O_BUFPAGES, O_SHARED,
-	       O_BUILDID_MMAP, O_IMAGECACHE };
+	       O_BUILDID_MMAP, O_IMAGECACHE, O_JITMEM };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
@@ -178,6 +188,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 		{ "shared", no_argument, NULL, O_SHARED },
 		{ "buildid-mmap", no_argument, NULL, O_BUILDID_MMAP },
 		{ "imagecache", no_argument, NULL, O_IMAGECACHE },
+		{ "jitmem", required_argument, NULL, O_JITMEM },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -250,6 +261,14 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 		case O_SHARED: d->shared = 1; break;
 		case O_BUILDID_MMAP: d->buildid_mmap = 1; break;
 		case O_IMAGECACHE: d->imagecache = 1; break;
+		case O_JITMEM: {
+			unsigned long long v = cli_parse_count("jitmem", optarg);
+
+			if (v == 0 || v > 65536)
+				cli_usage_error("-jitmem wants 1 to 65536 MiB, not '%s'", optarg);
+			d->jitmem = (uint64_t)v << 20;
+			break;
+		}
 		case 'h': usage(stdout); exit(0);
 		default: cli_usage_error("bad option");
 		}
@@ -398,6 +417,74 @@ static int merge(struct daemon *d)
 
 static void overhead_text(struct daemon *d, char *buf, size_t len);
 
+/* The whole run's counts beside the epoch's (status), and the records
+ * waiting in memory for the collector (the ring-reading thread's). */
+static void run_totals_text(struct daemon *d, struct dcpi_buf *b)
+{
+	struct dcpi_run_totals t;
+	size_t now, peak;
+
+	dcpi_run_totals(d->run, &t);
+	dcpi_sampler_thread_staged(dcpi_run_sampler(d->run), &now, &peak);
+	dcpi_buf_printf(b, "run samples: %" PRIu64 "\nrun lost: %" PRIu64 "\nrun throttled: %" PRIu64
+			"\nrun unknown: %" PRIu64 "\nrecords waiting: %.1f MiB (at most %.1f MiB "
+			"so far)\n", t.samples, t.lost, t.throttled, t.unknown, now / 1048576.0,
+			peak / 1048576.0);
+}
+
+/* The JIT maps' memory against its budgets (dcpi/jitmap.h). */
+static void jit_text(struct daemon *d, struct dcpi_collector *col, struct dcpi_buf *b)
+{
+	uint64_t user = d->jitmem ? d->jitmem : DCPI_JITMAP_BUDGET_PER_UID;
+	uint64_t all = d->jitmem ? d->jitmem * 4 : DCPI_JITMAP_BUDGET;
+	struct dcpi_jitmap_stats js;
+
+	if (dcpi_collector_jit_stats(col, &js))
+		return;
+	dcpi_buf_printf(b, "JIT maps: %.1f MiB (budget %.0f MiB per user, %.0f MiB in all; %" PRIu64
+			" entries skipped over it)\n", js.bytes / 1048576.0, user / 1048576.0,
+			all / 1048576.0, js.over_budget);
+}
+
+/* Losses as they happen: the kernel's per-CPU reports (the ring was full),
+ * gathered by the ring-reading thread, one line per CPU with its count
+ * since the last line, at most every LOSS_LOG_SECS (a ring overflowing
+ * all the time would write a line per drain). */
+static void log_losses(struct daemon *d)
+{
+	struct dcpi_sampler_loss l[64];
+	struct dcpi_run_totals t;
+	time_t now = time(NULL);
+	size_t n;
+	int any = 0;
+
+	do {
+		n = dcpi_sampler_losses(dcpi_run_sampler(d->run), l, 64);
+		for (size_t i = 0; i < n; i++)
+			d->unlogged_lost[l[i].cpu >= 0 && l[i].cpu < MAX_LOSS_CPUS ? l[i].cpu + 1 : 0] +=
+				l[i].lost;
+	} while (n == 64);
+	if (now < d->next_loss_log)
+		return;
+	dcpi_run_totals(d->run, &t);
+	for (int c = 0; c <= MAX_LOSS_CPUS; c++) {
+		if (!d->unlogged_lost[c])
+			continue;
+		if (c)
+			logmsg(d, LOG_ERR, "lost %" PRIu64 " samples on CPU %d in epoch %s (its ring "
+			       "was full); %" PRIu64 " lost in this run", d->unlogged_lost[c], c - 1,
+			       dcpi_run_epoch(d->run), t.lost);
+		else
+			logmsg(d, LOG_ERR, "lost %" PRIu64 " samples in epoch %s (a ring was full); "
+			       "%" PRIu64 " lost in this run", d->unlogged_lost[c],
+			       dcpi_run_epoch(d->run), t.lost);
+		d->unlogged_lost[c] = 0;
+		any = 1;
+	}
+	if (any)
+		d->next_loss_log = now + LOSS_LOG_SECS;
+}
+
 static void status_text(struct daemon *d, struct dcpi_buf *b)
 {
 	char over[256];
@@ -436,6 +523,8 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 			st->samples, st->lost, st->throttled, st->unknown, st->kernel,
 			st->images, ls.processes, dcpi_collector_pending(col), d->merge_secs,
 			ls.images, ls.forgotten);
+	run_totals_text(d, b);
+	jit_text(d, col, b);
 }
 
 /* ---- control requests --------------------------------------------------- */
@@ -730,7 +819,8 @@ static void open_sampling(struct daemon *d)
 			      .mmap_build_id = d->buildid_mmap },
 		.bypid = d->bypid, .nbypid = d->nbypid, .unknown_per_pid = d->unknown_per_pid,
 		.label_keys = d->label_keys, .dirmode = d->dirmode, .filemode = d->filemode,
-		.clock_khz = d->clock_khz, .on_warning = on_warning,
+		.jit_budget_per_uid = d->jitmem, .jit_budget = d->jitmem * 4,
+		.clock_khz = d->clock_khz, .drain_thread = 1, .on_warning = on_warning,
 		.on_unknown = d->logmaps ? on_unknown : NULL,
 		.on_merged = d->imagecache ? on_merged : NULL, .arg = d,
 	};
@@ -915,19 +1005,23 @@ static void tick(struct daemon *d)
 	time_t now = time(NULL);
 
 	dcpi_run_rerandomize(d->run);
+	log_losses(d);
 	if (now >= d->next_merge)
 		merge(d);
 	if (d->gc_days && now >= d->next_gc)
 		collect_garbage(d);
 	if (d->status_secs && now >= d->next_status) {
 		const struct dcpi_epoch_stats *st = dcpi_run_stats(d->run);
+		struct dcpi_run_totals t;
 		char over[256];
 
 		drain(d, 0);
+		dcpi_run_totals(d->run, &t);
 		overhead_text(d, over, sizeof(over));
 		logmsg(d, LOG_INFO, "status: samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64
-		       " unknown %" PRIu64 " pending %" PRIu64 "; estimated overhead %s",
-		       st->samples, st->lost, st->throttled, st->unknown, pending(d), over);
+		       " unknown %" PRIu64 " pending %" PRIu64 " (run: samples %" PRIu64 " lost %"
+		       PRIu64 "); estimated overhead %s", st->samples, st->lost, st->throttled,
+		       st->unknown, pending(d), t.samples, t.lost, over);
 		d->next_status = now + d->status_secs;
 	}
 }
@@ -1002,6 +1096,7 @@ int cmd_dcpid(int argc, char **argv)
 {
 	static struct daemon d; /* large; and one per process */
 	const struct dcpi_epoch_stats *st;
+	struct dcpi_run_totals t;
 	char over[256];
 
 	d.lockfd = d.ctlfd = d.sigfd = -1;
@@ -1013,11 +1108,16 @@ int cmd_dcpid(int argc, char **argv)
 	daemonize_finish(&d, ready);
 	run(&d);
 	st = dcpi_run_stats(d.run);
+	dcpi_run_totals(d.run, &t);
+	d.next_loss_log = 0;
+	log_losses(&d); /* the last ones, whenever the previous line was */
 	overhead_text(&d, over, sizeof(over));
 	log_suppressed(&d);
 	logmsg(&d, LOG_INFO, "stopped: samples %" PRIu64 " lost %" PRIu64 " throttled %" PRIu64
-	       " unknown %" PRIu64 "; estimated overhead %s", st->samples, st->lost, st->throttled,
-	       st->unknown, over);
+	       " unknown %" PRIu64 " in this run; epoch %s: samples %" PRIu64 " lost %" PRIu64
+	       " throttled %" PRIu64 " unknown %" PRIu64 "; estimated overhead %s", t.samples,
+	       t.lost, t.throttled, t.unknown, dcpi_run_epoch(d.run), st->samples, st->lost,
+	       st->throttled, st->unknown, over);
 	dcpi_ctl_unlink(d.db, d.host);
 	dcpi_run_free(d.run);
 	return 0;

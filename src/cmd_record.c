@@ -328,7 +328,7 @@ static void open_run(struct record *r)
 		.db = r->db, .host = r->host, .platform = r->platform, .events = &r->events,
 		.sampling = { .pid = r->syswide ? -1 : r->child, .inherit = !r->syswide,
 			      .sideband = 1 },
-		.kernel_fallback = 1, .dirmode = DIRMODE, .filemode = FILEMODE,
+		.kernel_fallback = 1, .drain_thread = 1, .dirmode = DIRMODE, .filemode = FILEMODE,
 		.label_keys = r->label_keys, .clock_khz = r->clock_khz,
 		.on_warning = on_warning,
 		.on_merged = r->imagecache ? on_merged : NULL, .arg = r,

@@ -48,8 +48,13 @@ struct dcpi_collector_opts {
 	   dirmode) */
 	const char *db;
 	unsigned dirmode;
+	uint64_t jit_budget_per_uid;   /* dcpi_jitmap_opts; 0: their defaults */
+	uint64_t jit_budget;
 	/* a complete one-line message: something was refused or skipped */
 	void (*on_warning)(void *arg, const char *msg);
+	/* a merge is about to commit nfiles profiles (dcpi_file_batch_commit:
+	   its slow part); for logs, and for tests that slow a merge down */
+	void (*on_commit)(void *arg, size_t nfiles);
 	void *arg;
 };
 
@@ -83,6 +88,10 @@ int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, i
 struct dcpi_epoch_stats *dcpi_collector_stats(struct dcpi_collector *c);
 /* Samples aggregated in memory, not yet merged. */
 uint64_t dcpi_collector_pending(const struct dcpi_collector *c);
+/* What the JIT code maps hold (dcpi/jitmap.h): 0 and *st, or -ENOENT
+ * (zeros) when there are none (no database given). */
+struct dcpi_jitmap_stats;
+int dcpi_collector_jit_stats(const struct dcpi_collector *c, struct dcpi_jitmap_stats *st);
 
 /* Merge everything aggregated into platdir (profiles, epoch.stats), then
  * clear the aggregate.  A corrupt existing profile is kept aside as

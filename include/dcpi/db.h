@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "dcpi/file.h"
 #include "dcpi/profile.h"
 
 #define DCPI_EPOCH_NAME_MAX 32
@@ -137,6 +138,13 @@ int dcpi_db_profile_name(const struct dcpi_profile *p, char *out, size_t len);
  * Other read errors (EMFILE, EIO) are returned and nothing is written: the
  * caller keeps p and retries. */
 int dcpi_db_merge_profile(const char *dir, struct dcpi_profile *p, unsigned mode);
+/* The same into batch b (dcpi/file.h): the new contents are written under
+ * their temporary name and take their place when b is committed, with one
+ * sync for the whole batch.  -EAGAIN (no message) when the file it would
+ * read and write is pending in b already: commit b first, then call again
+ * (a file must be read after what the batch writes to it is in place). */
+int dcpi_db_merge_profile_batch(const char *dir, struct dcpi_profile *p, unsigned mode,
+				struct dcpi_file_batch *b);
 
 /* Store an image the database itself holds (a JIT pseudo-image) under
  * DB/.build-id/xx/yyyy by its build-id, the layout the image cache uses
@@ -145,5 +153,10 @@ int dcpi_db_merge_profile(const char *dir, struct dcpi_profile *p, unsigned mode
  * written when a file of that id exists: ids name content.  0 or -errno. */
 int dcpi_db_put_image(const char *root, const uint8_t *id, size_t idlen, const void *data,
 		      size_t len, unsigned dirmode, unsigned mode);
+/* The same into batch b (dcpi/file.h): in place when b is committed, with
+ * one sync for the batch; an image pending in b already is not written
+ * again.  Add it before the profiles that name it: b renames in order. */
+int dcpi_db_put_image_batch(const char *root, const uint8_t *id, size_t idlen, const void *data,
+			    size_t len, unsigned dirmode, unsigned mode, struct dcpi_file_batch *b);
 
 #endif

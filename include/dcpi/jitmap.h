@@ -61,11 +61,24 @@
 #define DCPI_JITMAP_REREAD_NS 50000000ull   /* 50 ms */
 #define DCPI_JITMAP_RETRY_NS 1000000000ull  /* no map yet: look again after 1 s */
 
+/* Memory for what maps and jitdumps say (entries, names, code bytes,
+ * source lines), counted as the bytes each keeps: for all processes
+ * together, and for all processes of one user (real uid).  An entry or
+ * line past either is skipped and counted (stats: over_budget), with one
+ * warning per process; a process's charge is given back when it is
+ * reaped.  Why both: each process may keep up to its own caps (about
+ * 93 MB for a 64 MiB map), so six processes of one user made the daemon
+ * 490 MB; the user's budget stops one user, the global one all of them. */
+#define DCPI_JITMAP_BUDGET ((uint64_t)512 << 20)
+#define DCPI_JITMAP_BUDGET_PER_UID ((uint64_t)128 << 20)
+
 struct dcpi_jitmap_opts {
 	const char *procroot;           /* NULL: "/proc" */
 	/* a complete one-line message: a map refused or partly skipped */
 	void (*on_warning)(void *arg, const char *msg);
 	void *arg;
+	uint64_t budget;                /* 0: DCPI_JITMAP_BUDGET */
+	uint64_t budget_per_uid;        /* 0: DCPI_JITMAP_BUDGET_PER_UID */
 };
 
 struct dcpi_jitmap;
@@ -140,6 +153,8 @@ struct dcpi_jitmap_stats {
 	uint64_t deferred;      /* samples kept until the next settle */
 	uint64_t dumps;         /* jitdump files opened */
 	uint64_t debug_entries; /* jitdump source-line entries seen (not kept yet) */
+	uint64_t over_budget;   /* entries and lines skipped for the memory budgets */
+	uint64_t bytes;         /* charged to the budget now, all processes */
 };
 void dcpi_jitmap_stats(const struct dcpi_jitmap *jm, struct dcpi_jitmap_stats *st);
 

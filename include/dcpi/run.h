@@ -2,7 +2,8 @@
  * database they fill.  dcpid and dcpi record are loops around one run.
  *
  *   dcpi_run_new      the collector; nothing opened yet
- *   dcpi_run_open     the sampler (disabled) and the kernel's images
+ *   dcpi_run_open     the sampler (disabled; with drain_thread, behind a
+ *                     thread that reads its rings) and the kernel's images
  *   dcpi_run_scan     the processes that run already (/proc)
  *   dcpi_run_new_epoch / dcpi_run_enter_epoch
  *                     the epoch directory, its statistics, the kallsyms
@@ -54,18 +55,33 @@ struct dcpi_run_opts {
 	int unknown_per_pid;
 	unsigned label_keys;           /* dcpi_collector_opts */
 	size_t label_cap;
+	uint64_t jit_budget_per_uid;   /* dcpi_collector_opts */
+	uint64_t jit_budget;
 	unsigned dirmode, filemode;    /* 0: 0700, 0600 */
 	uint64_t clock_khz;            /* the CPU clock (dcpi/cpuclock.h), into each
 					  epoch's statistics; 0: not measured (a
 					  continued epoch keeps the one it has) */
+	/* read the rings in a thread of their own (dcpi_sampler_thread_new),
+	   so that attribution, perf maps, pseudo-images and merges never keep
+	   them from being read: what dcpid and dcpi record do */
+	int drain_thread;
+	size_t stage_max;              /* its memory for records; 0: 256 MiB */
 	/* a complete one-line message: something failed, the run goes on */
 	void (*on_warning)(void *arg, const char *msg);
+	void (*on_commit)(void *arg, size_t nfiles); /* dcpi_collector_opts */
 	void (*on_unknown)(void *arg, int32_t pid, uint64_t ip, int kernel);
 	void (*on_merged)(void *arg, int index, const struct dcpi_image *img);
 	void *arg;
 };
 
 struct dcpi_run;
+
+/* Counts of the whole run, every epoch it entered: what the epochs'
+ * statistics counted while this run had them (a continued epoch's earlier
+ * counts are not the run's). */
+struct dcpi_run_totals {
+	uint64_t samples, lost, throttled, unknown;
+};
 
 int dcpi_run_new(const struct dcpi_run_opts *o, struct dcpi_run **out);
 /* Close the sampler (without a last drain or merge), free everything. */
@@ -115,6 +131,10 @@ void dcpi_run_set_cpu_time(struct dcpi_run *r, uint64_t ns);
  * A failed merge keeps the samples for the next. */
 int dcpi_run_merge(struct dcpi_run *r);
 
+void dcpi_run_totals(const struct dcpi_run *r, struct dcpi_run_totals *t);
+
+/* The sampler the run reads: with drain_thread, the thread's (whose
+ * pollfds and losses are what a loop wants), else the one opened. */
 struct dcpi_sampler *dcpi_run_sampler(struct dcpi_run *r);
 struct dcpi_collector *dcpi_run_collector(struct dcpi_run *r);
 struct dcpi_epoch_stats *dcpi_run_stats(struct dcpi_run *r);

@@ -45,6 +45,13 @@ struct dcpi_sampler_opts {
 /* Each raw record of a drain; a non-zero return stops the drain. */
 typedef int (*dcpi_record_cb)(void *arg, const void *raw, size_t len);
 
+/* Samples the kernel reported lost (PERF_RECORD_LOST, LOST_SAMPLES) on one
+ * CPU's ring (cpu -1: not known). */
+struct dcpi_sampler_loss {
+	int cpu;
+	uint64_t lost;
+};
+
 struct dcpi_sampler;
 
 /* The operations of one kind of sampler.  open, close, drain and event_of
@@ -67,6 +74,13 @@ struct dcpi_sampler_ops {
 	int (*times)(const struct dcpi_sampler *s, unsigned ev, uint64_t *enabled,
 		     uint64_t *running);                 /* NULL: -EOPNOTSUPP */
 	void (*rerandomize)(struct dcpi_sampler *s);    /* NULL: nothing to do */
+	/* One ring only (ring < ncpus), with its CPU in *cpu; what drain does
+	   for each ring in turn.  NULL: the rings cannot be read one by one. */
+	int (*drain_ring)(struct dcpi_sampler *s, unsigned ring, int *cpu, dcpi_record_cb cb,
+			  void *arg);
+	/* The losses seen since the last call, per CPU: up to max entries,
+	   returns how many.  NULL: 0, not tallied (the records still say). */
+	size_t (*losses)(struct dcpi_sampler *s, struct dcpi_sampler_loss *out, size_t max);
 };
 
 /* The handle every sampler begins with.  ops is never NULL. */
@@ -118,6 +132,50 @@ int dcpi_sampler_times(const struct dcpi_sampler *s, unsigned ev, uint64_t *enab
 /* Give events with a randomised period (R) a fresh period, uniformly
  * within +-1/8 of the asked one.  Cheap: one ioctl per (CPU, event). */
 void dcpi_sampler_rerandomize(struct dcpi_sampler *s);
+
+/* The losses the kernel reported since the last call, per CPU (see the
+ * losses operation): at most max entries, only CPUs with losses. */
+size_t dcpi_sampler_losses(struct dcpi_sampler *s, struct dcpi_sampler_loss *out, size_t max);
+
+/* A sampler whose rings a thread of its own keeps reading.
+ *
+ * Why: the rings hold a fraction of a second at high rates, and the
+ * thread that reads them also attributes samples (reading perf maps and
+ * jitdumps a user can make as large as the caps allow), writes JIT
+ * pseudo-images and merges profiles into the database, which can take
+ * seconds.  Rings not read meanwhile overflow and the kernel drops
+ * samples.  This thread does nothing but copy the inner sampler's records
+ * out of the rings into memory (the way perf record's main thread only
+ * copies them to a file), so no work of the caller's can hold the rings
+ * up: when woken by a ring half full (the watermark), and every
+ * interval_ms.  The caller's drains then hand out what was copied, after
+ * one more copy of what is in the rings now (so a drain still returns
+ * everything written before it began, and its horizon stays true).
+ *
+ * Memory: at most max_bytes of records wait in memory; past that the
+ * thread stops copying and the rings fill, and what the kernel then drops
+ * it reports as lost, as it would without the thread (losses are counted,
+ * per CPU: the losses operation).
+ *
+ * Ownership and threads: the wrapper owns inner (closing it closes inner).
+ * The rings (and inner's scratch state for reading them) are read only
+ * under the wrapper's ring lock, by the thread or by a drain; the copied
+ * records, the loss tallies and the thread's last error are shared under
+ * a second lock; everything else of inner (enable, disable, times,
+ * rerandomize, event_of) is used by the caller's thread only, and only
+ * through file descriptors and state the copying thread never touches.
+ * pollfds gives one fd, readable when the thread copied records after a
+ * ring's wake-up (drain then).  One caller thread. */
+struct dcpi_sampler_thread_opts {
+	size_t max_bytes;       /* 0: 256 MiB */
+	unsigned interval_ms;   /* 0: 100 */
+};
+
+int dcpi_sampler_thread_new(struct dcpi_sampler *inner, const struct dcpi_sampler_thread_opts *o,
+			    struct dcpi_sampler **out);
+/* Bytes of records copied and not yet drained, and the most there ever
+ * were (for tests and status); 0 and 0 for a sampler of another kind. */
+void dcpi_sampler_thread_staged(struct dcpi_sampler *s, size_t *now, size_t *peak);
 
 /* The online CPUs from /sys/devices/system/cpu/online. */
 int dcpi_sampler_online_cpus(int *cpus, unsigned max, unsigned *n);

@@ -19,8 +19,10 @@
 #include "dcpi/file.h"
 #include "internal.h"
 
-static int write_all(int fd, const uint8_t *p, size_t len)
+int dcpi_write_all(int fd, const void *data, size_t len)
 {
+	const uint8_t *p = data;
+
 	while (len) {
 		ssize_t n = write(fd, p, len);
 
@@ -77,7 +79,7 @@ static int write_tmp(const char *tmp, const void *data, size_t len, unsigned mod
 		return dcpi_error(errno, "%s: cannot create: %s", tmp, strerror(errno));
 	err = fchmod(fd, mode & 07777) < 0 ? -errno : 0;
 	if (!err)
-		err = write_all(fd, data, len);
+		err = dcpi_write_all(fd, data, len);
 	if (!err && fsync(fd) < 0)
 		err = -errno;
 	if (close(fd) < 0 && !err)

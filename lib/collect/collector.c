@@ -96,7 +96,9 @@ struct dcpi_collector {
  * pseudo-image and names the profile after it. */
 static int new_jit(struct dcpi_collector *c, const struct dcpi_collector_opts *o)
 {
-	struct dcpi_jitmap_opts jo = { o->procroot, o->on_warning, o->arg };
+	struct dcpi_jitmap_opts jo = { .procroot = o->procroot, .on_warning = o->on_warning,
+				       .arg = o->arg, .budget = o->jit_budget,
+				       .budget_per_uid = o->jit_budget_per_uid };
 	struct dcpi_image jit = { .path = "[jit]", .kind = DCPI_IMAGE_FILE };
 	int err;
 
@@ -201,6 +203,15 @@ struct dcpi_epoch_stats *dcpi_collector_stats(struct dcpi_collector *c)
 uint64_t dcpi_collector_pending(const struct dcpi_collector *c)
 {
 	return c->pending;
+}
+
+int dcpi_collector_jit_stats(const struct dcpi_collector *c, struct dcpi_jitmap_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!c->jm)
+		return -ENOENT;
+	dcpi_jitmap_stats(c->jm, st);
+	return 0;
 }
 
 /* ---- attribution -------------------------------------------------------- */
@@ -927,7 +938,8 @@ static void set_identity(struct dcpi_collector *c, const struct dcpi_image *img,
 
 /* A JIT bin (pid holds the jitmap key): its pseudo-image stored in the
  * database by content, the profile named after it, per process. */
-static int jit_identity(struct dcpi_collector *c, int64_t key, struct dcpi_profile *p)
+static int jit_identity(struct dcpi_collector *c, int64_t key, struct dcpi_profile *p,
+			struct dcpi_file_batch *fb)
 {
 	struct dcpi_buf elf = DCPI_BUF_INIT;
 	uint8_t id[DCPI_SHA1_LEN];
@@ -936,9 +948,9 @@ static int jit_identity(struct dcpi_collector *c, int64_t key, struct dcpi_profi
 	int err = dcpi_jitmap_image(c->jm, key, &elf, id, path, sizeof(path), &pid);
 
 	if (!err)
-		err = dcpi_db_put_image(c->db, id, sizeof(id), elf.data, elf.len,
-					c->o.dirmode ? c->o.dirmode : 0700,
-					c->o.filemode ? c->o.filemode : 0600);
+		err = dcpi_db_put_image_batch(c->db, id, sizeof(id), elf.data, elf.len,
+					      c->o.dirmode ? c->o.dirmode : 0700,
+					      c->o.filemode ? c->o.filemode : 0600, fb);
 	if (!err) {
 		free(p->path);
 		p->path = strdup(path);
@@ -975,65 +987,119 @@ static int settled(void *arg, int32_t pid, uint64_t ip, unsigned ev, int hit, in
 	return hit ? agg_add(c, c->jit_image, key, pid, off, ev, 1) : count_unknown(c, pid, ip, 0, ev);
 }
 
+/* The bins whose profiles wait in the batch, and the batch. */
+struct pending {
+	struct dcpi_file_batch fb;
+	struct written {
+		size_t bin;
+		int idx;
+		size_t file;         /* its profile's place in the batch (which
+					also holds pseudo-images) */
+	} *w;
+	size_t n, cap;
+};
+
+/* Commit the batch; the bins now on disk are cleared (and on_merged told),
+ * the others keep their samples for the next merge. */
+static int commit(struct dcpi_collector *c, struct pending *pd)
+{
+	size_t done = 0;
+	int err;
+
+	if (!dcpi_file_batch_pending(&pd->fb))
+		return 0;
+	if (c->o.on_commit)
+		c->o.on_commit(c->o.arg, dcpi_file_batch_pending(&pd->fb));
+	err = dcpi_file_batch_commit(&pd->fb, &done);
+	for (size_t i = 0; i < pd->n; i++) {
+		const struct written *w = &pd->w[i];
+
+		if (w->file >= done)
+			continue; /* not in place: kept for the next merge */
+		dcpi_agg_bin_clear(c->agg, w->bin);
+		if (c->o.on_merged && w->idx != c->jit_image)
+			c->o.on_merged(c->o.arg, w->idx, dcpi_loadmap_image(c->lm, w->idx));
+	}
+	pd->n = 0;
+	return err;
+}
+
+/* A JIT pseudo-image that cannot be stored (a full disk, a .build-id we
+ * may not write): its samples are counted as unknown, the merge goes on. */
+static void jit_not_stored(struct dcpi_collector *c, size_t b, struct dcpi_profile *p)
+{
+	char msg[600];
+
+	snprintf(msg, sizeof(msg), "a JIT pseudo-image was not stored, its samples "
+		 "are counted as unknown: %s", dcpi_errmsg());
+	if (!dcpi_agg_bin_rows(c->agg, b, p))
+		for (uint32_t e = 0; e < p->nevents; e++)
+			c->stats.unknown += p->events[e].total;
+	if (c->o.on_warning)
+		c->o.on_warning(c->o.arg, msg);
+	dcpi_agg_bin_clear(c->agg, b);
+}
+
+/* Bin b's profile into the batch (committing first if its file is
+ * pending there already). */
+static int merge_bin(struct dcpi_collector *c, const char *platdir, size_t b, struct pending *pd)
+{
+	unsigned mode = c->o.filemode ? c->o.filemode : 0600;
+	struct dcpi_profile p;
+	const struct dcpi_image *img;
+	int idx, err = 0;
+	int64_t pid;
+	uint32_t label;
+
+	dcpi_agg_bin_key(c->agg, b, &idx, &pid, &label);
+	img = dcpi_loadmap_image(c->lm, idx);
+	if (!img || dcpi_agg_bin_nrows(c->agg, b) == 0)
+		return 0;
+	dcpi_profile_init(&p);
+	set_identity(c, img, pid, label, &p);
+	if (idx == c->jit_image)
+		err = jit_identity(c, pid, &p, &pd->fb);
+	if (err == -ENOENT) { /* cannot happen: keys live until a full merge */
+		c->stats.lost += dcpi_agg_bin_nrows(c->agg, b);
+		dcpi_agg_bin_clear(c->agg, b);
+		err = 0;
+	} else if (err && err != -ENOMEM && idx == c->jit_image) {
+		jit_not_stored(c, b, &p);
+		err = 0;
+	} else if (!err && !(err = dcpi_agg_bin_rows(c->agg, b, &p)) &&
+		   !(err = DCPI_GROW(pd->w, pd->cap, pd->n + 1, SIZE_MAX, "profiles"))) {
+		err = dcpi_db_merge_profile_batch(platdir, &p, mode, &pd->fb);
+		if (err == -EAGAIN && !(err = commit(c, pd)))
+			err = dcpi_db_merge_profile_batch(platdir, &p, mode, &pd->fb);
+		if (!err)
+			pd->w[pd->n++] = (struct written){ b, idx,
+							   dcpi_file_batch_pending(&pd->fb) - 1 };
+	}
+	dcpi_profile_free(&p);
+	return err;
+}
+
 int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 {
 	unsigned mode = c->o.filemode ? c->o.filemode : 0600;
+	struct pending pd = { .w = NULL };
 	char spath[4096];
-	int err = c->jm ? dcpi_jitmap_settle(c->jm, settled, c) : 0;
+	int err = c->jm ? dcpi_jitmap_settle(c->jm, settled, c) : 0, cerr;
 
-	/* Each bin is cleared once it is on disk, so a merge that fails half
-	 * way (a full disk) neither loses nor double-counts: the next retries
-	 * what is left. */
-	for (size_t b = 0; b < dcpi_agg_nbins(c->agg) && !err; b++) {
-		struct dcpi_profile p;
-		const struct dcpi_image *img;
-		int idx;
-		int64_t pid;
-		uint32_t label;
-
-		dcpi_agg_bin_key(c->agg, b, &idx, &pid, &label);
-		img = dcpi_loadmap_image(c->lm, idx);
-		if (!img || dcpi_agg_bin_nrows(c->agg, b) == 0)
-			continue;
-		dcpi_profile_init(&p);
-		set_identity(c, img, pid, label, &p);
-		if (idx == c->jit_image)
-			err = jit_identity(c, pid, &p);
-		if (err == -ENOENT) { /* cannot happen: keys live until a full merge */
-			c->stats.lost += dcpi_agg_bin_nrows(c->agg, b);
-			dcpi_agg_bin_clear(c->agg, b);
-			dcpi_profile_free(&p);
-			err = 0;
-			continue;
-		}
-		if (err && err != -ENOMEM && idx == c->jit_image) {
-			/* the pseudo-image cannot be stored (a full disk, a .build-id
-			   we may not write): its samples are counted as unknown, and
-			   the rest of the merge goes on */
-			char msg[600];
-
-			snprintf(msg, sizeof(msg), "a JIT pseudo-image was not stored, its samples "
-				 "are counted as unknown: %s", dcpi_errmsg());
-			if (!dcpi_agg_bin_rows(c->agg, b, &p))
-				for (uint32_t e = 0; e < p.nevents; e++)
-					c->stats.unknown += p.events[e].total;
-			if (c->o.on_warning)
-				c->o.on_warning(c->o.arg, msg);
-			dcpi_agg_bin_clear(c->agg, b);
-			dcpi_profile_free(&p);
-			err = 0;
-			continue;
-		}
-		if (!err)
-			err = dcpi_agg_bin_rows(c->agg, b, &p);
-		if (!err)
-			err = dcpi_db_merge_profile(platdir, &p, mode);
-		if (!err)
-			dcpi_agg_bin_clear(c->agg, b);
-		if (!err && c->o.on_merged && idx != c->jit_image)
-			c->o.on_merged(c->o.arg, idx, img);
-		dcpi_profile_free(&p);
-	}
+	/* The profiles (and the JIT pseudo-images they name, each added
+	 * before its profile) are written unsynced, then committed together:
+	 * one sync for the merge, each file renamed into place only once its
+	 * data is on disk (dcpi_file_batch_commit).  Each bin is cleared once
+	 * its file is in place, so a merge that fails half way (a full disk)
+	 * neither loses nor double-counts: the next retries what is left. */
+	dcpi_file_batch_init(&pd.fb);
+	for (size_t b = 0; b < dcpi_agg_nbins(c->agg) && !err; b++)
+		err = merge_bin(c, platdir, b, &pd);
+	cerr = commit(c, &pd); /* what was written before a failure, too */
+	if (!err)
+		err = cerr;
+	dcpi_file_batch_release(&pd.fb);
+	free(pd.w);
 	if (err)
 		return err; /* keep the aggregate: the next merge retries */
 	dcpi_agg_clear(c->agg);
@@ -1050,6 +1116,8 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 	count_profiles(platdir, &c->stats.images);
 	if ((err = dcpi_db_stats_path(spath, sizeof(spath), platdir, c->stats.platform)))
 		return err;
+	/* after the profiles: a crash in between leaves epoch.stats behind
+	 * them, which dcpid's recovery recounts (dcpi_db_recover) */
 	return dcpi_stats_write(spath, &c->stats, mode);
 }
 

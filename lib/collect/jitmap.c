@@ -44,6 +44,8 @@ int dcpi_jitmap_new(const struct dcpi_jitmap_opts *o, struct dcpi_jitmap **out)
 	if (!jm)
 		return dcpi_error(ENOMEM, "out of memory");
 	jm->o = *o;
+	jm->budget = o->budget ? o->budget : DCPI_JITMAP_BUDGET;
+	jm->budget_per_uid = o->budget_per_uid ? o->budget_per_uid : DCPI_JITMAP_BUDGET_PER_UID;
 	jm->procroot = strdup(o->procroot ? o->procroot : "/proc");
 	if (!jm->procroot) {
 		free(jm);
@@ -51,6 +53,55 @@ int dcpi_jitmap_new(const struct dcpi_jitmap_opts *o, struct dcpi_jitmap **out)
 	}
 	*out = jm;
 	return 0;
+}
+
+/* p's user's slot, added when missing; -1 when out of memory. */
+static int32_t uid_slot(struct dcpi_jitmap *jm, uid_t uid)
+{
+	size_t i;
+
+	for (i = 0; i < jm->nuids && jm->uids[i].uid != uid; i++)
+		;
+	if (i < jm->nuids)
+		return (int32_t)i;
+	if (DCPI_GROW(jm->uids, jm->uids_cap, jm->nuids + 1, INT32_MAX, "users"))
+		return -1;
+	jm->uids[jm->nuids] = (struct jm_uid){ uid, 0 };
+	return (int32_t)jm->nuids++;
+}
+
+int dcpi_jm_charge(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t n, const char *what)
+{
+	struct jm_uid *u;
+
+	if (p->uid_slot < 0 && (p->uid_slot = uid_slot(jm, p->ruid)) < 0)
+		return -ENOMEM;
+	u = &jm->uids[p->uid_slot];
+	if (n > jm->budget - jm->st.bytes || n > jm->budget_per_uid - u->bytes) {
+		jm->st.over_budget++;
+		jm->st.skipped++;
+		if (!p->warned_budget) {
+			p->warned_budget = 1;
+			dcpi_jm_warn(jm, "JIT code of process %d: over the memory budget (%.1f MiB "
+				     "for user %u, %.1f MiB for all): this and later %s skipped",
+				     (int)p->pid, jm->budget_per_uid / 1048576.0, (unsigned)p->ruid,
+				     jm->budget / 1048576.0, what);
+		}
+		return -ENOSPC;
+	}
+	jm->st.bytes += n;
+	u->bytes += n;
+	p->charged += n;
+	return 0;
+}
+
+/* Give p's charge back. */
+static void uncharge(struct dcpi_jitmap *jm, struct jm_proc *p)
+{
+	if (p->uid_slot >= 0)
+		jm->uids[p->uid_slot].bytes -= p->charged;
+	jm->st.bytes -= p->charged;
+	p->charged = 0;
 }
 
 static void proc_free(struct jm_proc *p)
@@ -78,6 +129,7 @@ void dcpi_jitmap_free(struct dcpi_jitmap *jm)
 			next = p->next;
 			proc_free(p);
 		}
+	free(jm->uids);
 	free(jm->procroot);
 	free(jm);
 }
@@ -118,6 +170,7 @@ static struct jm_proc *proc_add(struct dcpi_jitmap *jm, int32_t pid)
 	p->pid = pid;
 	p->fd = -1;
 	p->dump_fd = -1;
+	p->uid_slot = -1;
 	p->key = (int64_t)pid | (int64_t)(++jm->gen & 0x7fffffff) << 32;
 	p->ranges.pid = pid;
 	p->created = dcpi_jm_now();
@@ -316,6 +369,7 @@ void dcpi_jitmap_reap(struct dcpi_jitmap *jm)
 				continue;
 			}
 			*pp = p->next;
+			uncharge(jm, p);
 			proc_free(p);
 			jm->nprocs--;
 		}

@@ -73,13 +73,18 @@ static int file_name_ok(const uint8_t *s, size_t n)
 /* One pending line (its address absolute until a LOAD takes it); lines
  * over the cap, of line 0 or without a file are dropped.  A file name of
  * the one byte 0xff means the previous entry's (perf's jitdump.h). */
-static int keep_line(struct jm_proc *p, uint64_t addr, uint32_t line, const char *file,
-		     size_t flen)
+static int keep_line(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t addr, uint32_t line,
+		     const char *file, size_t flen)
 {
 	int err;
 
 	if (!line || !flen || p->nlines >= JM_MAX_LINES)
 		return 0;
+	err = dcpi_jm_charge(jm, p, sizeof(struct jm_line) + (flen > DCPI_JITMAP_MAX_LINE
+							      ? DCPI_JITMAP_MAX_LINE : flen) + 1,
+			     "source lines");
+	if (err)
+		return err == -ENOSPC ? 0 : err;
 	if (flen == 1 && (uint8_t)file[0] == 0xff) { /* "as the entry before" */
 		if (p->nlines == p->pending0)
 			return 0;
@@ -268,7 +273,7 @@ static int rec_debug(struct dcpi_jitmap *jm, struct jm_proc *p, const uint8_t *r
 			corrupt(jm, p, "a DEBUG_INFO record whose entries run past its end");
 			return 0;
 		}
-		err = keep_line(p, get64(r + pos), get32(r + pos + 8), (const char *)r + pos + 16,
+		err = keep_line(jm, p, get64(r + pos), get32(r + pos + 8), (const char *)r + pos + 16,
 				(size_t)(nul - (r + pos + 16)));
 		if (err)
 			return err;

@@ -315,6 +315,16 @@ void dcpi_jm_open(struct dcpi_jitmap *jm, struct jm_proc *p)
 
 /* ---- reading ------------------------------------------------------------ */
 
+/* 1 the first time only (a counter in a byte would wrap and say it again
+ * every 256 times). */
+static int first_time(uint8_t *flag)
+{
+	if (*flag)
+		return 0;
+	*flag = 1;
+	return 1;
+}
+
 static void skip_line(struct dcpi_jitmap *jm, struct jm_proc *p, const char *why)
 {
 	jm->st.skipped++;
@@ -339,7 +349,7 @@ int dcpi_jm_add_entry(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t start,
 		return 0;
 	}
 	if (p->nents >= DCPI_JITMAP_MAX_ENTRIES) {
-		if (!p->warned_cap++)
+		if (first_time(&p->warned_cap))
 			dcpi_jm_warn(jm, "JIT code of process %d: over %u entries, the rest "
 				     "skipped", (int)p->pid, DCPI_JITMAP_MAX_ENTRIES);
 		jm->st.skipped++;
@@ -347,6 +357,12 @@ int dcpi_jm_add_entry(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t start,
 	}
 	if (nlen > DCPI_JITMAP_MAX_LINE)
 		nlen = DCPI_JITMAP_MAX_LINE;
+	/* the entry, its name, its place among the ranges, its code */
+	err = dcpi_jm_charge(jm, p, sizeof(*e) + nlen + 1 + sizeof(struct lm_map) +
+			     (code && p->code.len + size <= DCPI_JITMAP_MAX_CODE ? size : 0),
+			     "entries");
+	if (err)
+		return err == -ENOSPC ? 0 : err;
 	if (code && p->code.len + size <= DCPI_JITMAP_MAX_CODE) {
 		code_off = p->code.len;
 		if ((err = dcpi_buf_put(&p->code, code, size)))
@@ -457,7 +473,7 @@ int dcpi_jm_read(struct dcpi_jitmap *jm, struct jm_proc *p, int final)
 		p->pos = 0; /* truncated or rewritten: the runtime started it afresh */
 	end = (uint64_t)st.st_size;
 	if (end > DCPI_JITMAP_MAX_BYTES) {
-		if (!p->warned_cap++)
+		if (first_time(&p->warned_cap))
 			dcpi_jm_warn(jm, "perf map %s of process %d is over %llu bytes: the rest is "
 				     "not read", p->path, (int)p->pid,
 				     (unsigned long long)DCPI_JITMAP_MAX_BYTES);

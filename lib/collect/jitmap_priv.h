@@ -87,6 +87,15 @@ struct jm_proc {
 	size_t nplaced, placed_cap;
 	uint64_t img_end;
 	uint64_t skipped;
+	uint64_t charged;       /* bytes counted against the budgets */
+	int32_t uid_slot;       /* its user's in dcpi_jitmap.uids; -1 until charged */
+	uint8_t warned_budget;
+};
+
+/* A user's charge (dcpi_jm_charge). */
+struct jm_uid {
+	uid_t uid;
+	uint64_t bytes;
 };
 
 struct dcpi_jitmap {
@@ -97,7 +106,15 @@ struct dcpi_jitmap {
 	size_t ndefer;          /* samples kept, all processes */
 	uint32_t gen;
 	struct dcpi_jitmap_stats st;
+	uint64_t budget, budget_per_uid;
+	struct jm_uid *uids;    /* users charged so far (few: a linear list) */
+	size_t nuids, uids_cap;
 };
+
+/* Count n more bytes of p against the global and its user's budget: 0, or
+ * -ENOSPC (nothing counted; a warning the first time for p) when either
+ * would be passed.  what names the thing skipped, for that warning. */
+int dcpi_jm_charge(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t n, const char *what);
 
 void dcpi_jm_warn(struct dcpi_jitmap *jm, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

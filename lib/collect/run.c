@@ -30,6 +30,8 @@ struct dcpi_run {
 	/* the counters' times when the epoch began */
 	uint64_t base_enabled[DCPI_MAX_EVENTS], base_running[DCPI_MAX_EVENTS];
 	struct dcpi_buf kallsyms;    /* read at open, kept for the first snapshot */
+	struct dcpi_run_totals done; /* of the epochs left */
+	struct dcpi_run_totals base; /* the epoch's counts when it was entered */
 };
 
 static void warn(struct dcpi_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -54,9 +56,10 @@ static int new_collector(struct dcpi_run *r, const struct dcpi_run_opts *o)
 		.bypid = o->bypid, .nbypid = o->nbypid, .unknown_per_pid = o->unknown_per_pid,
 		.filemode = r->o.filemode, .mmap_build_id = o->sampling.mmap_build_id,
 		.label_keys = o->label_keys, .label_cap = o->label_cap,
+		.jit_budget = o->jit_budget, .jit_budget_per_uid = o->jit_budget_per_uid,
 		.on_unknown = o->on_unknown, .on_merged = o->on_merged, .arg = o->arg,
 		.db = r->db, .dirmode = r->o.dirmode ? r->o.dirmode : 0700,
-		.on_warning = o->on_warning,
+		.on_warning = o->on_warning, .on_commit = o->on_commit,
 	};
 
 	return dcpi_collector_new(&co, &r->col);
@@ -119,7 +122,20 @@ void dcpi_run_free(struct dcpi_run *r)
 
 static int open_sampler(struct dcpi_run *r, const struct dcpi_sampler_opts *so)
 {
-	return dcpi_sampler_open(r->o.sampler, &r->events, so, &r->sampler);
+	struct dcpi_sampler_thread_opts to = { .max_bytes = r->o.stage_max };
+	struct dcpi_sampler *s;
+	int err = dcpi_sampler_open(r->o.sampler, &r->events, so, &r->sampler);
+
+	if (err || !r->o.drain_thread)
+		return err;
+	err = dcpi_sampler_thread_new(r->sampler, &to, &s);
+	if (err) {
+		dcpi_sampler_close(r->sampler);
+		r->sampler = NULL;
+		return err;
+	}
+	r->sampler = s;
+	return 0;
 }
 
 /* Kernel samples where allowed: for one process, fall back to user space
@@ -299,6 +315,25 @@ static void base_times(struct dcpi_run *r)
 		dcpi_sampler_times(r->sampler, e, &r->base_enabled[e], &r->base_running[e]);
 }
 
+static void totals_of(const struct dcpi_epoch_stats *st, struct dcpi_run_totals *t)
+{
+	*t = (struct dcpi_run_totals){ st->samples, st->lost, st->throttled, st->unknown };
+}
+
+void dcpi_run_totals(const struct dcpi_run *r, struct dcpi_run_totals *t)
+{
+	struct dcpi_run_totals now;
+
+	*t = r->done;
+	if (!r->epoch[0])
+		return;
+	totals_of(dcpi_collector_stats(r->col), &now);
+	t->samples += now.samples - r->base.samples;
+	t->lost += now.lost - r->base.lost;
+	t->throttled += now.throttled - r->base.throttled;
+	t->unknown += now.unknown - r->base.unknown;
+}
+
 int dcpi_run_enter_epoch(struct dcpi_run *r, const char *name)
 {
 	char platdir[sizeof(r->platdir)];
@@ -308,9 +343,11 @@ int dcpi_run_enter_epoch(struct dcpi_run *r, const char *name)
 		err = dcpi_db_init(platdir, r->o.dirmode);
 	if (err)
 		return err;
+	dcpi_run_totals(r, &r->done); /* the epoch left adds what it counted */
 	snprintf(r->epoch, sizeof(r->epoch), "%s", name);
 	memcpy(r->platdir, platdir, sizeof(platdir));
 	begin_stats(r);
+	totals_of(dcpi_collector_stats(r->col), &r->base);
 	base_times(r);
 	/* without kernel samples its addresses would be zeros anyway */
 	if (r->kernel && (r->kallsyms.len

@@ -74,3 +74,8 @@ void dcpi_sampler_rerandomize(struct dcpi_sampler *s)
 	if (s->ops->rerandomize)
 		s->ops->rerandomize(s);
 }
+
+size_t dcpi_sampler_losses(struct dcpi_sampler *s, struct dcpi_sampler_loss *out, size_t max)
+{
+	return s->ops->losses ? s->ops->losses(s, out, max) : 0;
+}

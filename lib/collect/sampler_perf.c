@@ -384,17 +384,27 @@ static uint64_t ring_head(const struct ring *rg)
 			       __ATOMIC_ACQUIRE);
 }
 
-static int perf_drain(struct dcpi_sampler *base, dcpi_record_cb cb, void *arg)
+static int perf_drain_ring(struct dcpi_sampler *base, unsigned i, int *cpu, dcpi_record_cb cb,
+			   void *arg)
 {
 	struct perf_sampler *s = (struct perf_sampler *)base;
-	int err = 0;
+	uint64_t end;
+	int err;
 
-	for (unsigned i = 0; i < s->ncpus && !err; i++) {
-		uint64_t end;
+	if (i >= s->ncpus)
+		return dcpi_error(EINVAL, "no ring %u", i);
+	*cpu = s->rings[i].cpu;
+	err = walk_ring(s, &s->rings[i], ring_head(&s->rings[i]), PICK_ALL, cb, arg, &end);
+	consume(&s->rings[i], end);
+	return err;
+}
 
-		err = walk_ring(s, &s->rings[i], ring_head(&s->rings[i]), PICK_ALL, cb, arg, &end);
-		consume(&s->rings[i], end);
-	}
+static int perf_drain(struct dcpi_sampler *base, dcpi_record_cb cb, void *arg)
+{
+	int err = 0, cpu;
+
+	for (unsigned i = 0; i < ((struct perf_sampler *)base)->ncpus && !err; i++)
+		err = perf_drain_ring(base, i, &cpu, cb, arg);
 	return err;
 }
 
@@ -507,4 +517,5 @@ const struct dcpi_sampler_ops dcpi_sampler_perf = {
 	.event_of = perf_event_of,
 	.times = perf_times,
 	.rerandomize = perf_rerandomize,
+	.drain_ring = perf_drain_ring,
 };

@@ -447,8 +447,8 @@ static int mkdir_checked(const char *dir, unsigned dirmode)
 	return dcpi_db_check_dir(dir);
 }
 
-int dcpi_db_put_image(const char *root, const uint8_t *id, size_t idlen, const void *data,
-		      size_t len, unsigned dirmode, unsigned mode)
+static int put_image(const char *root, const uint8_t *id, size_t idlen, const void *data,
+		     size_t len, unsigned dirmode, unsigned mode, struct dcpi_file_batch *b)
 {
 	char hex[2 * DCPI_BUILD_ID_MAX + 1], cdir[4096], dir[4200], file[4300];
 	int err;
@@ -462,12 +462,25 @@ int dcpi_db_put_image(const char *root, const uint8_t *id, size_t idlen, const v
 	if (snprintf(dir, sizeof(dir), "%s/%.2s", cdir, hex) >= (int)sizeof(dir) ||
 	    snprintf(file, sizeof(file), "%s/%s", dir, hex + 2) >= (int)sizeof(file))
 		return dcpi_error(ENAMETOOLONG, "%s: path too long", root);
-	if (access(file, F_OK) == 0)
-		return 0;
+	if (access(file, F_OK) == 0 || (b && dcpi_file_batch_has(b, file)))
+		return 0; /* ids name content: there, or on its way */
 	err = mkdir_checked(cdir, dirmode);
 	if (!err)
 		err = mkdir_checked(dir, dirmode);
 	if (!err)
-		err = dcpi_file_write_atomic(file, data, len, mode);
+		err = b ? dcpi_file_batch_add(b, file, data, len, mode)
+			: dcpi_file_write_atomic(file, data, len, mode);
 	return err;
+}
+
+int dcpi_db_put_image(const char *root, const uint8_t *id, size_t idlen, const void *data,
+		      size_t len, unsigned dirmode, unsigned mode)
+{
+	return put_image(root, id, idlen, data, len, dirmode, mode, NULL);
+}
+
+int dcpi_db_put_image_batch(const char *root, const uint8_t *id, size_t idlen, const void *data,
+			    size_t len, unsigned dirmode, unsigned mode, struct dcpi_file_batch *b)
+{
+	return put_image(root, id, idlen, data, len, dirmode, mode, b);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dcpi/buf.h"
 #include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/profile.h"
@@ -103,9 +104,29 @@ static int not_a_file(const char *path)
 	return !lstat(path, &st) && !S_ISREG(st.st_mode);
 }
 
+/* p into path: at once (atomically), or into batch b. */
+static int put(const char *path, const struct dcpi_profile *p, unsigned mode,
+	       struct dcpi_file_batch *b)
+{
+	struct dcpi_buf buf = DCPI_BUF_INIT;
+	int err;
+
+	if (!b)
+		return dcpi_profile_write(path, p, mode);
+	err = dcpi_profile_encode(p, &buf);
+	if (err)
+		err = dcpi_error_prefix(err, "%s", path);
+	else
+		err = dcpi_file_batch_add(b, path, buf.data, buf.len, mode);
+	dcpi_buf_release(&buf);
+	return err;
+}
+
 /* Write p into dir/name, adding to what is there.  A file of another
- * identity under the same name (a hash collision) moves p to name~N. */
-int dcpi_db_merge_profile(const char *dir, struct dcpi_profile *p, unsigned mode)
+ * identity under the same name (a hash collision) moves p to name~N.
+ * With a batch, a path pending in it is -EAGAIN before anything is read. */
+static int merge_into(const char *dir, struct dcpi_profile *p, unsigned mode,
+		      struct dcpi_file_batch *b)
 {
 	char name[512], path[4096], aside[4200];
 	struct dcpi_profile old;
@@ -126,25 +147,38 @@ int dcpi_db_merge_profile(const char *dir, struct dcpi_profile *p, unsigned mode
 		else
 			snprintf(path, sizeof(path), "%s/%.*s~%d.prof", dir,
 				 (int)(strlen(name) - 5), name, attempt);
+		if (b && dcpi_file_batch_has(b, path))
+			return -EAGAIN;
 		dcpi_profile_init(&old);
 		err = not_a_file(path) ? -EBADMSG : dcpi_profile_read(path, &old);
 		if (err == -ENOENT)
-			return dcpi_profile_write(path, p, mode);
+			return put(path, p, mode, b);
 		if (err == -EBADMSG) { /* corrupt or no file: keep it for a human, start afresh */
 			snprintf(aside, sizeof(aside), "%s.corrupt", path);
 			rename(path, aside);
-			return dcpi_profile_write(path, p, mode);
+			return put(path, p, mode, b);
 		}
 		if (err)
 			return err; /* unreadable for now (EMFILE, EIO): retry next merge */
 		if (same_identity(&old, p)) {
 			err = dcpi_profile_merge(&old, p);
 			if (!err)
-				err = dcpi_profile_write(path, &old, mode);
+				err = put(path, &old, mode, b);
 			dcpi_profile_free(&old);
 			return err;
 		}
 		dcpi_profile_free(&old);
 	}
 	return dcpi_error(EEXIST, "%s/%s: too many profiles share this name", dir, name);
+}
+
+int dcpi_db_merge_profile(const char *dir, struct dcpi_profile *p, unsigned mode)
+{
+	return merge_into(dir, p, mode, NULL);
+}
+
+int dcpi_db_merge_profile_batch(const char *dir, struct dcpi_profile *p, unsigned mode,
+				struct dcpi_file_batch *b)
+{
+	return merge_into(dir, p, mode, b);
 }

@@ -9,6 +9,11 @@
  * operations are left NULL, so the interface's defaults are exercised.
  * With replay_refuse_kernel set it refuses kernel-mode samples (EACCES), as
  * perf does under perf_event_paranoid 2.
+ *
+ * Its rings may be filled by one thread and drained by another (a run with
+ * drain_thread): a mutex guards them, and emptied is signalled each time
+ * a drain empties them (replay_wait_empty).  replay_last is the replay
+ * opened last (behind a thread sampler, dcpi_run_sampler is not it).
  *   raw_sample(), raw_mmap2()   records laid out as the perf sampler asks
  *                               the kernel for them
  *   now_ns()                    CLOCK_MONOTONIC, the records' clock */
@@ -16,6 +21,7 @@
 #define DCPI_TEST_REPLAY_H
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -35,9 +41,12 @@ struct replay {
 	int fail;                       /* the next drain fails, after its records */
 	int nosplit;                    /* drain_split says -EOPNOTSUPP */
 	uint64_t enabled_ns, running_ns; /* what times() says, for every event */
+	pthread_mutex_t mu;             /* the rings */
+	pthread_cond_t emptied;
 };
 
 static int replay_refuse_kernel;
+static struct replay *replay_last;
 
 static inline struct replay *replay_of(struct dcpi_sampler *s)
 {
@@ -55,6 +64,9 @@ static int replay_open(const struct dcpi_eventlist *l, const struct dcpi_sampler
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return dcpi_error(ENOMEM, "out of memory");
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->emptied, NULL);
+	replay_last = r;
 	*out = &r->base;
 	return 0;
 }
@@ -63,6 +75,10 @@ static void replay_close(struct dcpi_sampler *s)
 {
 	for (unsigned i = 0; i < REPLAY_CPUS; i++)
 		dcpi_buf_release(&replay_of(s)->ring[i]);
+	pthread_mutex_destroy(&replay_of(s)->mu);
+	pthread_cond_destroy(&replay_of(s)->emptied);
+	if (replay_last == replay_of(s))
+		replay_last = NULL;
 	free(s);
 }
 
@@ -84,30 +100,38 @@ static unsigned replay_ncpus(const struct dcpi_sampler *s)
 	return REPLAY_CPUS;
 }
 
-/* One pass over every ring: samples 1 only samples, 0 only the rest, -1
- * all. */
-static int replay_pass(struct replay *r, int samples, dcpi_record_cb cb, void *arg)
+/* One pass over ring i (under mu): samples 1 only samples, 0 only the
+ * rest, -1 all. */
+static int replay_pass_ring(struct replay *r, unsigned i, int samples, dcpi_record_cb cb,
+			    void *arg)
 {
+	struct dcpi_buf *b = &r->ring[i];
+	struct perf_event_header h;
 	int err = 0;
 
-	for (unsigned i = 0; i < REPLAY_CPUS; i++) {
-		struct dcpi_buf *b = &r->ring[i];
-		struct perf_event_header h;
-
-		for (size_t off = 0; !err && off + sizeof(h) <= b->len; off += h.size) {
-			memcpy(&h, b->data + off, sizeof(h));
-			if (samples < 0 || (h.type == PERF_RECORD_SAMPLE) == samples)
-				err = cb(arg, b->data + off, h.size);
-		}
+	for (size_t off = 0; !err && off + sizeof(h) <= b->len; off += h.size) {
+		memcpy(&h, b->data + off, sizeof(h));
+		if (samples < 0 || (h.type == PERF_RECORD_SAMPLE) == samples)
+			err = cb(arg, b->data + off, h.size);
 	}
 	return err;
 }
 
-/* Empty every ring; fail now if asked to. */
-static int replay_consumed(struct replay *r, int err)
+static int replay_pass(struct replay *r, int samples, dcpi_record_cb cb, void *arg)
 {
-	for (unsigned i = 0; i < REPLAY_CPUS; i++)
+	int err = 0;
+
+	for (unsigned i = 0; i < REPLAY_CPUS && !err; i++)
+		err = replay_pass_ring(r, i, samples, cb, arg);
+	return err;
+}
+
+/* Empty rings from..to-1 (under mu); fail now if asked to. */
+static int replay_consumed_range(struct replay *r, unsigned from, unsigned to, int err)
+{
+	for (unsigned i = from; i < to; i++)
 		r->ring[i].len = 0;
+	pthread_cond_broadcast(&r->emptied);
 	if (!err && r->fail) {
 		r->fail = 0;
 		err = dcpi_error(EBADMSG, "replay: corrupt ring");
@@ -115,11 +139,36 @@ static int replay_consumed(struct replay *r, int err)
 	return err;
 }
 
+static int replay_consumed(struct replay *r, int err)
+{
+	return replay_consumed_range(r, 0, REPLAY_CPUS, err);
+}
+
 static int replay_drain(struct dcpi_sampler *s, dcpi_record_cb cb, void *arg)
 {
 	struct replay *r = replay_of(s);
+	int err;
 
-	return replay_consumed(r, replay_pass(r, -1, cb, arg));
+	pthread_mutex_lock(&r->mu);
+	err = replay_consumed(r, replay_pass(r, -1, cb, arg));
+	pthread_mutex_unlock(&r->mu);
+	return err;
+}
+
+/* Ring i alone; its CPU is i. */
+static int replay_drain_ring(struct dcpi_sampler *s, unsigned i, int *cpu, dcpi_record_cb cb,
+			     void *arg)
+{
+	struct replay *r = replay_of(s);
+	int err;
+
+	if (i >= REPLAY_CPUS)
+		return dcpi_error(EINVAL, "replay: no ring %u", i);
+	*cpu = (int)i;
+	pthread_mutex_lock(&r->mu);
+	err = replay_consumed_range(r, i, i + 1, replay_pass_ring(r, i, -1, cb, arg));
+	pthread_mutex_unlock(&r->mu);
+	return err;
 }
 
 /* The split drain (dcpi_sampler_drain_split): every ring's side-band
@@ -133,13 +182,14 @@ static int replay_drain_split(struct dcpi_sampler *s, dcpi_record_cb side, int (
 
 	if (r->nosplit)
 		return -EOPNOTSUPP;
+	pthread_mutex_lock(&r->mu);
 	err = replay_pass(r, 0, side, arg);
-
 	if (!err)
 		err = mid(arg);
-	if (err)
-		return err; /* nothing consumed */
-	return replay_consumed(r, replay_pass(r, 1, samples, arg));
+	if (!err) /* else nothing consumed */
+		err = replay_consumed(r, replay_pass(r, 1, samples, arg));
+	pthread_mutex_unlock(&r->mu);
+	return err;
 }
 
 static int replay_event_of(const struct dcpi_sampler *s, uint64_t id)
@@ -170,13 +220,41 @@ static const struct dcpi_sampler_ops replay_ops = {
 	.drain_split = replay_drain_split,
 	.event_of = replay_event_of,
 	.times = replay_times,
+	.drain_ring = replay_drain_ring,
 };
 
 
 static inline void replay_put(struct dcpi_sampler *s, unsigned cpu, const void *raw, size_t len)
 {
-	if (dcpi_buf_put(&replay_of(s)->ring[cpu % REPLAY_CPUS], raw, len))
+	struct replay *r = replay_of(s);
+
+	pthread_mutex_lock(&r->mu);
+	if (dcpi_buf_put(&r->ring[cpu % REPLAY_CPUS], raw, len))
 		abort();
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Wait until a drain has emptied every ring, at most secs seconds (a
+ * bound for a failing test only: a passing one waits for the drain, not
+ * for a time).  1 when empty. */
+static inline int replay_wait_empty(struct replay *r, int secs)
+{
+	struct timespec until;
+	int empty = 0, err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += secs;
+	pthread_mutex_lock(&r->mu);
+	while (!err) {
+		empty = 1;
+		for (unsigned i = 0; i < REPLAY_CPUS; i++)
+			empty &= r->ring[i].len == 0;
+		if (empty)
+			break;
+		err = pthread_cond_timedwait(&r->emptied, &r->mu, &until);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return empty;
 }
 
 static inline uint64_t now_ns(void)
@@ -226,6 +304,21 @@ static inline size_t raw_mmap2(uint8_t *b, uint32_t pid, uint64_t start, uint64_
 	memcpy(b + o, &time, 8), o += 8;
 	memcpy(b + o, &id, 8);
 	return n;
+}
+
+/* A LOST record: the kernel dropped n records of this ring. */
+static inline size_t raw_lost(uint8_t *b, uint64_t n, uint64_t time)
+{
+	struct perf_event_header h = { PERF_RECORD_LOST, 0, 48 };
+	uint64_t id = REPLAY_ID, z = 0;
+
+	memcpy(b, &h, 8);
+	memcpy(b + 8, &id, 8);
+	memcpy(b + 16, &n, 8);
+	memcpy(b + 24, &z, 8);   /* sample_id: pid, tid */
+	memcpy(b + 32, &time, 8);
+	memcpy(b + 40, &id, 8);
+	return 48;
 }
 
 /* A COMM record (exec: an exec's), with the sample_id trailer. */

@@ -1,10 +1,15 @@
-/* lib/base: the grow and sort helpers of lib/internal.h and hex strings. */
+/* lib/base: the grow and sort helpers of lib/internal.h, hex strings, and
+ * batches of atomic file writes. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "dcpi/hex.h"
 #include "internal.h"
 #include "tap.h"
@@ -117,8 +122,73 @@ out:
 	free(b);
 }
 
+/* The files of directory dir whose names are temporary ones. */
+static int count_tmp(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += dcpi_file_is_tmp_name(e->d_name);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int file_is(const char *path, const char *want)
+{
+	uint8_t *data = NULL;
+	size_t len = 0;
+	int ok = !dcpi_file_read(path, 1 << 20, &data, &len) && len == strlen(want) &&
+		 !memcmp(data, want, len);
+
+	free(data);
+	return ok;
+}
+
+/* n files (n >= DCPI_FILE_BATCH_SYNCFS: one syncfs; fewer: fsyncs), then
+ * one written again after its commit; a released batch leaves the old
+ * contents and no temporary file. */
+static void test_batch(unsigned n)
+{
+	char dir[] = "/tmp/dcpi-batch.XXXXXX", path[64][128];
+	struct dcpi_file_batch b;
+	size_t done = 99;
+	int ok = 1;
+
+	if (!mkdtemp(dir)) {
+		T_OK(0, "mkdtemp");
+		return;
+	}
+	dcpi_file_batch_init(&b);
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/f%u", dir, i);
+		ok &= !dcpi_file_batch_add(&b, path[i], "new", 3, 0600);
+		ok &= access(path[i], F_OK) != 0; /* not visible before the commit */
+	}
+	T_OK(ok, "%u files added, none visible yet", n);
+	T_OK(dcpi_file_batch_has(&b, path[0]) && !dcpi_file_batch_has(&b, dir), "has");
+	T_EQ(dcpi_file_batch_add(&b, path[0], "x", 1, 0600), -EEXIST, "a path twice: EEXIST");
+	T_EQ(count_tmp(dir), n, "written under temporary names");
+	T_EQ(dcpi_file_batch_commit(&b, &done), 0, "commit");
+	T_EQ(done, n, "all in place");
+	T_OK(file_is(path[0], "new") && file_is(path[n - 1], "new"), "new contents");
+	T_EQ(count_tmp(dir), 0, "no temporary file left");
+	T_OK(!dcpi_file_batch_has(&b, path[0]), "an empty batch after a commit");
+	T_EQ(dcpi_file_batch_add(&b, path[0], "newer", 5, 0600), 0, "the same path again");
+	dcpi_file_batch_release(&b);
+	T_OK(file_is(path[0], "new") && count_tmp(dir) == 0,
+	     "released uncommitted: old contents, no temporary file");
+	for (unsigned i = 0; i < n; i++)
+		unlink(path[i]);
+	rmdir(dir);
+}
+
 int main(void)
 {
+	test_batch(3);
+	test_batch(DCPI_FILE_BATCH_SYNCFS + 2);
 	test_grow();
 	test_mul();
 	test_hex();

@@ -25,6 +25,7 @@
 #include "dcpi/sha1.h"
 #include "dcpi/srcline.h"
 #include "dcpi/symtab.h"
+#include "collect/jitmap_priv.h" /* a process's user, for the budget test */
 #include "tap.h"
 
 static char tmp[256];
@@ -205,7 +206,7 @@ static char *map_path(int pid)
 static struct dcpi_jitmap *new_jm(void)
 {
 	char procroot[300];
-	struct dcpi_jitmap_opts o = { procroot, on_warning, NULL };
+	struct dcpi_jitmap_opts o = { .procroot = procroot, .on_warning = on_warning };
 	struct dcpi_jitmap *jm = NULL;
 
 	snprintf(procroot, sizeof(procroot), "%s/proc", tmp);
@@ -722,6 +723,67 @@ static void test_ctl_image(void)
 	T_EQ(dcpi_ctl_parse_image("image 99999999999 4096 1 0 /x", &ev), -EINVAL, "a pid too big");
 }
 
+/* n perf-map lines of pid, at distinct addresses; the entries the jitmap
+ * took from them. */
+static uint64_t feed_lines(struct dcpi_jitmap *jm, int32_t pid, int n)
+{
+	struct dcpi_jitmap_stats a, b;
+	char *text = malloc((size_t)n * 48), *at = text;
+
+	dcpi_jitmap_stats(jm, &a);
+	for (int i = 0; text && i < n; i++)
+		at += sprintf(at, "%x 10 fn_%d_%d\n", 0x10000000 + i * 0x10, (int)pid, i);
+	if (!text || dcpi_jitmap_feed_text(jm, pid, text, (size_t)(at - text)))
+		abort();
+	free(text);
+	dcpi_jitmap_stats(jm, &b);
+	return b.entries - a.entries;
+}
+
+/* Issue 24, lever 7: a user's processes share one budget for what their
+ * maps say, all users one more; a process's share is given back when it
+ * is reaped. */
+static void test_budget(void)
+{
+	struct dcpi_jitmap_opts o = { .on_warning = on_warning, .budget = 96 << 10,
+				      .budget_per_uid = 64 << 10 };
+	struct dcpi_jitmap *jm = NULL;
+	struct dcpi_jitmap_stats st;
+	uint64_t a, b, c, d;
+
+	if (dcpi_jitmap_new(&o, &jm))
+		abort();
+	warnings[0] = '\0';
+	dcpi_jm_proc(jm, 101)->ruid = 1000;
+	dcpi_jm_proc(jm, 102)->ruid = 1000;
+	dcpi_jm_proc(jm, 103)->ruid = 1001;
+	dcpi_jm_proc(jm, 104)->ruid = 1002;
+	a = feed_lines(jm, 101, 2000);
+	dcpi_jitmap_stats(jm, &st);
+	T_OK(a > 100 && a < 2000, "a process of user 1000: %llu of 2000 entries, then its "
+	     "user's budget", (unsigned long long)a);
+	T_OK(st.bytes <= 64 << 10 && st.bytes > 60 << 10, "charged %llu bytes of 64 KiB",
+	     (unsigned long long)st.bytes);
+	T_EQ(st.over_budget, 2000 - a, "the rest counted as over the budget");
+	T_OK(strstr(warnings, "process 101: over the memory budget (0.1 MiB for user 1000") &&
+	     !strstr(strstr(warnings, "process 101") + 1, "process 101"), "and said once");
+	b = feed_lines(jm, 102, 2000);
+	T_EQ(b, 0, "another process of the same user: nothing more");
+	c = feed_lines(jm, 103, 2000);
+	T_OK(c > 100 && c < a, "another user: what the global budget has left (%llu)",
+	     (unsigned long long)c);
+	d = feed_lines(jm, 104, 2000);
+	T_EQ(d, 0, "a third user: the global budget is spent");
+	dcpi_jitmap_exit(jm, 101);
+	dcpi_jitmap_reap(jm);
+	dcpi_jitmap_stats(jm, &st);
+	T_OK(st.bytes < 40 << 10, "reaped: its share given back (%llu bytes charged)",
+	     (unsigned long long)st.bytes);
+	b = feed_lines(jm, 102, 2000);
+	T_OK(b > 100, "the user's other process gets it (%llu entries)", (unsigned long long)b);
+	dcpi_jitmap_free(jm);
+}
+
 int main(void)
 {
 	snprintf(tmp, sizeof(tmp), "/tmp/dcpi-test-jit.XXXXXX");
@@ -741,6 +803,7 @@ int main(void)
 	}
 	test_dump();
 	test_ctl_image();
+	test_budget();
 	{
 		char cmd[300];
 

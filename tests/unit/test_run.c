@@ -278,6 +278,86 @@ static void test_rerandomize(void)
 	dcpi_run_free(r);
 }
 
+/* A merge held up in its slow part (on_commit, before the profiles are
+ * committed): the samples written to the rings meanwhile must be read out
+ * of them by the run's ring-reading thread, not wait for the merge. */
+static int during_merge_put, during_merge_read;
+
+static void put_n(struct dcpi_sampler *s, unsigned cpu, uint32_t pid, uint64_t ip, int n)
+{
+	uint8_t b[64];
+	uint64_t t = now_ns() - 100000000;
+
+	for (int i = 0; i < n; i++)
+		replay_put(s, cpu, b, raw_sample(b, REPLAY_ID, ip, pid, t + (uint64_t)i));
+}
+
+static void slow_commit(void *arg, size_t nfiles)
+{
+	(void)arg, (void)nfiles;
+	if (during_merge_put++)
+		return; /* the first merge only */
+	put_n(&replay_last->base, 0, 700, 0x700040, 300);
+	put_n(&replay_last->base, 1, 700, 0x700080, 200);
+	/* the merge goes on only once the thread has read the rings (or,
+	   failing, after 30 s): nothing but that thread drains them now */
+	during_merge_read = replay_wait_empty(replay_last, 30);
+}
+
+static void test_drain_during_merge(void)
+{
+	char db[300];
+	struct dcpi_run_opts o;
+	struct dcpi_run_totals t;
+	struct dcpi_sampler_loss l[4];
+	struct dcpi_run *r;
+	struct dcpi_epoch_stats st;
+	uint8_t b[512];
+	size_t n, now, peak;
+
+	snprintf(db, sizeof(db), "%s", fx_path("db_thread"));
+	o = opts(db, -1, 0);
+	o.drain_thread = 1;
+	o.on_commit = slow_commit;
+	r = open_run(&o);
+	T_OK(r != NULL && replay_last, "a run with a ring-reading thread opens");
+	if (!r || !replay_last)
+		return;
+	T_STREQ(dcpi_run_sampler(r)->ops->name, "thread", "the run reads the thread's sampler");
+	T_EQ(dcpi_run_new_epoch(r), 0, "new epoch");
+	T_EQ(dcpi_run_start(r), 0, "start");
+	T_OK(replay_last->enabled, "start enables the sampler behind the thread");
+	replay_put(&replay_last->base, 1, b, raw_mmap2(b, 700, 0x700000, 0x1000, "/opt/fake/r.out",
+						       now_ns() - 200000000));
+	put_n(&replay_last->base, 0, 700, 0x700040, 5);
+	replay_put(&replay_last->base, 1, b, raw_lost(b, 7, now_ns() - 100000000));
+	T_EQ(dcpi_run_drain(r, 1), 0, "drain");
+	T_EQ(dcpi_run_merge(r), 0, "a merge, held up until the rings were read");
+	T_OK(during_merge_read, "the thread read the rings while the merge was held up");
+	T_EQ(read_stats(r, &st), 0, "epoch.stats written");
+	T_EQ(st.samples, 5, "that merge wrote the samples drained before it");
+	dcpi_sampler_thread_staged(dcpi_run_sampler(r), &now, &peak);
+	T_EQ(now, 500 * 40, "the 500 samples read meanwhile wait in memory");
+	T_EQ(dcpi_run_drain(r, 1), 0, "the next drain");
+	T_EQ(dcpi_run_merge(r), 0, "the next merge");
+	T_EQ(read_stats(r, &st), 0, "epoch.stats written");
+	T_EQ(st.samples, 505, "every sample counted, those of the merge's time too");
+	T_EQ(st.lost, 7, "the kernel's loss counted");
+	n = dcpi_sampler_losses(dcpi_run_sampler(r), l, 4);
+	T_EQ(n, 1, "one CPU lost samples");
+	T_OK(n == 1 && l[0].cpu == 1 && l[0].lost == 7, "CPU 1's ring: 7");
+	T_EQ(dcpi_sampler_losses(dcpi_run_sampler(r), l, 4), 0, "told once");
+	/* a second epoch: the run's totals add both */
+	T_EQ(dcpi_run_new_epoch(r), 0, "a second epoch");
+	put_n(&replay_last->base, 0, 700, 0x700040, 3);
+	T_EQ(dcpi_run_stop(r), 0, "stop");
+	T_EQ(dcpi_run_stats(r)->samples, 3, "the epoch's samples");
+	dcpi_run_totals(r, &t);
+	T_EQ(t.samples, 508, "the run's samples: both epochs");
+	T_EQ(t.lost, 7, "the run's losses");
+	dcpi_run_free(r);
+}
+
 int main(void)
 {
 	if (fx_setup("run") || dcpi_event_parse(&ev, "cpu-clock:F500000"))
@@ -289,6 +369,7 @@ int main(void)
 	test_process_times();
 	test_kernel();
 	test_rerandomize();
+	test_drain_during_merge();
 	fx_cleanup();
 	return t_done();
 }

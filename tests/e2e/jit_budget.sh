@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Issue 24, lever 7: an ordinary user's JIT maps cannot make root's dcpid
+# grow without bound.  `nobody` runs two JITs with 4 MiB perf maps each
+# against a daemon whose budget is 1 MiB per user (-jitmem 1): what the
+# maps say is kept up to the budget, the rest skipped and logged, and the
+# processes' share is given back once they are gone and merged.
+. "$DCPI_ROOT/tests/tap.sh"
+
+require_root
+[ "$(uname -m)" = x86_64 ] || { skip "the workload's JIT code is x86-64"; done_testing; }
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+HOST=$(dcpi_host)
+NOBODY=$(id -u nobody)
+build_workload jitmapbig || { fail "build jitmapbig"; done_testing; }
+chmod 755 "$T/jitmapbig"
+DB=$T/db
+start_dcpid "$DB" -merge 3600 -jitmem 1 || { fail "dcpid -jitmem 1 starts"; done_testing; }
+
+as_nobody "$T/jitmapbig" 4 3 >"$T/p1" 2>&1 & j1=$!
+as_nobody "$T/jitmapbig" 4 3 >"$T/p2" 2>&1 & j2=$!
+at_exit "kill $j1 $j2"
+wait $j1 $j2
+st=$("$DCPI_BIN/dcpictl" -db "$DB" status 2>&1) # drains: both exits are read
+log=$DB/dcpid-$HOST.log
+re="JIT maps: ([0-9.]+) MiB \\(budget 1 MiB per user, 4 MiB in all; ([0-9]+) entries skipped over it\\)"
+if [[ $st =~ $re ]]; then
+	mib=${BASH_REMATCH[1]} skipped=${BASH_REMATCH[2]}
+	awk -v m="$mib" 'BEGIN { exit !(m > 0.5 && m <= 1.0) }' && [ "$skipped" -gt 0 ] &&
+		pass "nobody's two 4 MiB maps: $mib MiB kept, $skipped entries skipped" ||
+		fail "nobody's maps kept within 1 MiB" "$mib MiB, $skipped skipped"
+else
+	fail "status says what the JIT maps hold" "$st"
+fi
+n=$(grep -c "over the memory budget (1.0 MiB for user $NOBODY, 4.0 MiB for all)" "$log")
+[ "$n" -ge 1 ] && [ "$n" -le 2 ] && pass "logged once per process over the budget ($n)" ||
+	fail "logged once per process over the budget" "$n lines: $(grep budget "$log")"
+"$DCPI_BIN/dcpictl" -db "$DB" flush >/dev/null || fail "flush"
+st=$("$DCPI_BIN/dcpictl" -db "$DB" status 2>&1)
+grep -q '^JIT maps: 0.0 MiB' <<<"$st" && pass "merged and reaped: the budget given back" ||
+	fail "merged and reaped: the budget given back" "$(grep 'JIT maps' <<<"$st")"
+done_testing
