@@ -99,9 +99,11 @@ const char *report_estimate(double v, char conf, char *buf, size_t len)
 	return buf;
 }
 
+/* Bounded: the set's sums never wrap (dcpi_profset_load) so a part is at
+ * most its whole, and if a caller's is not, no share above 100% is printed. */
 double report_pct(uint64_t n, uint64_t t)
 {
-	return t ? 100.0 * (double)n / (double)t : 0;
+	return t ? 100.0 * (double)(n < t ? n : t) / (double)t : 0;
 }
 
 void report_check_set(struct report_warnings *w, const struct dcpi_profset *set)
@@ -111,6 +113,9 @@ void report_check_set(struct report_warnings *w, const struct dcpi_profset *set)
 	if (set->nbad)
 		report_warn(w, "%zu profile(s) could not be read and are left out; the first: %s",
 			    set->nbad, set->first_bad);
+	if (set->nbad_stats)
+		report_warn(w, "%zu statistics file(s) refused and left out of the header's "
+			    "counts; the first: %s", set->nbad_stats, set->first_bad_stats);
 	if (st->lost)
 		report_warn(w, "%" PRIu64 " samples were lost (%.2f%%): the profile under-counts",
 			    st->lost, report_pct(st->lost, st->samples + st->lost));
