@@ -169,7 +169,12 @@ int report_unmatched(const struct dcpi_profset *set, const char *const *images, 
 	int status = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (!matched[i]) {
+		if (!matched[i] && dcpi_profset_bad_of(set, images[i])) {
+			fprintf(stderr, "%s: error: the profile of image '%s' could not be read: %s\n",
+				cli_prog, cli_safe(images[i]),
+				cli_safe(dcpi_profset_bad_of(set, images[i])));
+			status = 1;
+		} else if (!matched[i]) {
 			fprintf(stderr, "%s: error: no profile of image '%s' in epoch%s %s%s\n",
 				cli_prog, cli_safe(images[i]), set->nepochs > 1 ? "s" : "",
 				set->epochs[set->nepochs - 1], set->nepochs > 1 ? " ..." : "");
@@ -362,6 +367,9 @@ struct dcpi_annot_image *report_annot_open(const struct dcpi_profset *set, const
 	dcpi_selection_free(&sel);
 	err = n ? dcpi_annot_image_open(set, idx, n, &ao, &img) : 0;
 	free(idx);
+	if (n == 0 && dcpi_profset_bad_of(set, image))
+		cli_die("the profile of image '%s' could not be read: %s", cli_safe(image),
+			cli_safe(dcpi_profset_bad_of(set, image)));
 	if (n == 0) {
 		fprintf(stderr, "%s: error: no profile of image '%s' in epoch%s %s%s\n", cli_prog,
 			cli_safe(image), set->nepochs > 1 ? "s" : "",

@@ -49,6 +49,9 @@ struct dcpi_profset {
 	size_t nbad;            /* profiles that could not be read, or whose
 				   counts would carry a column's sum past 2^64 */
 	char *first_bad;        /* the first one's error message, naming its file */
+	char **bad;             /* each one's error message, "FILE: what is wrong"
+				   (nbad of them, fewer when memory ran out) */
+	size_t nbad_kept, bad_cap;
 	size_t nbad_stats;      /* statistics files refused: unreadable, impossible
 				   (dcpi_stats_parse) or adding past 2^64 */
 	char *first_bad_stats;  /* the first one's error message, naming its file */
@@ -77,6 +80,11 @@ void dcpi_profset_free(struct dcpi_profset *s);
  * -EINVAL for a malformed spec (the set is then unchanged).  The
  * statistics stay the epoch's. */
 int dcpi_profset_keep_label(struct dcpi_profset *s, const char *spec);
+
+/* The error message of an unreadable profile (see bad) whose file is named
+ * for image (a path or a file name: its base name, NAME-HASH.prof), or
+ * NULL: what to say instead of "no profile of image". */
+const char *dcpi_profset_bad_of(const struct dcpi_profset *s, const char *image);
 
 /* Column of the event named name, or -1. */
 int dcpi_profset_event(const struct dcpi_profset *s, const char *name);

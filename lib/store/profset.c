@@ -25,6 +25,9 @@ void dcpi_profset_free(struct dcpi_profset *s)
 		free(s->events[e]);
 	free(s->first_bad);
 	free(s->first_bad_stats);
+	for (size_t i = 0; i < s->nbad_kept; i++)
+		free(s->bad[i]);
+	free(s->bad);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -268,6 +271,36 @@ static void add_stats(struct dcpi_profset *s, const char *platdir, const char *h
 	closedir(d);
 }
 
+/* One unreadable profile more (dcpi_errmsg() says why, naming it). */
+static void refuse_profile(struct dcpi_profset *s)
+{
+	char *msg;
+
+	refuse(&s->nbad, &s->first_bad);
+	if (!DCPI_GROW(s->bad, s->bad_cap, s->nbad_kept + 1, SIZE_MAX, "profiles") &&
+	    (msg = strdup(s->first_bad && s->nbad == 1 ? s->first_bad : dcpi_errmsg())))
+		s->bad[s->nbad_kept++] = msg;
+}
+
+const char *dcpi_profset_bad_of(const struct dcpi_profset *s, const char *image)
+{
+	const char *want = strrchr(image, '/') ? strrchr(image, '/') + 1 : image;
+	size_t n = strlen(want);
+
+	for (size_t i = 0; i < s->nbad_kept; i++) {
+		const char *m = s->bad[i], *colon = strstr(m, ".prof: "), *base;
+
+		if (!colon)
+			continue;
+		/* the file's base name, NAME-HASH.prof, ends at colon */
+		for (base = colon; base > m && base[-1] != '/'; base--)
+			;
+		if (n && !strncmp(base, want, n) && base[n] == '-')
+			return m;
+	}
+	return NULL;
+}
+
 /* Whether e's totals would carry a column's sum past 2^64 (two events of
  * one name share a column): every report sums subsets of these counts. */
 static int sum_overflows(const struct dcpi_profset *s, const struct dcpi_profset_entry *e)
@@ -295,7 +328,7 @@ static int add_profile(struct dcpi_profset *s, const char *file, const char *pla
 	memset(e, 0, sizeof(*e));
 	dcpi_profile_init(&e->prof);
 	if (dcpi_profile_read(file, &e->prof)) {
-		refuse(&s->nbad, &s->first_bad);
+		refuse_profile(s);
 		return 0;
 	}
 	if (host && (!e->prof.platform || strcmp(e->prof.platform, host))) {
@@ -312,7 +345,7 @@ static int add_profile(struct dcpi_profset *s, const char *file, const char *pla
 	if (sum_overflows(s, e)) {
 		dcpi_error(EOVERFLOW, "%s: its samples and those of the profiles read before add "
 			   "past 2^64", file);
-		refuse(&s->nbad, &s->first_bad);
+		refuse_profile(s);
 		dcpi_profile_free(&e->prof);
 		return 0;
 	}

@@ -89,4 +89,20 @@ golden prof-warnings-v.txt "$DCPI_BIN/dcpiprof" -db "$T/wdb" -i -v
 } >"$T/nspec"
 "$DCPI_BUILD/tests/mkdb" "$T/nspec" >/dev/null 2>"$T/nmkdb.err" || fail "mkdb" "$(cat "$T/nmkdb.err")"
 golden prof-impossible.txt "$DCPI_BIN/dcpiprof" -db "$T/ndb" -host all -v
+
+# A corrupt profile is named with what is wrong, not reported as "no
+# profile of image" (dcpicalc, dcpilist and dcpicoverage said that).
+{
+	echo "db $T/cdb"
+	echo "epoch 20240501T000000Z golden"
+	for g in true false; do
+		printf '%s\n' "profile file" "path /nonexistent/$g" "size 4096" "mtime 1600000000" \
+			"event cycles 100000 1000000" "row 0x1000 5" "end"
+	done
+} >"$T/cspec"
+"$DCPI_BUILD/tests/mkdb" "$T/cspec" >/dev/null 2>"$T/cmkdb.err" || fail "mkdb" "$(cat "$T/cmkdb.err")"
+for f in "$T"/cdb/*/golden/true-*.prof; do printf 'X' | dd of="$f" bs=1 seek=20 conv=notrunc 2>/dev/null; done
+for c in dcpiprof dcpicalc dcpilist dcpicoverage; do
+	golden "prof-corrupt-$c.txt" "$DCPI_BIN/$c" -db "$T/cdb" main /nonexistent/true
+done
 done_testing

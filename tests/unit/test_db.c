@@ -338,6 +338,42 @@ static void test_gc(void)
 	     "only the 10-day epoch goes: the 3 latest stay (%zu removed)", g.epochs_removed);
 }
 
+/* DB/hosts: each line counted (empty ones too) and a NUL byte refused,
+ * not read as the end of the file. */
+static void test_hosts(void)
+{
+	static const char good[] = "# HOST PLATFORM\n\nweb1 web\nweb2 web # pooled\n";
+	static const char nul[] = "web1 web\n\nweb2\0 x\nweb3 web\n";
+	char db[128], path[160], plat[DCPI_HOST_MAX];
+	FILE *f;
+	int err;
+
+	snprintf(db, sizeof(db), "%s/hostsdb", tmp);
+	dcpi_db_init(db, 0700);
+	snprintf(path, sizeof(path), "%s/hosts", db);
+	T_EQ(dcpi_db_platform(db, "web1", plat, sizeof(plat)), 0, "no hosts file: fine");
+	T_STREQ(plat, "web1", "and a host is its own platform");
+	write_text(path, good);
+	T_OK(dcpi_db_platform(db, "web2", plat, sizeof(plat)) == 0 && !strcmp(plat, "web"),
+	     "web2 writes under web (%s)", plat);
+	T_OK(dcpi_db_platform(db, "db1", plat, sizeof(plat)) == 0 && !strcmp(plat, "db1"),
+	     "a host not listed is its own platform");
+	write_text(path, "web1 web\n\nweb2 a/b\n");
+	err = dcpi_db_platform(db, "web2", plat, sizeof(plat));
+	T_EQ(err, -EBADMSG, "a platform with '/' refused");
+	T_OK(err && strstr(dcpi_errmsg(), "/hosts:3: want 'HOST PLATFORM'"),
+	     "the line is counted with the empty one before it: %s", err ? dcpi_errmsg() : "");
+	if ((f = fopen(path, "w"))) {
+		fwrite(nul, 1, sizeof(nul) - 1, f);
+		fclose(f);
+	}
+	err = dcpi_db_platform(db, "web3", plat, sizeof(plat));
+	T_EQ(err, -EBADMSG, "a NUL byte refused (it cut the file: web3 was never read)");
+	T_OK(err && strstr(dcpi_errmsg(), "/hosts:3: a NUL byte"),
+	     "the file and line named: %s", err ? dcpi_errmsg() : "");
+	T_STREQ(plat, "web3", "and the host is left its own name");
+}
+
 /* -gc through a symbolic link: another host's root, on a shared
  * database, replaces host h1's platform directory of an old epoch (and a
  * .build-id fan-out directory) with links to a directory on our local
@@ -398,6 +434,7 @@ int main(void)
 	test_filenames();
 	test_gc();
 	test_gc_symlink();
+	test_hosts();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd))
 		printf("# could not remove %s\n", tmp);

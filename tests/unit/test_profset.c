@@ -182,6 +182,12 @@ static void check_set_refusals(void)
 					     "profiles read before add past 2^64"),
 		     "and named: %s", s.first_bad ? s.first_bad : "");
 		T_EQ(s.sum[0], UINT64_C(1) << 63, "the column's sum is the kept profile's");
+		T_OK(s.nbad_kept == 1 && dcpi_profset_bad_of(&s, "/bin/two") == s.bad[0] &&
+		     dcpi_profset_bad_of(&s, "two") == s.bad[0],
+		     "the refused profile is found by its image's path and name");
+		T_OK(!dcpi_profset_bad_of(&s, "/bin/one") && !dcpi_profset_bad_of(&s, "tw") &&
+		     !dcpi_profset_bad_of(&s, "/bin/two-"),
+		     "and only by them");
 		dcpi_profset_free(&s);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", r);
