@@ -40,7 +40,7 @@
 #include "dcpi/snapshot.h"
 #include "dcpi/stats.h"
 
-#define MAX_ROWS 256
+#define MAX_ROWS (1 << 20)  /* bench/scale: a million one-sample functions */
 #define MAX_WORDS 32
 
 struct gen {
