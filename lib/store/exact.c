@@ -53,7 +53,8 @@ void dcpi_exact_sort(struct dcpi_exact *e)
 {
 	size_t k = 0;
 
-	qsort(e->insns, e->ninsns, sizeof(*e->insns), insn_cmp);
+	if (e->ninsns) /* qsort's array may not be NULL, even for none */
+		qsort(e->insns, e->ninsns, sizeof(*e->insns), insn_cmp);
 	for (size_t i = 0; i < e->ninsns; i++)
 		if (k && e->insns[k - 1].vaddr == e->insns[i].vaddr)
 			e->insns[k - 1].count = dcpi_sat_add(e->insns[k - 1].count, e->insns[i].count);
@@ -61,7 +62,8 @@ void dcpi_exact_sort(struct dcpi_exact *e)
 			e->insns[k++] = e->insns[i];
 	e->ninsns = k;
 	k = 0;
-	qsort(e->jumps, e->njumps, sizeof(*e->jumps), jump_cmp);
+	if (e->njumps)
+		qsort(e->jumps, e->njumps, sizeof(*e->jumps), jump_cmp);
 	for (size_t i = 0; i < e->njumps; i++)
 		if (k && !jump_cmp(&e->jumps[k - 1], &e->jumps[i]))
 			e->jumps[k - 1].count = dcpi_sat_add(e->jumps[k - 1].count, e->jumps[i].count);
