@@ -278,7 +278,7 @@ static void refuse_profile(struct dcpi_profset *s)
 
 	refuse(&s->nbad, &s->first_bad);
 	if (!DCPI_GROW(s->bad, s->bad_cap, s->nbad_kept + 1, SIZE_MAX, "profiles") &&
-	    (msg = strdup(s->first_bad && s->nbad == 1 ? s->first_bad : dcpi_errmsg())))
+	    (msg = strdup(dcpi_errmsg())))
 		s->bad[s->nbad_kept++] = msg;
 }
 
