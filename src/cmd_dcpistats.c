@@ -134,6 +134,12 @@ static void add_epoch(struct st *t, int g, size_t e)
 			"one they all have with -event", name, t->event);
 	if (set.stats.lost)
 		report_warn(&t->w, "%s: %" PRIu64 " samples were lost", name, set.stats.lost);
+	if (set.nbad)
+		report_warn(&t->w, "%s: %zu profile(s) could not be read and are left out; the "
+			    "first: %s", name, set.nbad, set.first_bad);
+	if (set.nbad_stats)
+		report_warn(&t->w, "%s: %zu statistics file(s) refused; the first: %s", name,
+			    set.nbad_stats, set.first_bad_stats);
 	if (t->o.per) {
 		double x = t->o.per == CLI_RATE_SECOND ? set.seconds : dcpi_profset_cpu_seconds(&set, (unsigned)col);
 

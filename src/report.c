@@ -99,9 +99,11 @@ const char *report_estimate(double v, char conf, char *buf, size_t len)
 	return buf;
 }
 
+/* Bounded: the set's sums never wrap (dcpi_profset_load) so a part is at
+ * most its whole, and if a caller's is not, no share above 100% is printed. */
 double report_pct(uint64_t n, uint64_t t)
 {
-	return t ? 100.0 * (double)n / (double)t : 0;
+	return t ? 100.0 * (double)(n < t ? n : t) / (double)t : 0;
 }
 
 void report_check_set(struct report_warnings *w, const struct dcpi_profset *set)
@@ -111,6 +113,9 @@ void report_check_set(struct report_warnings *w, const struct dcpi_profset *set)
 	if (set->nbad)
 		report_warn(w, "%zu profile(s) could not be read and are left out; the first: %s",
 			    set->nbad, set->first_bad);
+	if (set->nbad_stats)
+		report_warn(w, "%zu statistics file(s) refused and left out of the header's "
+			    "counts; the first: %s", set->nbad_stats, set->first_bad_stats);
 	if (st->lost)
 		report_warn(w, "%" PRIu64 " samples were lost (%.2f%%): the profile under-counts",
 			    st->lost, report_pct(st->lost, st->samples + st->lost));
@@ -164,7 +169,12 @@ int report_unmatched(const struct dcpi_profset *set, const char *const *images, 
 	int status = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (!matched[i]) {
+		if (!matched[i] && dcpi_profset_bad_of(set, images[i])) {
+			fprintf(stderr, "%s: error: the profile of image '%s' could not be read: %s\n",
+				cli_prog, cli_safe(images[i]),
+				cli_safe(dcpi_profset_bad_of(set, images[i])));
+			status = 1;
+		} else if (!matched[i]) {
 			fprintf(stderr, "%s: error: no profile of image '%s' in epoch%s %s%s\n",
 				cli_prog, cli_safe(images[i]), set->nepochs > 1 ? "s" : "",
 				set->epochs[set->nepochs - 1], set->nepochs > 1 ? " ..." : "");
@@ -357,6 +367,9 @@ struct dcpi_annot_image *report_annot_open(const struct dcpi_profset *set, const
 	dcpi_selection_free(&sel);
 	err = n ? dcpi_annot_image_open(set, idx, n, &ao, &img) : 0;
 	free(idx);
+	if (n == 0 && dcpi_profset_bad_of(set, image))
+		cli_die("the profile of image '%s' could not be read: %s", cli_safe(image),
+			cli_safe(dcpi_profset_bad_of(set, image)));
 	if (n == 0) {
 		fprintf(stderr, "%s: error: no profile of image '%s' in epoch%s %s%s\n", cli_prog,
 			cli_safe(image), set->nepochs > 1 ? "s" : "",

@@ -28,7 +28,10 @@ void dcpi_ctl_unlink(const char *root, const char *host);
 /* The daemon's side: up to DCPI_CTL_CLIENTS connections at once, all
  * non-blocking, so no client can hold up another or the sampling loop.  A
  * client has DCPI_CTL_CLIENT_MS from its connection to send its line; when
- * the table is full, the oldest connection is dropped for a new one. */
+ * the table is full, the oldest connection that has not sent a whole line
+ * is dropped for a new one, and when every one has, no more are accepted
+ * until they are served: a flood of connections, silent or sending
+ * garbage, never pushes out a request already sent. */
 #define DCPI_CTL_CLIENTS 32
 #define DCPI_CTL_CLIENT_MS 2000
 
@@ -37,6 +40,7 @@ struct dcpi_ctl_client {
 	uid_t uid;
 	pid_t pid;
 	size_t n;
+	int ready;            /* its line is complete in req: to be served */
 	uint64_t deadline_ms; /* CLOCK_MONOTONIC */
 	char req[DCPI_CTL_LINE_MAX];
 };

@@ -7,8 +7,9 @@
  * in older files: 1), then "i VADDR COUNT" per instruction executed (hex
  * vaddr, decimal count), then "j FROM TO COUNT" per jump taken (the
  * source instruction's and the target's vaddrs).  Addresses are the
- * image's ELF virtual addresses.  Readers check every field and cap the
- * file at DCPI_EXACT_MAX_BYTES.
+ * image's ELF virtual addresses.  Readers check every field (digits only:
+ * no sign, no space inside a number, nothing past 64 bits; a count at
+ * most DCPI_EXACT_COUNT_MAX) and cap the file at DCPI_EXACT_MAX_BYTES.
  *
  * Ownership: a struct dcpi_exact owns its arrays and path
  * (dcpi_exact_free).  insns are sorted by vaddr, unique; jumps by (from,
@@ -21,6 +22,9 @@
 
 #define DCPI_EXACT_MAX_BYTES ((size_t)512 << 20)
 #define DCPI_EXACT_MAX_BUILDID 64
+/* 2^53 - 1: exact in a double (the cost model's arithmetic), and beyond any
+ * run under callgrind (10^15 executions of one instruction) */
+#define DCPI_EXACT_COUNT_MAX ((UINT64_C(1) << 53) - 1)
 
 struct dcpi_exact_insn {
 	uint64_t vaddr, count;

@@ -46,8 +46,17 @@ struct dcpi_profset {
 	   DCPI_PROFSET_CLOCK_SPREAD: samples of unknown or mixed clocks are
 	   not converted to cycles */
 	int clock_mixed;
-	size_t nbad;            /* profiles that could not be read */
-	char *first_bad;        /* the first one's error message */
+	size_t nbad;            /* profiles that could not be read, or whose
+				   counts would carry a column's sum past 2^64 */
+	char *first_bad;        /* the first one's error message, naming its file */
+	char **bad;             /* each one's error message, "FILE: what is wrong"
+				   (nbad of them, fewer when memory ran out) */
+	size_t nbad_kept, bad_cap;
+	size_t nbad_stats;      /* statistics files refused: unreadable, impossible
+				   (dcpi_stats_parse) or adding past 2^64 */
+	char *first_bad_stats;  /* the first one's error message, naming its file */
+	uint64_t sum[DCPI_MAX_EVENTS]; /* each column's samples over all profiles:
+					  no sum of the set's counts overflows */
 };
 
 #define DCPI_PROFSET_CLOCK_SPREAD 0.05
@@ -57,7 +66,10 @@ struct dcpi_profset {
  * adopts an epoch another host started only at its next merge), the
  * newest of all for host "all" or a host found in none;
  * host is a name, "all" (or NULL: this host, else all when there is only
- * another).  Unreadable profiles are counted in nbad, not fatal; no
+ * another).  Unreadable profiles, and those whose counts would carry a
+ * column's sum past 2^64, are counted in nbad, not fatal; refused
+ * statistics files likewise in nbad_stats (the set's statistics then
+ * leave them out, so every sum and share of the set is in range); no
  * epoch, or no such epoch/host, is -ENOENT with a message. */
 int dcpi_profset_load(const char *db, const char *epoch, const char *host,
 		      struct dcpi_profset *out);
@@ -68,6 +80,11 @@ void dcpi_profset_free(struct dcpi_profset *s);
  * -EINVAL for a malformed spec (the set is then unchanged).  The
  * statistics stay the epoch's. */
 int dcpi_profset_keep_label(struct dcpi_profset *s, const char *spec);
+
+/* The error message of an unreadable profile (see bad) whose file is named
+ * for image (a path or a file name: its base name, NAME-HASH.prof), or
+ * NULL: what to say instead of "no profile of image". */
+const char *dcpi_profset_bad_of(const struct dcpi_profset *s, const char *image);
 
 /* Column of the event named name, or -1. */
 int dcpi_profset_event(const struct dcpi_profset *s, const char *name);

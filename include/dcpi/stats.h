@@ -40,9 +40,15 @@ struct dcpi_epoch_stats {
 	struct dcpi_stats_event ev[DCPI_MAX_EVENTS];
 };
 
+/* The highest clock_khz a reader accepts: 100 GHz, ten times any CPU's. */
+#define DCPI_STATS_CLOCK_KHZ_MAX 100000000ull
+
 int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsigned mode);
 /* Parse; unknown keys are ignored (newer writers), malformed lines are
- * -EBADMSG naming the line. */
+ * -EBADMSG naming the line.  Statistics no collector writes are -EBADMSG
+ * too, saying which values disagree: unknown or kernel samples beyond
+ * samples, samples + lost past 2^64, clock_khz above
+ * DCPI_STATS_CLOCK_KHZ_MAX. */
 int dcpi_stats_read(const char *path, struct dcpi_epoch_stats *st);
 int dcpi_stats_parse(const char *text, size_t len, struct dcpi_epoch_stats *st);
 /* Make host's statistics in platdir (epoch.stats, or epoch@HOST.stats in

@@ -667,12 +667,28 @@ static int collect_insn(const struct dcpi_insn *in, void *arg)
 	return 0;
 }
 
+/* The index of the first of the n sorted samples s at or above v. */
+static size_t first_sample(const struct dcpi_annot_sample *s, size_t n, uint64_t v)
+{
+	size_t l = 0, h = n;
+
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+
+		if (s[m].vaddr < v)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l;
+}
+
 /* Instructions from the code, or one bare row per sampled address when
  * there is no code. */
 static int make_insns(struct dcpi_annot_image *img, struct dcpi_annotation *a)
 {
 	struct collect c = { a, 0, img->code_delta };
-	size_t ns, first;
+	size_t ns;
 	const struct dcpi_annot_sample *s = dcpi_annot_image_samples(img, &ns);
 	int err;
 
@@ -691,9 +707,7 @@ static int make_insns(struct dcpi_annot_image *img, struct dcpi_annotation *a)
 		a->ninsns = 0;
 		c.cap = 0;
 	}
-	for (first = 0; first < ns && s[first].vaddr < a->lo; first++)
-		;
-	for (size_t i = first; i < ns && s[i].vaddr < a->hi; i++) {
+	for (size_t i = first_sample(s, ns, a->lo); i < ns && s[i].vaddr < a->hi; i++) {
 		if ((err = DCPI_GROW(a->insns, c.cap, a->ninsns + 1, SIZE_MAX, "instructions")))
 			return err;
 		memset(&a->insns[a->ninsns], 0, sizeof(a->insns[0]));
@@ -740,16 +754,17 @@ static int add_stray(struct dcpi_annotation *a, size_t *cap, const struct dcpi_a
 	return 0;
 }
 
+/* Only the samples in [lo, hi): from the first one there (the samples are
+ * sorted), so a procedure costs O(log n + its samples), not all the image's
+ * samples (a million-function image was n^2). */
 static int place_samples(struct dcpi_annot_image *img, struct dcpi_annotation *a)
 {
 	size_t ns, cap = 0;
 	const struct dcpi_annot_sample *s = dcpi_annot_image_samples(img, &ns);
 
-	for (size_t i = 0; i < ns; i++) {
+	for (size_t i = first_sample(s, ns, a->lo); i < ns && s[i].vaddr < a->hi; i++) {
 		size_t k;
 
-		if (s[i].vaddr < a->lo || s[i].vaddr >= a->hi)
-			continue;
 		for (unsigned c = 0; c < a->ncols; c++)
 			a->total[c] += s[i].counts[c];
 		k = dcpi_annot_insn_at(a, s[i].vaddr);

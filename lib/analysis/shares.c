@@ -194,7 +194,7 @@ int dcpi_shares_add(struct dcpi_shares *s, int g, size_t e, const char *const *l
 	if ((err = row_get(s, &key, &r)))
 		return err;
 	s->total[g][e] = total;
-	r->g[g].samples += count;
+	r->g[g].samples = dcpi_sat_add(r->g[g].samples, count); /* over epochs: may not fit */
 	if (s->by_share)
 		r->value[g][e] += total ? 100.0 * (double)count / (double)total : 0;
 	else

@@ -126,31 +126,46 @@ size_t dcpi_ctl_server_pollfds(const struct dcpi_ctl_server *s, struct pollfd *f
 	return n;
 }
 
-/* A free slot, or the oldest client's: a flood of silent connections
- * pushes out the flood, never blocks whoever sends a request at once. */
+static int read_some(struct dcpi_ctl_client *c);
+
+/* A free slot, or that of the oldest client that has not sent a whole
+ * line: a flood of connections pushes out the flood, never a request
+ * already sent (read here before its client could be dropped).  NULL when
+ * every client has a request waiting: accept no more until they are served. */
 static struct dcpi_ctl_client *slot(struct dcpi_ctl_server *s)
 {
-	struct dcpi_ctl_client *old = &s->c[0];
+	struct dcpi_ctl_client *old = NULL;
 
 	for (size_t i = 0; i < DCPI_CTL_CLIENTS; i++) {
-		if (s->c[i].fd < 0)
-			return &s->c[i];
-		if (s->c[i].deadline_ms < old->deadline_ms)
-			old = &s->c[i];
+		struct dcpi_ctl_client *c = &s->c[i];
+		int r;
+
+		if (c->fd < 0)
+			return c;
+		if ((r = read_some(c)) < 0) {
+			drop(c);
+			return c;
+		}
+		if (r == 0 && (!old || c->deadline_ms < old->deadline_ms))
+			old = c;
 	}
-	drop(old);
+	if (old)
+		drop(old);
 	return old;
 }
 
-/* Accept what is waiting (a bounded number per call). */
+/* Accept what is waiting (a bounded number per call), while there is room. */
 static int accept_some(struct dcpi_ctl_server *s)
 {
 	for (int k = 0; k < DCPI_CTL_CLIENTS; k++) {
-		struct dcpi_ctl_client *c;
+		struct dcpi_ctl_client *c = slot(s);
 		struct ucred cred;
 		socklen_t cl = sizeof(cred);
-		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		int fd;
 
+		if (!c)
+			return 0;
+		fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED
 				       ? 0 : dcpi_error(errno, "accept: %s", strerror(errno));
@@ -158,19 +173,22 @@ static int accept_some(struct dcpi_ctl_server *s)
 			close(fd);
 			return dcpi_error(errno, "SO_PEERCRED: %s", strerror(errno));
 		}
-		c = slot(s);
 		c->fd = fd;
 		c->uid = cred.uid;
 		c->pid = cred.pid;
 		c->n = 0;
+		c->ready = 0;
 		c->deadline_ms = now_ms() + DCPI_CTL_CLIENT_MS;
 	}
 	return 0;
 }
 
-/* 1 once c's request line is complete (or the peer stopped sending). */
+/* 1 once c's request line is complete (or the peer stopped sending), and
+ * from then on; 0 while it is not; -1 when the connection failed. */
 static int read_some(struct dcpi_ctl_client *c)
 {
+	if (c->ready)
+		return 1;
 	for (;;) {
 		ssize_t r = read(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n);
 
@@ -184,6 +202,7 @@ static int read_some(struct dcpi_ctl_client *c)
 	}
 	c->req[c->n] = 0;
 	c->req[strcspn(c->req, "\r\n")] = 0;
+	c->ready = 1;
 	return 1;
 }
 

@@ -155,6 +155,17 @@ static int position(struct parser *p, char **s, size_t k, uint64_t *v)
 	return 0;
 }
 
+/* A count at s: digits only (strtoull would take "-1" as 2^64 - 1), at
+ * most DCPI_EXACT_COUNT_MAX.  0 with *end past it, or -1. */
+static int get_count(char *s, char **end, uint64_t *v)
+{
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, end, 10);
+	return errno || *v > DCPI_EXACT_COUNT_MAX ? -1 : 0;
+}
+
 static int cost_line(struct parser *p, char *s)
 {
 	uint64_t pos[8] = { 0 }, ir = 0, addr;
@@ -174,11 +185,8 @@ static int cost_line(struct parser *p, char *s)
 	}
 	while (*s == ' ' || *s == '\t')
 		s++;
-	if (*s) {
-		ir = strtoull(s, &end, 10);
-		if (end == s)
-			return bad(p, "bad cost");
-	}
+	if (*s && get_count(s, &end, &ir))
+		return bad(p, "bad cost (not a count of at most 2^53 - 1)");
 	addr = pos[p->instr_field];
 	if (p->next == NEXT_CALL) {   /* inclusive cost of a call: not this insn's */
 		p->next = NEXT_COST;
@@ -191,7 +199,7 @@ static int cost_line(struct parser *p, char *s)
 		if (err || !ir)
 			return err;
 	}
-	p->cg->total += ir;
+	p->cg->total = dcpi_sat_add(p->cg->total, ir);
 	err = note_fn(p, addr);
 	return err ? err : dcpi_exact_add_insn(&p->cg->objs[p->obj].counts, addr, ir);
 }
@@ -203,15 +211,13 @@ static int jump_line(struct parser *p, char *s, int cond)
 	char *end;
 	int err;
 
-	p->jump_count = strtoull(s, &end, 10);
-	if (end == s)
+	if (get_count(s, &end, &p->jump_count))
 		return bad(p, "bad jump count");
 	if (cond) {
 		if (*end != '/')
 			return bad(p, "bad jcnd count");
 		s = end + 1;
-		p->jump_count = strtoull(s, &end, 10);
-		if (end == s)
+		if (get_count(s, &end, &p->jump_count))
 			return bad(p, "bad jcnd count");
 	}
 	s = end;

@@ -1,4 +1,5 @@
 /* Exact counts in the database: see dcpi/exact.h. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -48,27 +49,24 @@ static int jump_cmp(const void *pa, const void *pb)
 	return a->to < b->to ? -1 : a->to > b->to;
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
-
 void dcpi_exact_sort(struct dcpi_exact *e)
 {
 	size_t k = 0;
 
-	qsort(e->insns, e->ninsns, sizeof(*e->insns), insn_cmp);
+	if (e->ninsns) /* qsort's array may not be NULL, even for none */
+		qsort(e->insns, e->ninsns, sizeof(*e->insns), insn_cmp);
 	for (size_t i = 0; i < e->ninsns; i++)
 		if (k && e->insns[k - 1].vaddr == e->insns[i].vaddr)
-			e->insns[k - 1].count = sat_add(e->insns[k - 1].count, e->insns[i].count);
+			e->insns[k - 1].count = dcpi_sat_add(e->insns[k - 1].count, e->insns[i].count);
 		else
 			e->insns[k++] = e->insns[i];
 	e->ninsns = k;
 	k = 0;
-	qsort(e->jumps, e->njumps, sizeof(*e->jumps), jump_cmp);
+	if (e->njumps)
+		qsort(e->jumps, e->njumps, sizeof(*e->jumps), jump_cmp);
 	for (size_t i = 0; i < e->njumps; i++)
 		if (k && !jump_cmp(&e->jumps[k - 1], &e->jumps[i]))
-			e->jumps[k - 1].count = sat_add(e->jumps[k - 1].count, e->jumps[i].count);
+			e->jumps[k - 1].count = dcpi_sat_add(e->jumps[k - 1].count, e->jumps[i].count);
 		else
 			e->jumps[k++] = e->jumps[i];
 	e->njumps = k;
@@ -126,10 +124,34 @@ static int bad(const char *path, size_t line, const char *what)
 	return dcpi_error(EBADMSG, "%s:%zu: %s", path, line, what);
 }
 
+/* The number at *p in base 16 or 10, digits only (sscanf would take a
+ * sign and wrap "-1" to 2^64 - 1); *p moves past it.  0, or -1. */
+static int get_num(const char **p, int base, uint64_t *v)
+{
+	const char *s = *p;
+	char *end;
+
+	if (!(base == 16 ? isxdigit((unsigned char)*s) : isdigit((unsigned char)*s)))
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, base);
+	*p = end;
+	return errno ? -1 : 0;
+}
+
+/* The numbers of a record after its tag: n numbers, one space apart, the
+ * last a count in decimal, the others hex addresses; -1 for anything else. */
+static int get_record(const char *s, uint64_t *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (get_num(&s, i == n - 1 ? 10 : 16, &v[i]) || *s++ != (i == n - 1 ? '\0' : ' '))
+			return -1;
+	return 0;
+}
+
 static int parse_line(struct dcpi_exact *e, const char *path, size_t ln, char *s)
 {
-	unsigned long long a, b, c;
-	int n = 0;
+	uint64_t v[3];
 
 	if (ln == 1)
 		return strcmp(s, "dcpi-exact 1") ? bad(path, ln, "not a dcpi-exact 1 file") : 0;
@@ -140,14 +162,23 @@ static int parse_line(struct dcpi_exact *e, const char *path, size_t ln, char *s
 	}
 	if (!strncmp(s, "buildid ", 8))
 		return 0;   /* the file's name is the key */
-	if (sscanf(s, "runs %llu%n", &a, &n) == 1 && s[n] == '\0' && a > 0) {
-		e->runs = a;
+	if (!strncmp(s, "runs ", 5)) {
+		if (get_record(s + 5, v, 1) || v[0] == 0)
+			return bad(path, ln, "runs is not a count above 0");
+		e->runs = v[0];
 		return 0;
 	}
-	if (sscanf(s, "i %llx %llu%n", &a, &b, &n) == 2 && s[n] == '\0')
-		return dcpi_exact_add_insn(e, a, b);
-	if (sscanf(s, "j %llx %llx %llu%n", &a, &b, &c, &n) == 3 && s[n] == '\0')
-		return dcpi_exact_add_jump(e, a, b, c);
+	if (!strncmp(s, "i ", 2) || !strncmp(s, "j ", 2)) {
+		int n = s[0] == 'i' ? 2 : 3;
+
+		if (get_record(s + 2, v, n))
+			return bad(path, ln, "not a count record (hex addresses, a decimal count)");
+		if (v[n - 1] > DCPI_EXACT_COUNT_MAX)
+			return dcpi_error(EBADMSG, "%s:%zu: count %" PRIu64 " is above 2^53 - 1",
+					  path, ln, v[n - 1]);
+		return n == 2 ? dcpi_exact_add_insn(e, v[0], v[1])
+			      : dcpi_exact_add_jump(e, v[0], v[1], v[2]);
+	}
 	return bad(path, ln, "not a count record");
 }
 

@@ -74,19 +74,66 @@ int dcpi_db_usage(const char *root, uint64_t *bytes, size_t *epochs)
 	return 0;
 }
 
-/* Remove host's files from platdir (all of them unless pooled: then only
- * those named for it), then platdir and the epoch directory if empty. */
-static int remove_host_files(const char *epochdir, const char *platdir, const char *host,
-			     uint64_t *freed)
+/* Open directory name below dirfd (path names it in messages) for
+ * deleting in: never through a symbolic link (on a shared database another
+ * host's root could point one at a directory on our local disk), and only
+ * one owned by root or us and writable by no one else.  0 (*fd set),
+ * 1 when it does not exist, or an error naming path. */
+static int open_gc_dir(int dirfd, const char *name, const char *path, int *fd)
 {
-	char mine[DCPI_HOST_MAX + 2];
-	int pooled = dcpi_db_pooled(platdir, host), err = 0;
+	struct stat st;
+
+	*fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0) {
+		if (errno == ENOENT)
+			return 1;
+		if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+			return dcpi_error(ELOOP, "%s: a symbolic link: refusing to delete "
+					  "through it", path);
+		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	}
+	if (fstat(*fd, &st))
+		st.st_uid = (uid_t)-1;
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022)) {
+		int err = dcpi_error(EPERM, "%s: owned by uid %u with mode %o, not by us (uid %u) "
+				     "or root and writable by no one else: refusing to delete in it",
+				     path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+				     (unsigned)geteuid());
+
+		close(*fd);
+		*fd = -1;
+		return err;
+	}
+	return 0;
+}
+
+/* Remove host's files from its platform directory of epoch in root (all of
+ * them unless pooled: then only those named for it), then that directory
+ * and the epoch's if empty.  Everything below root is opened without
+ * following a symbolic link (open_gc_dir). */
+static int remove_host_files(int rootfd, const char *root, const char *epoch,
+			     const char *platform, const char *host, uint64_t *freed)
+{
+	char mine[DCPI_HOST_MAX + 2], path[4200];
+	int pooled = strcmp(platform, host) != 0, err, efd = -1, pfd = -1;
 	struct dirent *de;
-	DIR *d = opendir(platdir);
+	DIR *d;
 
 	snprintf(mine, sizeof(mine), "@%s.", host);
-	if (!d)
-		return errno == ENOENT ? 0 : dcpi_error(errno, "%s: %s", platdir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/%s", root, epoch);
+	if ((err = open_gc_dir(rootfd, epoch, path, &efd)))
+		return err > 0 ? 0 : err;
+	snprintf(path, sizeof(path), "%s/%s/%s", root, epoch, platform);
+	if ((err = open_gc_dir(efd, platform, path, &pfd))) {
+		close(efd);
+		return err > 0 ? 0 : err;
+	}
+	if (!(d = fdopendir(pfd))) {
+		err = dcpi_error(errno, "%s: %s", path, strerror(errno));
+		close(pfd);
+		close(efd);
+		return err;
+	}
 	while ((de = readdir(d))) {
 		struct stat sb;
 
@@ -96,12 +143,13 @@ static int remove_host_files(const char *epochdir, const char *platdir, const ch
 		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
 			*freed += (uint64_t)sb.st_blocks * 512;
 		else if (!err)
-			err = dcpi_error(errno, "%s/%s: %s", platdir, de->d_name, strerror(errno));
+			err = dcpi_error(errno, "%s/%s: %s", path, de->d_name, strerror(errno));
 	}
 	closedir(d);
 	/* shared snapshot files of a pooled directory go with its last host */
-	rmdir(platdir);
-	rmdir(epochdir);
+	unlinkat(efd, platform, AT_REMOVEDIR);
+	close(efd);
+	unlinkat(rootfd, epoch, AT_REMOVEDIR);
 	return err;
 }
 
@@ -143,20 +191,31 @@ static void collect_ids(const char *root, char **epochs, size_t n, htab_t ids)
 
 /* Image-cache entries (and unpacked .debug files) no kept profile names,
  * untouched for longer than the horizon. */
-static void gc_cache(const char *root, htab_t ids, time_t horizon, struct dcpi_db_gc *st)
+static void gc_cache(int rootfd, const char *root, htab_t ids, time_t horizon,
+		     struct dcpi_db_gc *st)
 {
 	char cache[4096], sub[4200];
 	struct dirent *de, *fe;
+	int cfd, sfd;
 	DIR *d, *s;
 
-	if (dcpi_db_path(cache, sizeof(cache), root, NULL, NULL, ".build-id") ||
-	    !(d = opendir(cache)))
+	snprintf(cache, sizeof(cache), "%s/.build-id", root);
+	if (open_gc_dir(rootfd, ".build-id", cache, &cfd))
 		return;
+	if (!(d = fdopendir(cfd))) {
+		close(cfd);
+		return;
+	}
 	while ((de = readdir(d))) {
-		if (strlen(de->d_name) != 2 || de->d_name[0] == '.' ||
-		    snprintf(sub, sizeof(sub), "%s/%s", cache, de->d_name) >= (int)sizeof(sub) ||
-		    !(s = opendir(sub)))
+		if (strlen(de->d_name) != 2 || de->d_name[0] == '.')
 			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", cache, de->d_name);
+		if (open_gc_dir(dirfd(d), de->d_name, sub, &sfd))
+			continue;
+		if (!(s = fdopendir(sfd))) {
+			close(sfd);
+			continue;
+		}
 		while ((fe = readdir(s))) {
 			char hex[2 * DCPI_BUILD_ID_MAX + 8];
 			struct stat sb;
@@ -175,7 +234,7 @@ static void gc_cache(const char *root, htab_t ids, time_t horizon, struct dcpi_d
 			}
 		}
 		closedir(s);
-		rmdir(sub);
+		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
 }
@@ -184,14 +243,25 @@ int dcpi_db_gc(const char *root, const char *host, const char *platform, const c
 	       unsigned days, unsigned keep, time_t now, struct dcpi_db_gc *st)
 {
 	time_t horizon = now - (time_t)days * 86400;
-	char **epochs, epochdir[4096], platdir[4096];
+	char **epochs, plat[DCPI_HOST_MAX];
 	size_t n, first_kept = 0;
 	htab_t ids;
-	int err;
+	int err, rootfd;
 
 	memset(st, 0, sizeof(*st));
+	/* the names must be a single component each: they are opened below root */
+	if (snprintf(plat, sizeof(plat), "%s", platform) >= (int)sizeof(plat) || !plat[0] ||
+	    strchr(plat, '/') || !strcmp(plat, ".") || !strcmp(plat, ".."))
+		return dcpi_error(EINVAL, "'%s': not a host name", platform);
 	if ((err = dcpi_db_epochs(root, &epochs, &n)))
 		return err;
+	/* the database itself was checked when the daemon opened it
+	   (dcpi_db_check_dir); below it, nothing is followed */
+	if ((rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		err = dcpi_error(errno, "%s: %s", root, strerror(errno));
+		dcpi_db_names_free(epochs, n);
+		return err;
+	}
 	/* epoch i ended when i + 1 began; the latest `keep`, the current one and
 	   those that ended within the horizon stay */
 	for (size_t i = 0; i + keep < n && !err; i++) {
@@ -199,19 +269,18 @@ int dcpi_db_gc(const char *root, const char *host, const char *platform, const c
 
 		if ((current && !strcmp(epochs[i], current)) || end < 0 || end >= horizon)
 			break;
-		if (!(err = dcpi_db_path(epochdir, sizeof(epochdir), root, epochs[i], NULL, NULL)) &&
-		    !(err = dcpi_db_path(platdir, sizeof(platdir), root, epochs[i], platform, NULL)))
-			err = remove_host_files(epochdir, platdir, host, &st->freed);
+		err = remove_host_files(rootfd, root, epochs[i], plat, host, &st->freed);
 		st->epochs_removed++;
 		first_kept = i + 1;
 	}
 	ids = htab_create_alloc(256, htab_hash_string, htab_eq_string, free, calloc, free);
 	if (!err && ids) {
 		collect_ids(root, epochs + first_kept, n - first_kept, ids);
-		gc_cache(root, ids, horizon, st);
+		gc_cache(rootfd, root, ids, horizon, st);
 	}
 	if (ids)
 		htab_delete(ids);
+	close(rootfd);
 	dcpi_db_names_free(epochs, n);
 	return err;
 }

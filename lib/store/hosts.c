@@ -27,12 +27,23 @@ static int good_name(const char *s, size_t n)
 	return 1;
 }
 
+/* The line (from 1) of byte off of text. */
+static unsigned line_of(const char *text, size_t off)
+{
+	unsigned n = 1;
+
+	for (size_t i = 0; i < off; i++)
+		n += text[i] == '\n';
+	return n;
+}
+
 int dcpi_db_platform(const char *root, const char *host, char *out, size_t len)
 {
-	char path[4200], *text, *line, *save = NULL;
+	char path[4200], *text, *line, *next;
 	uint8_t *data = NULL;
 	size_t size = 0;
 	unsigned lineno = 0;
+	const char *nul;
 	int err;
 
 	if (strlen(host) >= len)
@@ -44,6 +55,13 @@ int dcpi_db_platform(const char *root, const char *host, char *out, size_t len)
 		return 0;
 	if (err)
 		return err;
+	/* a C string would end there, and the lines after it go unread */
+	if ((nul = memchr(data, '\0', size))) {
+		err = dcpi_error(EBADMSG, "%s:%u: a NUL byte: not a text file", path,
+				 line_of((const char *)data, (size_t)(nul - (const char *)data)));
+		free(data);
+		return err;
+	}
 	text = calloc(1, size + 1);
 	if (!text) {
 		free(data);
@@ -51,9 +69,13 @@ int dcpi_db_platform(const char *root, const char *host, char *out, size_t len)
 	}
 	memcpy(text, data, size);
 	free(data);
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	/* line by line, empty ones counted, so messages name the right line */
+	for (line = text; line && *line; line = next) {
 		char *h, *p, *rest, *s2 = NULL;
 
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
 		lineno++;
 		h = strtok_r(line, " \t", &s2);
 		if (!h || h[0] == '#')

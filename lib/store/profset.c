@@ -24,6 +24,10 @@ void dcpi_profset_free(struct dcpi_profset *s)
 	for (unsigned e = 0; e < s->nevents; e++)
 		free(s->events[e]);
 	free(s->first_bad);
+	free(s->first_bad_stats);
+	for (size_t i = 0; i < s->nbad_kept; i++)
+		free(s->bad[i]);
+	free(s->bad);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -71,6 +75,8 @@ int dcpi_profset_keep_label(struct dcpi_profset *s, const char *spec)
 			s->v[keep++] = *e;
 			continue;
 		}
+		for (unsigned k = 0; k < e->prof.nevents; k++)
+			s->sum[e->col[k]] -= e->prof.events[k].total;
 		free(e->file);
 		free(e->platdir);
 		dcpi_profile_free(&e->prof);
@@ -152,11 +158,9 @@ static void add_stats_events(struct dcpi_profset *s, const struct dcpi_epoch_sta
 			s->stats.nevents++;
 			continue;
 		}
-		s->stats.ev[k].samples = dcpi_sat_add(s->stats.ev[k].samples, e->samples);
-		s->stats.ev[k].time_enabled = dcpi_sat_add(s->stats.ev[k].time_enabled,
-							    e->time_enabled);
-		s->stats.ev[k].time_running = dcpi_sat_add(s->stats.ev[k].time_running,
-							    e->time_running);
+		s->stats.ev[k].samples += e->samples; /* stats_overflow checked */
+		s->stats.ev[k].time_enabled += e->time_enabled;
+		s->stats.ev[k].time_running += e->time_running;
 		if (s->stats.ev[k].period != e->period)
 			s->stats.ev[k].period = 0;
 	}
@@ -168,17 +172,57 @@ struct span {
 	int64_t start, updated;
 };
 
+/* One refused file more: the first one's message is kept (it names the file). */
+static void refuse(size_t *n, char **first)
+{
+	if (!(*n)++)
+		*first = strdup(dcpi_errmsg());
+}
+
+/* Whether st's counts would carry one of the set's sums past 2^64; the
+ * set's lost share is lost / (samples + lost), so that sum too. */
+static int stats_overflow(const struct dcpi_profset *s, const struct dcpi_epoch_stats *st)
+{
+	const struct dcpi_epoch_stats *t = &s->stats;
+	uint64_t samples = dcpi_sat_add(t->samples, st->samples), lost = dcpi_sat_add(t->lost, st->lost);
+
+	if (samples == UINT64_MAX || lost == UINT64_MAX || dcpi_sat_add(samples, lost) == UINT64_MAX ||
+	    dcpi_sat_add(t->throttled, st->throttled) == UINT64_MAX ||
+	    dcpi_sat_add(t->images, st->images) == UINT64_MAX ||
+	    dcpi_sat_add(t->label_values, st->label_values) == UINT64_MAX ||
+	    dcpi_sat_add(t->label_other, st->label_other) == UINT64_MAX)
+		return 1;
+	for (unsigned i = 0; i < st->nevents && i < DCPI_MAX_EVENTS; i++)
+		for (unsigned k = 0; k < t->nevents; k++)
+			if (!strcmp(t->ev[k].name, st->ev[i].name) &&
+			    (dcpi_sat_add(t->ev[k].samples, st->ev[i].samples) == UINT64_MAX ||
+			     dcpi_sat_add(t->ev[k].time_enabled, st->ev[i].time_enabled) == UINT64_MAX ||
+			     dcpi_sat_add(t->ev[k].time_running, st->ev[i].time_running) == UINT64_MAX))
+				return 1;
+	return 0;
+}
+
 static void add_stats_file(struct dcpi_profset *s, const char *path, struct span *sp)
 {
 	struct dcpi_epoch_stats st;
+	int err = dcpi_stats_read(path, &st);
 
-	if (dcpi_stats_read(path, &st))
+	if (err == -ENOENT)
 		return;
+	if (!err && stats_overflow(s, &st))
+		err = dcpi_error(EOVERFLOW, "%s: its counts and those of the statistics read "
+				 "before add past 2^64", path);
+	if (err) {
+		refuse(&s->nbad_stats, &s->first_bad_stats);
+		return;
+	}
 	if (st.start > 0 && (!sp->start || st.start < sp->start))
 		sp->start = st.start;
 	if (st.updated > sp->updated)
 		sp->updated = st.updated;
 	add_stats_events(s, &st);
+	/* (stats_overflow: none of these sums wraps; unknown and kernel are
+	   at most samples) */
 	s->stats.samples += st.samples;
 	s->stats.lost += st.lost;
 	s->stats.throttled += st.throttled;
@@ -227,6 +271,51 @@ static void add_stats(struct dcpi_profset *s, const char *platdir, const char *h
 	closedir(d);
 }
 
+/* One unreadable profile more (dcpi_errmsg() says why, naming it). */
+static void refuse_profile(struct dcpi_profset *s)
+{
+	char *msg;
+
+	refuse(&s->nbad, &s->first_bad);
+	if (!DCPI_GROW(s->bad, s->bad_cap, s->nbad_kept + 1, SIZE_MAX, "profiles") &&
+	    (msg = strdup(dcpi_errmsg())))
+		s->bad[s->nbad_kept++] = msg;
+}
+
+const char *dcpi_profset_bad_of(const struct dcpi_profset *s, const char *image)
+{
+	const char *want = strrchr(image, '/') ? strrchr(image, '/') + 1 : image;
+	size_t n = strlen(want);
+
+	for (size_t i = 0; i < s->nbad_kept; i++) {
+		const char *m = s->bad[i], *colon = strstr(m, ".prof: "), *base;
+
+		if (!colon)
+			continue;
+		/* the file's base name, NAME-HASH.prof, ends at colon */
+		for (base = colon; base > m && base[-1] != '/'; base--)
+			;
+		if (n && !strncmp(base, want, n) && base[n] == '-')
+			return m;
+	}
+	return NULL;
+}
+
+/* Whether e's totals would carry a column's sum past 2^64 (two events of
+ * one name share a column): every report sums subsets of these counts. */
+static int sum_overflows(const struct dcpi_profset *s, const struct dcpi_profset_entry *e)
+{
+	uint64_t sum[DCPI_MAX_EVENTS];
+
+	memcpy(sum, s->sum, sizeof(sum));
+	for (unsigned i = 0; i < e->prof.nevents; i++) {
+		sum[e->col[i]] = dcpi_sat_add(sum[e->col[i]], e->prof.events[i].total);
+		if (sum[e->col[i]] == UINT64_MAX)
+			return 1;
+	}
+	return 0;
+}
+
 static int add_profile(struct dcpi_profset *s, const char *file, const char *platdir,
 		       const char *host)
 {
@@ -239,9 +328,7 @@ static int add_profile(struct dcpi_profset *s, const char *file, const char *pla
 	memset(e, 0, sizeof(*e));
 	dcpi_profile_init(&e->prof);
 	if (dcpi_profile_read(file, &e->prof)) {
-		s->nbad++;
-		if (!s->first_bad)
-			s->first_bad = strdup(dcpi_errmsg());
+		refuse_profile(s);
 		return 0;
 	}
 	if (host && (!e->prof.platform || strcmp(e->prof.platform, host))) {
@@ -255,6 +342,15 @@ static int add_profile(struct dcpi_profset *s, const char *file, const char *pla
 			return err;
 		}
 	}
+	if (sum_overflows(s, e)) {
+		dcpi_error(EOVERFLOW, "%s: its samples and those of the profiles read before add "
+			   "past 2^64", file);
+		refuse_profile(s);
+		dcpi_profile_free(&e->prof);
+		return 0;
+	}
+	for (unsigned i = 0; i < e->prof.nevents; i++)
+		s->sum[e->col[i]] += e->prof.events[i].total;
 	e->file = strdup(file);
 	e->platdir = strdup(platdir);
 	if (!e->file || !e->platdir) {

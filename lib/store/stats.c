@@ -163,6 +163,25 @@ static int parse_line(char *line, struct dcpi_epoch_stats *st)
 	return 0; /* unknown key: a newer writer; ignore */
 }
 
+/* What no collector writes (see dcpi_stats_parse): a reader that took it
+ * would print shares above 100% or convert with an impossible clock. */
+static int stats_possible(const struct dcpi_epoch_stats *st)
+{
+	if (st->unknown > st->samples)
+		return dcpi_error(EBADMSG, "unknown %" PRIu64 " exceeds samples %" PRIu64
+				  " (unknown samples are among those read)", st->unknown, st->samples);
+	if (st->kernel > st->samples)
+		return dcpi_error(EBADMSG, "kernel %" PRIu64 " exceeds samples %" PRIu64
+				  " (kernel samples are among those read)", st->kernel, st->samples);
+	if (st->lost > UINT64_MAX - st->samples)
+		return dcpi_error(EBADMSG, "samples %" PRIu64 " and lost %" PRIu64
+				  " add past 2^64", st->samples, st->lost);
+	if (st->clock_khz > DCPI_STATS_CLOCK_KHZ_MAX)
+		return dcpi_error(EBADMSG, "clock_khz %" PRIu64 " is above %llu (100 GHz)",
+				  st->clock_khz, DCPI_STATS_CLOCK_KHZ_MAX);
+	return 0;
+}
+
 int dcpi_stats_parse(const char *text, size_t len, struct dcpi_epoch_stats *st)
 {
 	char *copy, *line, *save = NULL;
@@ -195,7 +214,7 @@ int dcpi_stats_parse(const char *text, size_t len, struct dcpi_epoch_stats *st)
 			err = dcpi_error(EBADMSG, "line %u: malformed", lineno);
 	}
 	free(copy);
-	return err;
+	return err ? err : stats_possible(st);
 }
 
 int dcpi_stats_read(const char *path, struct dcpi_epoch_stats *st)

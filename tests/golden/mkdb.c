@@ -40,7 +40,7 @@
 #include "dcpi/snapshot.h"
 #include "dcpi/stats.h"
 
-#define MAX_ROWS 256
+#define MAX_ROWS (1 << 20)  /* bench/scale: a million one-sample functions */
 #define MAX_WORDS 32
 
 struct gen {
@@ -128,6 +128,7 @@ static void cmd_stats(struct gen *g, char **w, int n)
 		{ "images", offsetof(struct dcpi_epoch_stats, images) },
 		{ "label_values", offsetof(struct dcpi_epoch_stats, label_values) },
 		{ "label_other", offsetof(struct dcpi_epoch_stats, label_other) },
+		{ "clock_khz", offsetof(struct dcpi_epoch_stats, clock_khz) },
 	};
 
 	for (int i = 1; i + 1 < n; i += 2) {

@@ -69,4 +69,40 @@ fi
 golden prof-warnings.txt "$DCPI_BIN/dcpiprof" -db "$T/wdb" -i
 golden prof-warnings-v.txt "$DCPI_BIN/dcpiprof" -db "$T/wdb" -i -v
 }
+
+# Counts no collector writes: a clock of 2^64-1 kHz (UBSan aborted every
+# reader on it), unknown samples beyond the samples (5,807% was printed),
+# two profiles whose totals add past 2^64 (2.3x10^20% was printed).  Each
+# is left out with a warning naming its file; no share is above 100%.
+{
+	echo "db $T/ndb"
+	echo "epoch 20240401T000000Z golden"
+	echo "stats samples 10 lost 0 throttled 0 unknown 0 kernel 0 images 2 cpus 1 clock_khz 18446744073709551615"
+	for g in one two; do
+		printf '%s\n' "profile file" "path /nonexistent/$g" "size 4096" \
+			"event cycles 100000 1000000" "row 0x1000 9223372036854775808" "end"
+	done
+	echo "epoch 20240401T000000Z other"
+	echo "stats samples 1000 lost 0 throttled 0 unknown 58070 kernel 0 images 1 cpus 1"
+	printf '%s\n' "profile file" "path /nonexistent/three" "size 4096" \
+		"event cycles 100000 1000000" "row 0x1000 4" "end"
+} >"$T/nspec"
+"$DCPI_BUILD/tests/mkdb" "$T/nspec" >/dev/null 2>"$T/nmkdb.err" || fail "mkdb" "$(cat "$T/nmkdb.err")"
+golden prof-impossible.txt "$DCPI_BIN/dcpiprof" -db "$T/ndb" -host all -v
+
+# A corrupt profile is named with what is wrong, not reported as "no
+# profile of image" (dcpicalc, dcpilist and dcpicoverage said that).
+{
+	echo "db $T/cdb"
+	echo "epoch 20240501T000000Z golden"
+	for g in true false; do
+		printf '%s\n' "profile file" "path /nonexistent/$g" "size 4096" "mtime 1600000000" \
+			"event cycles 100000 1000000" "row 0x1000 5" "end"
+	done
+} >"$T/cspec"
+"$DCPI_BUILD/tests/mkdb" "$T/cspec" >/dev/null 2>"$T/cmkdb.err" || fail "mkdb" "$(cat "$T/cmkdb.err")"
+for f in "$T"/cdb/*/golden/true-*.prof; do printf 'X' | dd of="$f" bs=1 seek=20 conv=notrunc 2>/dev/null; done
+for c in dcpiprof dcpicalc dcpilist dcpicoverage; do
+	golden "prof-corrupt-$c.txt" "$DCPI_BIN/$c" -db "$T/cdb" main /nonexistent/true
+done
 done_testing

@@ -250,9 +250,74 @@ static void test_procs(const struct dcpi_profset *set)
 	dcpi_objcache_free(c);
 }
 
+/* dcpi_select's grouping (a sort by identity) against the definition: a
+ * scan of the groups for each entry with dcpi_profile_same_image, on a set
+ * of 3,000 profiles of 4 paths x 3 sizes x 3 build-ids (none, two ids)
+ * x 2 kinds in a scrambled order.  Groups come in order of their first
+ * entry, each group's entries in set order. */
+static void test_select_groups(void)
+{
+	static const char *const paths[] = { "/a", "/b", "/a/b", "/c" };
+	struct dcpi_profset set = { 0 };
+	struct dcpi_selection s;
+	size_t n = 3000, ngroups = 0, bad = 0, *first = calloc(n, sizeof(*first));
+	size_t *group_of = calloc(n, sizeof(*group_of)), *count = calloc(n, sizeof(*count));
+	uint64_t x = 12345;
+
+	set.v = calloc(n, sizeof(*set.v));
+	if (!set.v || !first || !group_of || !count) {
+		T_OK(0, "memory for the grouping test");
+		return;
+	}
+	set.n = n;
+	for (size_t i = 0; i < n; i++) {
+		struct dcpi_profile *p = &set.v[i].prof;
+		unsigned r;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		r = (unsigned)(x >> 33);
+		dcpi_profile_init(p);
+		p->path = strdup(paths[r % 4]);
+		p->size = 100 + (r / 4) % 3;
+		p->build_id_len = (r / 12) % 3 ? 4 : 0;
+		memset(p->build_id, (int)((r / 12) % 3), p->build_id_len);
+		p->kind = (r / 36) % 2 ? DCPI_IMAGE_FILE : DCPI_IMAGE_MODULE;
+	}
+	/* the definition, quadratic */
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		while (k < ngroups && !dcpi_profile_same_image(&set.v[first[k]].prof, &set.v[i].prof))
+			k++;
+		if (k == ngroups)
+			first[ngroups++] = i;
+		group_of[i] = k;
+		count[k]++;
+	}
+	T_EQ(dcpi_select(&set, NULL, 0, &s), 0, "select all 3000");
+	T_EQ(s.ngroups, ngroups, "as many groups as the definition gives (%zu)", ngroups);
+	for (size_t k = 0; k < s.ngroups && k < ngroups; k++) {
+		const struct dcpi_image_group *g = &s.groups[k];
+
+		bad += g->n != count[k] || g->idx[0] != first[k];
+		for (size_t j = 0; j < g->n; j++)
+			bad += group_of[g->idx[j]] != k || (j && g->idx[j] <= g->idx[j - 1]);
+	}
+	T_EQ(bad, 0, "each group the definition's, in order of first entry, entries in set order");
+	dcpi_selection_free(&s);
+	for (size_t i = 0; i < n; i++)
+		dcpi_profile_free(&set.v[i].prof);
+	free(set.v);
+	free(first);
+	free(group_of);
+	free(count);
+}
+
 int main(void)
 {
 	struct dcpi_profset set;
+
+	test_select_groups();
 
 	if (fx_setup("analysis") || setup() || write_db()) {
 		T_OK(0, "fixture built (cc, nm)");

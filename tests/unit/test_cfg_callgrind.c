@@ -124,6 +124,21 @@ static void check_reader_bad(void)
 	     "no instruction positions: EBADMSG");
 	T_OK(strstr(dcpi_errmsg(), "--dump-instr=yes") != NULL, "the message says what to do");
 	T_EQ(dcpi_callgrind_parse(noob, sizeof(noob) - 1, &cg), -EBADMSG, "costs before ob=");
+	{
+		static const char neg[] = "# callgrind format\npositions: instr line\nevents: Ir\n"
+					  "ob=/bin/x\nfn=f\n0x10 1 -1\n";
+		static const char negj[] = "# callgrind format\npositions: instr line\nevents: Ir\n"
+					   "ob=/bin/x\nfn=f\njump=-1 0x20 1\n0x10 1 5\n";
+		static const char huge[] = "# callgrind format\npositions: instr line\nevents: Ir\n"
+					   "ob=/bin/x\nfn=f\n0x10 1 9007199254740992\n";
+
+		/* strtoull took "-1" as 2^64 - 1, shown as 18446744073709551616 */
+		T_EQ(dcpi_callgrind_parse(neg, sizeof(neg) - 1, &cg), -EBADMSG, "a cost of -1 refused");
+		T_EQ(dcpi_callgrind_parse(negj, sizeof(negj) - 1, &cg), -EBADMSG,
+		     "a jump count of -1 refused");
+		T_EQ(dcpi_callgrind_parse(huge, sizeof(huge) - 1, &cg), -EBADMSG,
+		     "a cost above 2^53 - 1 refused");
+	}
 	T_EQ(dcpi_callgrind_parse(ok, sizeof(ok) - 1, &cg), 0, "compressed names, relative "
 	     "positions, jumps and calls parse");
 	if (cg.nobjs == 1) {

@@ -338,6 +338,88 @@ static void test_gc(void)
 	     "only the 10-day epoch goes: the 3 latest stay (%zu removed)", g.epochs_removed);
 }
 
+/* DB/hosts: each line counted (empty ones too) and a NUL byte refused,
+ * not read as the end of the file. */
+static void test_hosts(void)
+{
+	static const char good[] = "# HOST PLATFORM\n\nweb1 web\nweb2 web # pooled\n";
+	static const char nul[] = "web1 web\n\nweb2\0 x\nweb3 web\n";
+	char db[128], path[160], plat[DCPI_HOST_MAX];
+	FILE *f;
+	int err;
+
+	snprintf(db, sizeof(db), "%s/hostsdb", tmp);
+	dcpi_db_init(db, 0700);
+	snprintf(path, sizeof(path), "%s/hosts", db);
+	T_EQ(dcpi_db_platform(db, "web1", plat, sizeof(plat)), 0, "no hosts file: fine");
+	T_STREQ(plat, "web1", "and a host is its own platform");
+	write_text(path, good);
+	T_OK(dcpi_db_platform(db, "web2", plat, sizeof(plat)) == 0 && !strcmp(plat, "web"),
+	     "web2 writes under web (%s)", plat);
+	T_OK(dcpi_db_platform(db, "db1", plat, sizeof(plat)) == 0 && !strcmp(plat, "db1"),
+	     "a host not listed is its own platform");
+	write_text(path, "web1 web\n\nweb2 a/b\n");
+	err = dcpi_db_platform(db, "web2", plat, sizeof(plat));
+	T_EQ(err, -EBADMSG, "a platform with '/' refused");
+	T_OK(err && strstr(dcpi_errmsg(), "/hosts:3: want 'HOST PLATFORM'"),
+	     "the line is counted with the empty one before it: %s", err ? dcpi_errmsg() : "");
+	if ((f = fopen(path, "w"))) {
+		fwrite(nul, 1, sizeof(nul) - 1, f);
+		fclose(f);
+	}
+	err = dcpi_db_platform(db, "web3", plat, sizeof(plat));
+	T_EQ(err, -EBADMSG, "a NUL byte refused (it cut the file: web3 was never read)");
+	T_OK(err && strstr(dcpi_errmsg(), "/hosts:3: a NUL byte"),
+	     "the file and line named: %s", err ? dcpi_errmsg() : "");
+	T_STREQ(plat, "web3", "and the host is left its own name");
+}
+
+/* -gc through a symbolic link: another host's root, on a shared
+ * database, replaces host h1's platform directory of an old epoch (and a
+ * .build-id fan-out directory) with links to a directory on our local
+ * disk.  Nothing there is deleted; the platform link is named. */
+static void test_gc_symlink(void)
+{
+	time_t now = 1795000000;
+	char db[128], names[5][DCPI_EPOCH_NAME_MAX], outside[160], path[512], link[512];
+	struct timespec old[2] = { { now - 40 * 86400, 0 }, { now - 40 * 86400, 0 } };
+	struct dcpi_db_gc g;
+	int err;
+
+	snprintf(db, sizeof(db), "%s/gclinkdb", tmp);
+	snprintf(outside, sizeof(outside), "%s/local-disk", tmp);
+	dcpi_db_init(db, 0700);
+	dcpi_db_init(outside, 0700);
+	snprintf(path, sizeof(path), "%s/precious", outside);
+	write_text(path, "data");
+	snprintf(path, sizeof(path), "%s/3131313131313131313131313131313131313131", outside);
+	write_text(path, "\177ELF");
+	utimensat(AT_FDCWD, path, old, 0); /* old enough to go */
+	for (int i = 0; i < 5; i++)
+		dcpi_db_epoch_create(db, now - (40 - i) * 86400, 0700, names[i]);
+	snprintf(path, sizeof(path), "%s/%s", db, names[0]);
+	mkdir(path, 0700);
+	snprintf(link, sizeof(link), "%s/%s/h1", db, names[0]);
+	T_EQ(symlink(outside, link), 0, "h1's platform directory of the oldest epoch is a link out");
+	snprintf(path, sizeof(path), "%s/.build-id", db);
+	mkdir(path, 0700);
+	snprintf(link, sizeof(link), "%s/.build-id/31", db);
+	T_EQ(symlink(outside, link), 0, "and .build-id/31 too");
+	err = dcpi_db_gc(db, "h1", "h1", NULL, 7, 1, now, &g);
+	T_EQ(err, -ELOOP, "gc refuses the link");
+	T_OK(err && strstr(dcpi_errmsg(), "/h1: a symbolic link: refusing to delete through it"),
+	     "and names it: %s", err ? dcpi_errmsg() : "(no error)");
+	snprintf(path, sizeof(path), "%s/precious", outside);
+	T_OK(access(path, F_OK) == 0, "the file the platform link leads to is still there");
+	snprintf(path, sizeof(path), "%s/3131313131313131313131313131313131313131", outside);
+	T_OK(access(path, F_OK) == 0, "so is the one the .build-id link leads to");
+	/* the cache pass, on its own: the link to the local disk is skipped */
+	snprintf(link, sizeof(link), "%s/%s/h1", db, names[0]);
+	unlink(link);
+	T_EQ(dcpi_db_gc(db, "h1", "h1", NULL, 7, 1, now, &g), 0, "gc without the platform link");
+	T_OK(access(path, F_OK) == 0, "the cache link's target survives it");
+}
+
 int main(void)
 {
 	char cmd[96];
@@ -351,6 +433,8 @@ int main(void)
 	test_snapshot();
 	test_filenames();
 	test_gc();
+	test_gc_symlink();
+	test_hosts();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd))
 		printf("# could not remove %s\n", tmp);

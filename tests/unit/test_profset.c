@@ -1,6 +1,7 @@
 /* The epoch statistics a profile set sums over epochs and hosts: every
  * counter, the kernel samples too, which no report prints, so the golden
  * tests (tests/golden) cannot see a wrong sum of them. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,21 +14,42 @@
 
 static char root[] = "/tmp/dcpi-test-profset.XXXXXX";
 
-/* An epoch/host with statistics (n, 2n, ... for each counter) and one profile. */
+/* One profile of path in dir, of count samples of cycles. */
+static int add_profile(const char *dir, const char *epoch, const char *host, const char *path,
+		       uint64_t count)
+{
+	struct dcpi_profile p;
+	uint64_t off = 0x1000;
+	int err;
+
+	dcpi_profile_init(&p);
+	p.path = strdup(path);
+	p.epoch = strdup(epoch);
+	p.platform = strdup(host);
+	p.pid = -1;
+	p.nevents = 1;
+	p.events[0].name = strdup("cycles");
+	p.events[0].period = 1000;
+	err = dcpi_profile_set_rows(&p, 1, &off, &count);
+	if (!err)
+		err = dcpi_db_merge_profile(dir, &p, 0600);
+	dcpi_profile_free(&p);
+	return err;
+}
+
+/* An epoch/host with statistics (7n samples, 2n lost, 3n throttled, 4n
+ * unknown, 5n kernel, 6n images) and one profile. */
 static int add(const char *epoch, const char *host, uint64_t n)
 {
 	struct dcpi_epoch_stats st;
-	struct dcpi_profile p;
 	char dir[512], path[600];
-	uint64_t off = 0x1000, count = n;
-	int err;
 
 	if (dcpi_db_path(dir, sizeof(dir), root, epoch, host, NULL) || dcpi_db_init(dir, 0700))
 		return -1;
 	memset(&st, 0, sizeof(st));
 	snprintf(st.epoch, sizeof(st.epoch), "%s", epoch);
 	snprintf(st.platform, sizeof(st.platform), "%s", host);
-	st.samples = n;
+	st.samples = 7 * n;
 	st.lost = 2 * n;
 	st.throttled = 3 * n;
 	st.unknown = 4 * n;
@@ -44,19 +66,7 @@ static int add(const char *epoch, const char *host, uint64_t n)
 	snprintf(path, sizeof(path), "%s/epoch.stats", dir);
 	if (dcpi_stats_write(path, &st, 0600))
 		return -1;
-	dcpi_profile_init(&p);
-	p.path = strdup("/bin/true");
-	p.epoch = strdup(epoch);
-	p.platform = strdup(host);
-	p.pid = -1;
-	p.nevents = 1;
-	p.events[0].name = strdup("cycles");
-	p.events[0].period = 1000;
-	err = dcpi_profile_set_rows(&p, 1, &off, &count);
-	if (!err)
-		err = dcpi_db_merge_profile(dir, &p, 0600);
-	dcpi_profile_free(&p);
-	return err;
+	return add_profile(dir, epoch, host, "/bin/true", n);
 }
 
 static void check(const char *epoch, const char *host, uint64_t n, size_t nstats)
@@ -68,7 +78,7 @@ static void check(const char *epoch, const char *host, uint64_t n, size_t nstats
 	if (err)
 		return;
 	T_EQ(s.nstats, nstats, "%s/%s: %zu statistics files read", epoch, host, nstats);
-	T_EQ(s.stats.samples, n, "%s/%s: samples summed", epoch, host);
+	T_EQ(s.stats.samples, 7 * n, "%s/%s: samples summed", epoch, host);
 	T_EQ(s.stats.lost, 2 * n, "%s/%s: lost summed", epoch, host);
 	T_EQ(s.stats.throttled, 3 * n, "%s/%s: throttled summed", epoch, host);
 	T_EQ(s.stats.unknown, 4 * n, "%s/%s: unknown summed", epoch, host);
@@ -97,10 +107,100 @@ static void check_latest(const char *host, const char *want, double seconds)
 	dcpi_profset_free(&s);
 }
 
+/* Statistics no collector writes are refused, each with what is wrong. */
+static void check_parse_refusals(void)
+{
+	static const struct { const char *text, *says; } bad[] = {
+		{ "samples 10\nclock_khz 18446744073709551615\n", "clock_khz 18446744073709551615" },
+		{ "samples 10\nclock_khz 100000001\n", "above 100000000 (100 GHz)" },
+		{ "samples 10\nunknown 11\n", "unknown 11 exceeds samples 10" },
+		{ "samples 10\nkernel 11\n", "kernel 11 exceeds samples 10" },
+		{ "samples 10\nlost 18446744073709551606\n", "add past 2^64" },
+	};
+	struct dcpi_epoch_stats st;
+	const char *ok = "samples 10\nunknown 10\nkernel 10\nlost 18446744073709551605\n"
+			 "clock_khz 100000000\n";
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int err = dcpi_stats_parse(bad[i].text, strlen(bad[i].text), &st);
+
+		T_EQ(err, -EBADMSG, "refused: %s", bad[i].says);
+		T_OK(err && strstr(dcpi_errmsg(), bad[i].says), "the message says '%s': %s",
+		     bad[i].says, err ? dcpi_errmsg() : "(none)");
+	}
+	T_EQ(dcpi_stats_parse(ok, strlen(ok), &st), 0, "the limits themselves are accepted");
+}
+
+/* An epoch.stats of text in root2's epoch/host directory. */
+static int plant_stats(const char *r, const char *epoch, const char *host, const char *text)
+{
+	char dir[512], path[600];
+	FILE *f;
+
+	if (dcpi_db_path(dir, sizeof(dir), r, epoch, host, NULL) || dcpi_db_init(dir, 0700))
+		return -1;
+	snprintf(path, sizeof(path), "%s/epoch.stats", dir);
+	if (!(f = fopen(path, "w")))
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+/* A set never holds a sum that wrapped: impossible statistics and the
+ * files that would carry a sum past 2^64 are left out, counted and named. */
+static void check_set_refusals(void)
+{
+	char r[] = "/tmp/dcpi-test-profset2.XXXXXX", dir[512], cmd[600];
+	const char *ep = "20240101T000000Z";
+	struct dcpi_profset s;
+	int err;
+
+	if (!mkdtemp(r))
+		return;
+	/* host a: a clock no reader may convert with (UBSan aborted on it) */
+	T_EQ(plant_stats(r, ep, "a", "samples 10\nclock_khz 18446744073709551615\n"), 0,
+	     "statistics with clock_khz 2^64-1 planted");
+	/* hosts b and c: samples that add past 2^64 */
+	T_EQ(plant_stats(r, ep, "b", "samples 9223372036854775808\n"), 0, "host b: 2^63 samples");
+	T_EQ(plant_stats(r, ep, "c", "samples 9223372036854775808\n"), 0, "host c: 2^63 samples");
+	/* two profiles whose totals add past 2^64 */
+	dcpi_db_path(dir, sizeof(dir), r, ep, "a", NULL);
+	T_EQ(add_profile(dir, ep, "a", "/bin/one", UINT64_C(1) << 63), 0, "a profile of 2^63");
+	T_EQ(add_profile(dir, ep, "a", "/bin/two", UINT64_C(1) << 63), 0, "another of 2^63");
+	err = dcpi_profset_load(r, ep, "all", &s);
+	T_EQ(err, 0, "the set loads%s%s", err ? ": " : "", err ? dcpi_errmsg() : "");
+	if (!err) {
+		T_EQ(s.nbad_stats, 2, "two statistics files refused");
+		T_OK(s.first_bad_stats && strstr(s.first_bad_stats, "/a/epoch.stats: clock_khz"),
+		     "the first named, with its clock: %s", s.first_bad_stats ? s.first_bad_stats : "");
+		T_EQ(s.nstats, 1, "one statistics file read");
+		T_EQ(s.stats.samples, UINT64_C(1) << 63, "its samples, not a wrapped sum");
+		T_EQ(s.stats.clock_khz, 0, "no clock");
+		T_EQ(s.n, 1, "one profile kept");
+		T_EQ(s.nbad, 1, "the other refused");
+		T_OK(s.first_bad && strstr(s.first_bad, ".prof: its samples and those of the "
+					     "profiles read before add past 2^64"),
+		     "and named: %s", s.first_bad ? s.first_bad : "");
+		T_EQ(s.sum[0], UINT64_C(1) << 63, "the column's sum is the kept profile's");
+		T_OK(s.nbad_kept == 1 && dcpi_profset_bad_of(&s, "/bin/two") == s.bad[0] &&
+		     dcpi_profset_bad_of(&s, "two") == s.bad[0],
+		     "the refused profile is found by its image's path and name");
+		T_OK(!dcpi_profset_bad_of(&s, "/bin/one") && !dcpi_profset_bad_of(&s, "tw") &&
+		     !dcpi_profset_bad_of(&s, "/bin/two-"),
+		     "and only by them");
+		dcpi_profset_free(&s);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", r);
+	if (system(cmd))
+		printf("# could not remove %s\n", r);
+}
+
 int main(void)
 {
 	if (!mkdtemp(root))
 		return 1;
+	check_parse_refusals();
+	check_set_refusals();
 	T_EQ(add("20240101T000000Z", "a", 1), 0, "epoch 1 host a written");
 	T_EQ(add("20240101T000000Z", "b", 10), 0, "epoch 1 host b written");
 	T_EQ(add("20240102T000000Z", "a", 100), 0, "epoch 2 host a written");
