@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -87,6 +88,20 @@ void cli_escape(char *out, size_t cap, const char *s)
 			out[n++] = (char)*p;
 	}
 	out[n] = 0;
+}
+
+void cli_syslog(int err, const char *fmt, ...)
+{
+	static int opened;
+	va_list ap;
+
+	if (!opened) {
+		openlog(cli_prog, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+		opened = 1;
+	}
+	va_start(ap, fmt);
+	vsyslog(err ? LOG_ERR : LOG_INFO, fmt, ap);
+	va_end(ap);
 }
 
 const char *cli_safe(const char *s)
@@ -248,10 +263,17 @@ static const struct option *with_verbose(const struct option *lo)
 
 	if (made_for == lo)
 		return all;
-	for (; lo[n].name && n < CLI_MAX_OPTIONS; n++)
+	const struct option *own = NULL;
+
+	for (; lo[n].name && n < CLI_MAX_OPTIONS; n++) {
 		all[n] = lo[n];
-	all[n++] = (struct option){ "v", no_argument, NULL, CLI_OPT_VERBOSE };
-	all[n++] = (struct option){ "verbose", no_argument, NULL, CLI_OPT_VERBOSE };
+		if (!strcmp(lo[n].name, "verbose"))
+			own = &lo[n]; /* a command's own -verbose (dcpid's): -v is it */
+	}
+	all[n++] = (struct option){ "v", no_argument, own ? own->flag : NULL,
+				    own ? own->val : CLI_OPT_VERBOSE };
+	if (!own)
+		all[n++] = (struct option){ "verbose", no_argument, NULL, CLI_OPT_VERBOSE };
 	all[n] = (struct option){ NULL, 0, NULL, 0 };
 	made_for = lo;
 	return all;

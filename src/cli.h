@@ -17,6 +17,9 @@ _Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(print
 /* "dcpicat: error: <msg>" on stderr, and -1: for code that must not exit. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A line to syslog (the journal under systemd), as "dcpid": for what a
+ * daemon's own log could not take.  err: LOG_ERR, else LOG_INFO. */
+void cli_syslog(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* s for a terminal or a text report: control bytes but tab, DEL and '\\'
  * as \xNN, so that a hostile name (a path, a symbol, an event in a profile) cannot

@@ -91,6 +91,38 @@ struct daemon {
 static void logmsg(struct daemon *d, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* One line into the log with one write: a full or read-only disk cuts no
+ * line in two (a part written is taken back), and what the log cannot
+ * take goes to syslog (the journal under systemd), so that the last words
+ * of a daemon whose database became unwritable (the samples it could not
+ * merge) are recorded somewhere. */
+static void log_line(struct daemon *d, int level, const char *ts, const char *safe)
+{
+	static char line[4 * 4096 + 128];
+	int fd = fileno(d->log), n;
+	struct stat st;
+	off_t before = d->log != stderr && fstat(fd, &st) == 0 ? st.st_size : -1;
+	ssize_t w;
+
+	n = snprintf(line, sizeof(line), "%s dcpid[%d]: %s%s\n", ts, (int)getpid(),
+		     level == LOG_ERR ? "error: " : "", safe);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = (int)sizeof(line) - 1, line[n - 1] = '\n';
+	do
+		w = write(fd, line, (size_t)n);
+	while (w < 0 && errno == EINTR);
+	if (w == n)
+		return;
+	if (w > 0 && before >= 0 && ftruncate(fd, before)) {
+		/* the part stays: nothing more to do about it */
+	}
+	cli_syslog(level == LOG_ERR, "%s%s (the log %s could not take it: %s)",
+		   level == LOG_ERR ? "error: " : "", safe, d->logpath,
+		   w < 0 ? strerror(errno) : "short write");
+}
+
 /* One line, control bytes escaped (cli_escape): a name a user chose (a
  * jitdump's directory with a newline in it) cannot forge a line. */
 static void logmsg(struct daemon *d, int level, const char *fmt, ...)
@@ -109,9 +141,7 @@ static void logmsg(struct daemon *d, int level, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	cli_escape(safe, sizeof(safe), msg);
-	fprintf(d->log, "%s dcpid[%d]: %s%s\n", ts, (int)getpid(), level == LOG_ERR ? "error: " : "",
-		safe);
-	fflush(d->log);
+	log_line(d, level, ts, safe);
 }
 
 static uint64_t now_ns(void)
@@ -150,7 +180,7 @@ static void usage(FILE *f)
 "  -nodaemon          stay in the foreground\n"
 "  -log FILE          log here (default DB/dcpid-HOST.log; '-' for stderr)\n"
 "  -quiet             log only errors\n"
-"  -verbose           log more (each merge, each control request)\n"
+"  -v, -verbose       log more (each merge, each control request)\n"
 "  -logmaps           log samples that map to no image (the first 1000)\n"
 "  -status SECONDS    log a status line this often\n"
 "  -nice N            run at this nice value\n"
@@ -164,7 +194,6 @@ static void usage(FILE *f)
 "  -buildid-mmap      take build-ids from the kernel's mmap records instead of\n"
 "                     reading them from the files (exact for files deleted at once,\n"
 "                     but some kernels then corrupt other perf users' records)\n"
-"  -v, -verbose       every warning on a line of its own\n"
 "  -h, -help          this help\n");
 }
 

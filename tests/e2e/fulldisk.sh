@@ -18,6 +18,12 @@ build_workload spin || fail "build spin"
 
 start_dcpid "$DB" -merge 3600 || { fail "dcpid starts"; done_testing; }
 pass "dcpid starts on a small file system"
+# the log ends 20 bytes short of a page: the next line dcpid writes will
+# not fit once the disk is full (a part of it would, on the old daemon)
+LOG=$DB/dcpid-$(dcpi_host).log
+size=$(stat -c %s "$LOG")
+pad=$(( (size / 4096 + 2) * 4096 - 20 - size - 1 ))
+{ printf 'pad '; head -c $((pad - 4)) /dev/zero | tr '\0' x; echo; } >>"$LOG"
 # fill it up
 dd if=/dev/zero of="$T/fs/filler" bs=64k 2>/dev/null
 avail=$(df --output=avail "$T/fs" | tail -1 | tr -d ' ')
@@ -39,6 +45,11 @@ out=$("$DCPI_BIN/dcpictl" -db "$DB" quit 2>&1); rc=$?
 	pass "quit on a full disk refuses to stop and lose samples" ||
 	fail "quit on a full disk refuses to stop and lose samples" "rc=$rc $out"
 
+# no line of the log cut in two: what did not fit went to syslog instead
+bad=$(grep -cvE '^([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} dcpid\[[0-9]+\]: |pad x)' "$LOG")
+[ "$bad" -eq 0 ] && [ "$(tail -c 1 "$LOG" | od -An -c | tr -d ' ')" = '\n' ] &&
+	pass "no log line cut in two on the full disk" ||
+	fail "no log line cut in two on the full disk" "$(grep -vE '^([0-9]{4}-|pad x)' "$LOG" | head -3)"
 rm -f "$T/fs/filler"
 check "flush succeeds once there is room" "$DCPI_BIN/dcpictl" -db "$DB" flush
 prof=$(profile_of "$DB" "$T/spin")
