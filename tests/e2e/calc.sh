@@ -134,7 +134,8 @@ int main(int argc, char **argv)
 }
 C
 cc -O1 -g -o "$T/plt" "$T/plt.c" || fail "build the PLT fixture"
-"$DCPI_BIN/dcpi-record" -db "$T/pdb" -quiet -- "$T/plt" 3000 >/dev/null 2>&1
+# long enough for plt's own code (its loop, the stub) to be sampled
+"$DCPI_BIN/dcpi-record" -db "$T/pdb" -quiet -- "$T/plt" 50000 >/dev/null 2>&1
 "$X" -db "$T/pdb" -quiet -- "$T/plt" 50 >/dev/null 2>"$T/px.err" || fail "dcpix plt" "$(cat "$T/px.err")"
 loop=$("$C" -db "$T/pdb" -exact -json get_next_random "$T/plt" 2>/dev/null |
 	grep -o '"freq": [0-9.]*' | awk '{ if ($2 > m) m = $2 } END { printf "%d", m }')

@@ -9,7 +9,7 @@ cc -g -O1 -o "$T/twins" "$DCPI_ROOT/tests/workloads/twins_a.c" \
 mapfile -t addrs < <(nm "$T/twins" | awk '$3 == "twin" { print $1 }' | sed 's/^0*/0x/' | sort)
 [ ${#addrs[@]} -eq 2 ] || { fail "nm finds two twins" "${addrs[*]}"; done_testing; }
 DB=$T/db
-"$DCPI_BIN/dcpi-record" -db "$DB" -quiet -- "$T/twins" 30 >/dev/null 2>"$T/rec.err" ||
+"$DCPI_BIN/dcpi-record" -db "$DB" -quiet -- "$T/twins" 100 >/dev/null 2>"$T/rec.err" ||
 	{ fail "dcpi record twins" "$(cat "$T/rec.err")"; done_testing; }
 
 rows=$("$DCPI_BIN/dcpiprof" -db "$DB" -i "$T/twins" 2>/dev/null | awk '$4 ~ /^twin/ { print $4 }' | sort)
