@@ -79,17 +79,10 @@ static int read_relas(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct slots 
 
 static const char *slot_name(const struct slots *s, uint64_t got)
 {
-	size_t lo = 0, hi = s->n;
+	struct slot key = { got, NULL };
+	const struct slot *hit = s->n ? bsearch(&key, s->v, s->n, sizeof(*s->v), slot_cmp) : NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->v[mid].got < got)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->n && s->v[lo].got == got ? s->v[lo].name : NULL;
+	return hit ? hit->name : NULL;
 }
 
 /* The GOT slot the stub at addr (its bytes p[0..n)) jumps through. */
