@@ -53,8 +53,11 @@ dcpid: logging to $(realpath "$A")/dcpid-$host.log"
 # -budget: the cost of a sample is measured and the clock period chosen so
 # that sampling stays within it; status estimates the overhead
 "$DCPI_BIN/dcpid" -db "$A" -budget 2 2>/dev/null; rc=$?
-sleep 1
-st=$("$DCPI_BIN/dcpictl" -db "$A" status 2>&1)
+# the first status it answers (under ASan it may take more than a second)
+for i in $(seq 100); do
+	st=$("$DCPI_BIN/dcpictl" -db "$A" status 2>&1) && break
+	sleep 0.1
+done
 "$DCPI_BIN/dcpictl" -db "$A" quit >/dev/null 2>&1
 cost=$(sed -n 's/.*one cpu-clock sample costs \([0-9.]*\) us here.*/\1/p' "$A/dcpid-$host.log" | tail -1)
 period=$(sed -n 's/.*-budget 2%: cpu-clock every \([0-9]*\) ns.*/\1/p' "$A/dcpid-$host.log" | tail -1)
