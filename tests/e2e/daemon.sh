@@ -32,21 +32,36 @@ out=$("$DCPI_BIN/dcpictl" -db "$DB" status 2>&1); rc=$?
 # As DCPI's dcpid: what it monitors (sets by commas, a set's events by '+',
 # R or F periods; -mux splits the set) and where it logs; -quiet: nothing.
 A=$T/db-announce
+# stop DB's daemon: once it answers (under ASan it may take a second to),
+# quit, and wait until it is gone (its lock's pid)
+stop() {
+	local i pid
+	for i in $(seq 100); do
+		"$DCPI_BIN/dcpictl" -db "$1" status >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	pid=$(cat "$1"/.dcpid-*.lock 2>/dev/null | head -1)
+	"$DCPI_BIN/dcpictl" -db "$1" quit >/dev/null 2>&1
+	for i in $(seq 100); do
+		[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+}
 "$DCPI_BIN/dcpid" -db "$A" -event cpu-clock:R600000+page-faults -event task-clock \
 	2>"$T/announce"; rc=$?
-"$DCPI_BIN/dcpictl" -db "$A" quit >/dev/null 2>&1
+stop "$A"
 host=$(hostname)
 want="dcpid: monitoring cpu-clock:R600000+page-faults:F101, task-clock:F500000 on $(nproc) CPUs
 dcpid: logging to $(realpath "$A")/dcpid-$host.log"
 [ $rc -eq 0 ] && [ "$(cat "$T/announce")" = "$want" ] && pass "start: says what it monitors and where it logs" ||
 	fail "start: says what it monitors and where it logs" "rc=$rc $(cat "$T/announce")"
 "$DCPI_BIN/dcpid" -db "$A" -mux -event cpu-clock:R600000+page-faults 2>"$T/announce"; rc=$?
-"$DCPI_BIN/dcpictl" -db "$A" quit >/dev/null 2>&1
+stop "$A"
 [ $rc -eq 0 ] && grep -q "^dcpid: monitoring cpu-clock:R600000, page-faults:F101 on" "$T/announce" &&
 	grep -q "page-faults (set 1) period 101" "$A/dcpid-$host.log" &&
 	pass "-mux: each event its own set" || fail "-mux: each event its own set" "$(cat "$T/announce")"
 "$DCPI_BIN/dcpid" -db "$A" -quiet 2>"$T/announce"; rc=$?
-"$DCPI_BIN/dcpictl" -db "$A" quit >/dev/null 2>&1
+stop "$A"
 [ $rc -eq 0 ] && [ ! -s "$T/announce" ] && pass "start: -quiet says nothing" ||
 	fail "start: -quiet says nothing" "rc=$rc $(cat "$T/announce")"
 
@@ -58,7 +73,7 @@ for i in $(seq 100); do
 	st=$("$DCPI_BIN/dcpictl" -db "$A" status 2>&1) && break
 	sleep 0.1
 done
-"$DCPI_BIN/dcpictl" -db "$A" quit >/dev/null 2>&1
+stop "$A"
 cost=$(sed -n 's/.*one cpu-clock sample costs \([0-9.]*\) us here.*/\1/p' "$A/dcpid-$host.log" | tail -1)
 period=$(sed -n 's/.*-budget 2%: cpu-clock every \([0-9]*\) ns.*/\1/p' "$A/dcpid-$host.log" | tail -1)
 # 2% of a CPU at COST us a sample: a period of COST/0.02 us, within rounding
