@@ -8,8 +8,11 @@
  *           COMM records of exec and prctl, else /proc/PID/comm
  *   uid     the real user id (/proc/PID/status), a number: names are
  *           looked up where the profile is read, if at all
- *   cgroup  the cgroup v2 path (/proc/PID/cgroup "0::PATH"): a container
- *           or a systemd service
+ *   cgroup  the cgroup v2 path: a container or a systemd service; the
+ *           sample's own cgroup where the sampler gives it
+ *           (PERF_SAMPLE_CGROUP: dcpi_labeler_get_cgroup), its id named by
+ *           CGROUP records or a scan of the hierarchy; else, and for
+ *           samples without it, /proc/PID/cgroup "0::PATH" as below
  * Values never hold ',' or a control byte (they are replaced by '_'), so
  * a label splits back into its values.  A process gone before it could be
  * looked at gets "?" for what /proc no longer says.
@@ -19,7 +22,8 @@
  * (su, setpriv, runuser and cron change them before exec); a rename
  * changes the command only; dcpi_labeler_refresh, at each merge, reads
  * every live process's user and cgroup again (a daemon that drops its
- * privileges without an exec, a move to another cgroup).  An exited
+ * privileges without an exec, a move to another cgroup).  Where samples
+ * carry their cgroup, a move is seen at the first sample after it.  An exited
  * process's label is kept until dcpi_labeler_reap, so that its samples
  * named later (JIT code, at the merge) are still its.
  *
@@ -69,6 +73,24 @@ int dcpi_labeler_get(struct dcpi_labeler *l, int32_t pid, uint32_t *id);
 const char *dcpi_labeler_label(const struct dcpi_labeler *l, uint32_t id);
 /* Labels kept apart so far (other not counted). */
 size_t dcpi_labeler_count(const struct dcpi_labeler *l);
+
+/* The label of a sample of pid that carried its task's cgroup id (0: it
+ * did not: dcpi_labeler_get): pid's label with that cgroup's path, found
+ * among the CGROUP records seen or, once a merge at most, by a scan of the
+ * hierarchy; an id not found gives pid's label as /proc said.  -ENOMEM
+ * only. */
+int dcpi_labeler_get_cgroup(struct dcpi_labeler *l, int32_t pid, uint64_t cgroup,
+			    uint32_t *id);
+/* A CGROUP record: cgroup id is at path (from the hierarchy's root). */
+void dcpi_labeler_cgroup(struct dcpi_labeler *l, uint64_t id, const char *path);
+/* Where the cgroup v2 hierarchy is to be scanned for ids (default: its
+ * mount, from PROCROOT/self/mountinfo; "": none).  -ENOMEM only. */
+int dcpi_labeler_cgroup_root(struct dcpi_labeler *l, const char *dir);
+/* Whether samples can carry the v2 cgroup's id: PERF_SAMPLE_CGROUP gives
+ * the perf_event controller's cgroup, which is the v2 one unless
+ * PROCROOT/cgroups binds perf_event to a v1 hierarchy (then: 0, and
+ * cgroups come from /proc).  procroot NULL: "/proc". */
+int dcpi_label_cgroup_samples(const char *procroot);
 
 /* A COMM record: pid is now comm.  exec: a new program, whose user and
  * cgroup are read from /proc now; else a rename (prctl), which changes

@@ -16,6 +16,11 @@ struct dcpi_record {
 	uint64_t time;          /* ns, CLOCK_MONOTONIC */
 	uint64_t id;            /* the event's kernel id (IDENTIFIER) */
 	uint64_t ip;            /* SAMPLE */
+	uint64_t cgroup;        /* SAMPLE: its task's cgroup id, when the sampler
+				   asked for PERF_SAMPLE_CGROUP (0: not known);
+				   CGROUP: the new cgroup's id */
+	const char *cgroup_path; /* CGROUP: its path from the hierarchy's root
+				   (NUL-terminated inside the raw record) */
 	struct dcpi_mmap_event mmap; /* MMAP2: path points into the raw record */
 	const char *comm;       /* COMM (NUL-terminated inside the raw record) */
 	int exec;               /* COMM: it was an exec */
@@ -23,7 +28,11 @@ struct dcpi_record {
 	uint64_t lost;          /* LOST, LOST_SAMPLES */
 };
 
-/* Decode one raw record of len bytes (as read from the ring).  Strings and
+/* Samples are IDENTIFIER | IP | TID | TIME (40 bytes with the header), or
+ * those then CGROUP (48 bytes) when the sampler asked for the cgroup: the
+ * length says which; any other length is refused.
+ *
+ * Decode one raw record of len bytes (as read from the ring).  Strings and
  * build-ids point into raw.  -EBADMSG when a record is shorter than its
  * type requires or a string is unterminated. */
 int dcpi_record_decode(const void *raw, size_t len, struct dcpi_record *r);
@@ -40,6 +49,7 @@ int dcpi_record_decode_flags(const void *raw, size_t len, unsigned flags,
  * to clear.  Fails (-EBADMSG, no message) where dcpi_record_decode would. */
 struct dcpi_sample {
 	uint64_t id, ip, time;
+	uint64_t cgroup;        /* 0: the sample did not carry it */
 	int32_t pid, tid;
 	uint16_t misc;
 };

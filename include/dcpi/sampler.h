@@ -40,6 +40,10 @@ struct dcpi_sampler_opts {
 	int sideband;           /* ask for mmap/comm/fork/exit records */
 	int mmap_build_id;      /* ask for build-ids in MMAP2 records (see
 				   dcpi_record_decode_flags for the cost) */
+	int cgroup;             /* ask for each sample's cgroup id
+				   (PERF_SAMPLE_CGROUP, Linux 5.7+) and, with
+				   sideband, CGROUP records; dropped where the
+				   kernel refuses it */
 };
 
 /* Each raw record of a drain; a non-zero return stops the drain. */

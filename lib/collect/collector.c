@@ -48,6 +48,7 @@ struct fsample {
  * aggregate together (count_fast). */
 struct rawkey {
 	uint64_t ip;
+	uint64_t cg;                 /* the samples' cgroup id (0: not given) */
 	int32_t pid;
 	uint16_t ev;
 	uint8_t kernel;
@@ -260,16 +261,17 @@ static int unknown_region_image(struct dcpi_collector *c, uint64_t ip)
 	return dcpi_loadmap_intern(c->lm, &t);
 }
 
-/* Count one sample of process rpid at (idx, pid, off), under rpid's
- * label when profiles are labelled. */
-static int agg_add(struct dcpi_collector *c, int idx, int64_t pid, int32_t rpid, uint64_t off,
-		   unsigned ev, uint64_t n)
+/* Count n samples of process rpid (in cgroup cg, 0 when the samples did
+ * not say) at (idx, pid, off), under rpid's label when profiles are
+ * labelled. */
+static int agg_add(struct dcpi_collector *c, int idx, int64_t pid, int32_t rpid, uint64_t cg,
+		   uint64_t off, unsigned ev, uint64_t n)
 {
 	uint32_t label = 0;
 	int err;
 
 	if (c->lab) {
-		if ((err = dcpi_labeler_get(c->lab, rpid, &label)))
+		if ((err = dcpi_labeler_get_cgroup(c->lab, rpid, cg, &label)))
 			return err;
 		if (label == 0)
 			c->stats.label_other += n; /* past the cap: counted, and said */
@@ -297,8 +299,8 @@ static int anon_region_image(struct dcpi_collector *c, const char *comm, uint64_
 }
 
 /* A user or kernel sample no image describes. */
-static int count_unknown(struct dcpi_collector *c, int32_t rpid, uint64_t ip, int kernel,
-			 unsigned ev)
+static int count_unknown(struct dcpi_collector *c, int32_t rpid, uint64_t cg, uint64_t ip,
+			 int kernel, unsigned ev)
 {
 	char comm[32];
 
@@ -312,16 +314,18 @@ static int count_unknown(struct dcpi_collector *c, int32_t rpid, uint64_t ip, in
 
 		if (idx < 0)
 			return idx;
-		return agg_add(c, idx, rpid, rpid, ip - (ip >> REGION_SHIFT << REGION_SHIFT), ev, 1);
+		return agg_add(c, idx, rpid, rpid, cg, ip - (ip >> REGION_SHIFT << REGION_SHIFT), ev,
+			       1);
 	}
 	if (c->o.unknown_per_pid && rpid > 0) {
 		int idx = unknown_region_image(c, ip);
 
 		if (idx < 0)
 			return idx;
-		return agg_add(c, idx, rpid, rpid, ip - (ip >> REGION_SHIFT << REGION_SHIFT), ev, 1);
+		return agg_add(c, idx, rpid, rpid, cg, ip - (ip >> REGION_SHIFT << REGION_SHIFT), ev,
+			       1);
 	}
-	return agg_add(c, c->unknown_image, -1, rpid, ip, ev, 1);
+	return agg_add(c, c->unknown_image, -1, rpid, cg, ip, ev, 1);
 }
 
 static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, int ev)
@@ -348,10 +352,10 @@ static int count_sample(struct dcpi_collector *c, const struct dcpi_record *r, i
 			return 0; /* named or counted unknown at the next merge */
 	}
 	if (idx < 0)
-		return count_unknown(c, r->pid, r->ip, kernel, (unsigned)ev);
+		return count_unknown(c, r->pid, r->cgroup, r->ip, kernel, (unsigned)ev);
 	if (idx != c->jit_image && is_bypid(c, idx))
 		pid = r->pid;
-	return agg_add(c, idx, pid, r->pid, off, (unsigned)ev, 1);
+	return agg_add(c, idx, pid, r->pid, r->cgroup, off, (unsigned)ev, 1);
 }
 
 int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, int ev)
@@ -385,6 +389,10 @@ int dcpi_collector_feed(struct dcpi_collector *c, const struct dcpi_record *r, i
 		return 0;
 	case PERF_RECORD_THROTTLE:
 		c->stats.throttled++;
+		return 0;
+	case PERF_RECORD_CGROUP:
+		if (c->lab)
+			dcpi_labeler_cgroup(c->lab, r->cgroup, r->cgroup_path);
 		return 0;
 	default:
 		return 0;
@@ -454,8 +462,11 @@ int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len)
 	}
 	if (c->jm)
 		watch_jit(c, raw, len);
-	if (!dcpi_record_decode_flags(raw, len, flags, &r))
+	if (!dcpi_record_decode_flags(raw, len, flags, &r)) {
+		if (r.type == PERF_RECORD_CGROUP) /* an id's path, whenever it came */
+			return dcpi_collector_feed(c, &r, -1);
 		pid = sideband_pid(&r);
+	}
 	if ((err = DCPI_GROW(c->q, c->qcap, c->nq + 1, SIZE_MAX, "queued records")))
 		return err;
 	err = dcpi_buf_put(&c->arena, raw, len);
@@ -580,12 +591,14 @@ static void fsample_record(const struct fsample *f, struct dcpi_record *r)
 	r->time = f->s.time;
 	r->id = f->s.id;
 	r->ip = f->s.ip;
+	r->cgroup = f->s.cgroup;
 }
 
-static size_t raw_hash(uint64_t ip, int32_t pid, unsigned ev, int kernel, uint32_t pgen)
+static size_t raw_hash(uint64_t ip, int32_t pid, unsigned ev, int kernel, uint32_t pgen,
+		       uint64_t cg)
 {
 	return (size_t)dcpi_mix64(ip ^ (uint64_t)(uint32_t)pid << 40 ^ (uint64_t)ev << 20 ^
-			     (uint64_t)kernel ^ (uint64_t)pgen << 8);
+			     (uint64_t)kernel ^ (uint64_t)pgen << 8 ^ cg * 0x9e3779b97f4a7c15u);
 }
 
 /* A table of cap slots (a power of 2), the used ones of this generation
@@ -602,7 +615,7 @@ static int raw_resize(struct dcpi_collector *c, size_t cap)
 	}
 	for (size_t i = 0; i < c->nraw; i++) {
 		const struct rawkey *k = &c->raw[c->raw_used[i]];
-		size_t h = raw_hash(k->ip, k->pid, k->ev, k->kernel, k->pgen) & (cap - 1);
+		size_t h = raw_hash(k->ip, k->pid, k->ev, k->kernel, k->pgen, k->cg) & (cap - 1);
 
 		while (t[h].gen)
 			h = (h + 1) & (cap - 1);
@@ -639,7 +652,8 @@ static struct rawkey *raw_get(struct dcpi_collector *c, const struct dcpi_sample
 			      int kernel, struct pidslot *ps)
 {
 	uint32_t pgen = ps ? ps->gen : 0;
-	size_t mask = c->raw_cap - 1, h = raw_hash(s->ip, s->pid, (unsigned)ev, kernel, pgen) & mask;
+	size_t mask = c->raw_cap - 1,
+	       h = raw_hash(s->ip, s->pid, (unsigned)ev, kernel, pgen, s->cgroup) & mask;
 	struct rawkey *k;
 
 	for (;; h = (h + 1) & mask) {
@@ -647,7 +661,7 @@ static struct rawkey *raw_get(struct dcpi_collector *c, const struct dcpi_sample
 		if (k->gen != c->raw_gen)
 			break;
 		if (k->ip == s->ip && k->pid == s->pid && k->ev == ev && k->kernel == kernel &&
-		    k->pgen == pgen)
+		    k->pgen == pgen && k->cg == s->cgroup)
 			return k;
 	}
 	if (c->nraw + 1 > c->raw_cap / 2) {
@@ -655,7 +669,7 @@ static struct rawkey *raw_get(struct dcpi_collector *c, const struct dcpi_sample
 			return NULL;
 		return raw_get(c, s, ev, kernel, ps);
 	}
-	*k = (struct rawkey){ .ip = s->ip, .pid = s->pid, .ev = (uint16_t)ev,
+	*k = (struct rawkey){ .ip = s->ip, .cg = s->cgroup, .pid = s->pid, .ev = (uint16_t)ev,
 			      .kernel = (uint8_t)kernel, .gen = c->raw_gen, .pgen = pgen,
 			      .next = -1 };
 	if (ps) {
@@ -683,7 +697,7 @@ static void raw_flush_key(struct dcpi_collector *c, struct rawkey *k, int *err)
 	c->stats.ev[k->ev].samples += k->n;
 	if (k->kernel)
 		c->stats.kernel += k->n;
-	e = agg_add(c, k->idx, k->apid, k->pid, k->off, k->ev, k->n);
+	e = agg_add(c, k->idx, k->apid, k->pid, k->cg, k->off, k->ev, k->n);
 	if (!*err && e == -ENOMEM)
 		*err = e;
 	k->n = 0;
@@ -984,7 +998,9 @@ static int settled(void *arg, int32_t pid, uint64_t ip, unsigned ev, int hit, in
 {
 	struct dcpi_collector *c = arg;
 
-	return hit ? agg_add(c, c->jit_image, key, pid, off, ev, 1) : count_unknown(c, pid, ip, 0, ev);
+	/* (a deferred sample's cgroup is not kept: its process's is used) */
+	return hit ? agg_add(c, c->jit_image, key, pid, 0, off, ev, 1) :
+		     count_unknown(c, pid, 0, ip, 0, ev);
 }
 
 /* The bins whose profiles wait in the batch, and the batch. */

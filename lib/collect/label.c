@@ -1,9 +1,13 @@
 /* Labels of processes: see dcpi/label.h. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <libiberty/hashtab.h>
 
 #include "dcpi/error.h"
@@ -12,6 +16,9 @@
 
 #define MAX_PROCS (1u << 20)    /* processes remembered at once */
 #define VALUE_MAX 256           /* one value (a cgroup path) is cut there */
+#define CGROUPS_MAX (1u << 16)  /* cgroup ids remembered at once */
+#define CGROUP_DEPTH 32         /* how deep a scan of the hierarchy goes */
+#define FILEID_KERNFS 0xfe      /* a kernfs (cgroupfs) file handle: its u64 id */
 
 static const struct {
 	const char *name;
@@ -35,6 +42,16 @@ struct proc {
 	char comm[16];          /* from a COMM record; "" not known */
 	uint32_t uid;           /* its real uid when seen was read (its share
 				   of the cap); UINT32_MAX unknown */
+	int has_cg;             /* cg_id is its label in cgroup cg (of its
+				   last sample that carried a cgroup) */
+	uint64_t cg;
+	uint32_t cg_id;
+};
+
+/* A cgroup id and its path (from a CGROUP record or a scan). */
+struct cg {
+	uint64_t id;
+	char *path;
 };
 
 static void proc_free(void *v);
@@ -54,6 +71,10 @@ struct dcpi_labeler {
 	size_t nlabels, labels_cap;
 	struct uid_count *uids; /* labels per uid: each uid's share of the cap */
 	size_t nuids, uids_cap;
+	htab_t cgs;             /* struct cg *, by id */
+	char *cgroot;           /* the cgroup v2 mount; NULL: not looked for
+				   yet; "": none */
+	int cg_scanned;         /* scanned since the last refresh */
 };
 
 int dcpi_label_parse(const char *arg, unsigned *out)
@@ -93,6 +114,25 @@ void dcpi_label_keys_str(unsigned k, char *buf, size_t len)
 
 /* ---- the labeler ------------------------------------------------------------------ */
 
+static hashval_t cg_hash(const void *p)
+{
+	return (hashval_t)dcpi_mix64(((const struct cg *)p)->id);
+}
+
+static int cg_eq(const void *a, const void *b)
+{
+	return ((const struct cg *)a)->id == ((const struct cg *)b)->id;
+}
+
+static void cg_free(void *v)
+{
+	struct cg *c = v;
+
+	if (c)
+		free(c->path);
+	free(c);
+}
+
 static hashval_t proc_hash(const void *p)
 {
 	return (hashval_t)((const struct proc *)p)->pid * 2654435761u;
@@ -131,7 +171,8 @@ int dcpi_labeler_new(unsigned k, const char *procroot, size_t cap, struct dcpi_l
 	l->procroot = strdup(procroot ? procroot : "/proc");
 	l->procs = htab_create_alloc(256, proc_hash, proc_eq, proc_free, calloc, free);
 	l->ids = htab_create_alloc(256, lab_hash, lab_eq, free, calloc, free);
-	if (!l->procroot || !l->procs || !l->ids ||
+	l->cgs = htab_create_alloc(64, cg_hash, cg_eq, cg_free, calloc, free);
+	if (!l->procroot || !l->procs || !l->ids || !l->cgs ||
 	    DCPI_GROW(l->labels, l->labels_cap, 1, SIZE_MAX, "labels") ||
 	    !(l->labels[0] = strdup(DCPI_LABEL_OTHER))) {
 		dcpi_labeler_free(l);
@@ -150,6 +191,9 @@ void dcpi_labeler_free(struct dcpi_labeler *l)
 		htab_delete(l->procs);
 	if (l->ids)
 		htab_delete(l->ids);
+	if (l->cgs)
+		htab_delete(l->cgs);
+	free(l->cgroot);
 	for (size_t i = 0; i < l->nlabels; i++)
 		free(l->labels[i]);
 	free(l->labels);
@@ -358,6 +402,7 @@ static void set_seen(struct proc *p, const char *label, uint32_t uid)
 	p->seen = s;
 	p->uid = uid;
 	p->has_id = 0;
+	p->has_cg = 0;
 }
 
 /* What /proc says of p now, as its label to be; nothing when /proc no
@@ -393,6 +438,7 @@ int dcpi_labeler_get(struct dcpi_labeler *l, int32_t pid, uint32_t *id)
 		p->id = *id;
 		p->uid = uid;
 		p->has_id = 1;
+		p->has_cg = 0;
 		free(p->seen);
 		p->seen = NULL;
 	}
@@ -409,20 +455,29 @@ size_t dcpi_labeler_count(const struct dcpi_labeler *l)
 	return l->nlabels - 1;
 }
 
-/* label with its comm value replaced by comm, into out (the other
- * values stay: a rename keeps the user and the cgroup). */
-static void replace_comm(const char *label, const char *comm, char *out, size_t len)
+/* label with its key value replaced by v, cleaned, into out (the other
+ * values stay: a rename keeps the user and the cgroup).  Values hold no
+ * ',', so ",key=" is found only where a value starts. */
+static void replace_value(const char *label, const char *key, const char *v, char *out,
+			  size_t len)
 {
-	const char *v = strncmp(label, "comm=", 5) ? NULL : label + 5;
-	char c[sizeof(((struct proc *)0)->comm)];
+	char pat[16], val[VALUE_MAX];
+	size_t klen = (size_t)snprintf(pat, sizeof(pat), ",%s=", key);
+	const char *at = strstr(label, pat), *rest;
+	size_t head;
 
-	snprintf(c, sizeof(c), "%s", comm);
-	clean(c);
-	if (!v) {
+	if (!strncmp(label, pat + 1, klen - 1))
+		head = klen - 1;                  /* the first value */
+	else if (at)
+		head = (size_t)(at - label) + klen;
+	else {
 		snprintf(out, len, "%s", label);
 		return;
 	}
-	snprintf(out, len, "comm=%s%s", c, v + strcspn(v, ","));
+	snprintf(val, sizeof(val), "%s", v);
+	clean(val);
+	rest = label + head + strcspn(label + head, ",");
+	snprintf(out, len, "%.*s%s%s", (int)head, label, val, rest);
 }
 
 /* The label p had, interned or seen; NULL when none is known. */
@@ -447,7 +502,7 @@ void dcpi_labeler_comm(struct dcpi_labeler *l, int32_t pid, const char *comm, in
 	   rename changes nothing else, and nothing is interned until a sample
 	   needs it */
 	if (known(l, p) && (p->seen || p->id != 0) && (l->keys & DCPI_LABEL_COMM)) {
-		replace_comm(known(l, p), p->comm, label, sizeof(label));
+		replace_value(known(l, p), "comm", p->comm, label, sizeof(label));
 		set_seen(p, label, p->uid);
 	} else if (!p->seen) {
 		p->has_id = 0;
@@ -470,6 +525,7 @@ void dcpi_labeler_fork(struct dcpi_labeler *l, int32_t pid, int32_t ppid)
 	child->seen = NULL;
 	child->has_id = parent->has_id;
 	child->id = parent->id;
+	child->has_cg = 0;
 	child->uid = parent->uid;
 	if (!parent->has_id && parent->seen)
 		set_seen(child, parent->seen, parent->uid);
@@ -522,4 +578,201 @@ static int refresh_one(void **slot, void *arg)
 void dcpi_labeler_refresh(struct dcpi_labeler *l)
 {
 	htab_traverse_noresize(l->procs, refresh_one, l);
+	l->cg_scanned = 0;
+}
+
+/* ---- cgroups by id (PERF_SAMPLE_CGROUP) ------------------------------------------- */
+
+static void cg_put(struct dcpi_labeler *l, uint64_t id, const char *path)
+{
+	struct cg key = { .id = id }, *c;
+	void **slot;
+
+	if (htab_elements(l->cgs) >= CGROUPS_MAX)
+		htab_empty(l->cgs); /* ids of cgroups long gone, mostly: found again */
+	slot = htab_find_slot(l->cgs, &key, INSERT);
+	if (!slot)
+		return;
+	if (*slot) {
+		c = *slot;
+	} else if (!(c = calloc(1, sizeof(*c)))) {
+		htab_clear_slot(l->cgs, slot);
+		return;
+	} else {
+		c->id = id;
+		*slot = c;
+	}
+	free(c->path);
+	c->path = strndup(path, VALUE_MAX - 1);
+	if (!c->path)
+		htab_clear_slot(l->cgs, slot);
+}
+
+void dcpi_labeler_cgroup(struct dcpi_labeler *l, uint64_t id, const char *path)
+{
+	if (id && path && (l->keys & DCPI_LABEL_CGROUP))
+		cg_put(l, id, path[0] ? path : "/");
+}
+
+/* Where the cgroup v2 hierarchy is mounted, from procroot/self/mountinfo:
+ * "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS] - FSTYPE ...". */
+static void find_cgroot(struct dcpi_labeler *l)
+{
+	char path[4200], line[4200], root[4096], mnt[4096], fstype[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/self/mountinfo", l->procroot);
+	l->cgroot = strdup("");
+	if (!(f = fopen(path, "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2 ||
+		    sscanf(dash + 3, "%63s", fstype) != 1)
+			continue;
+		/* the whole hierarchy, at a path without escapes (\040...) */
+		if (!strcmp(fstype, "cgroup2") && !strcmp(root, "/") && !strchr(mnt, '\\')) {
+			free(l->cgroot);
+			l->cgroot = strdup(mnt);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* The cgroup id of the directory name in dir: the kernfs id, as
+ * PERF_SAMPLE_CGROUP gives it (its file handle; the inode number where
+ * handles are refused, the same on 64-bit kernels). */
+static uint64_t cg_id(int dir, const char *name, int fd)
+{
+	union {
+		struct file_handle h;
+		char b[sizeof(struct file_handle) + 64];
+	} u;
+	struct stat st;
+	uint64_t id;
+	int mnt;
+
+	u.h.handle_bytes = 64;
+	if (!name_to_handle_at(dir, name, &u.h, &mnt, 0) && u.h.handle_type == FILEID_KERNFS &&
+	    u.h.handle_bytes == 8) {
+		memcpy(&id, u.h.f_handle, 8);
+		return id;
+	}
+	return fstat(fd, &st) ? 0 : (uint64_t)st.st_ino;
+}
+
+/* Every cgroup under fd (the directory at rel), depth levels at most:
+ * opened without following links, so nothing outside the hierarchy. */
+static void scan_dir(struct dcpi_labeler *l, int fd, char *rel, size_t len, int depth)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *e;
+
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d)) && htab_elements(l->cgs) < CGROUPS_MAX) {
+		size_t n = strlen(rel);
+		int sub;
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
+		    n + 1 + strlen(e->d_name) >= len)
+			continue;
+		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		snprintf(rel + n, len - n, "/%s", e->d_name);
+		cg_put(l, cg_id(dirfd(d), e->d_name, sub), rel);
+		if (depth > 1)
+			scan_dir(l, sub, rel, len, depth - 1);
+		else
+			close(sub);
+		rel[n] = 0;
+	}
+	closedir(d);
+}
+
+/* The path of cgroup id: known, or found by a scan of the hierarchy (one
+ * a merge at most: a cgroup made since, whose CGROUP record was lost or
+ * not asked for); NULL when not found. */
+static const char *cg_path(struct dcpi_labeler *l, uint64_t id)
+{
+	struct cg key = { .id = id }, *c = htab_find(l->cgs, &key);
+	char rel[VALUE_MAX];
+	int fd;
+
+	if (c || l->cg_scanned)
+		return c ? c->path : NULL;
+	l->cg_scanned = 1;
+	if (!l->cgroot)
+		find_cgroot(l);
+	if (!l->cgroot || !l->cgroot[0])
+		return NULL;
+	fd = open(l->cgroot, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	rel[0] = 0;
+	cg_put(l, cg_id(AT_FDCWD, l->cgroot, fd), "/");
+	scan_dir(l, fd, rel, sizeof(rel), CGROUP_DEPTH);
+	c = htab_find(l->cgs, &key);
+	return c ? c->path : NULL;
+}
+
+int dcpi_labeler_cgroup_root(struct dcpi_labeler *l, const char *dir)
+{
+	char *d = strdup(dir ? dir : "");
+
+	if (!d)
+		return dcpi_error(ENOMEM, "out of memory");
+	free(l->cgroot);
+	l->cgroot = d;
+	return 0;
+}
+
+int dcpi_labeler_get_cgroup(struct dcpi_labeler *l, int32_t pid, uint64_t cgroup, uint32_t *id)
+{
+	char label[3 * (VALUE_MAX + 8)];
+	const char *path;
+	struct proc *p;
+	int err = dcpi_labeler_get(l, pid, id);
+
+	if (err || !cgroup || *id == 0 || !(l->keys & DCPI_LABEL_CGROUP))
+		return err;
+	p = proc_of(l, pid, 0);
+	if (p && p->has_cg && p->cg == cgroup) {
+		*id = p->cg_id;
+		return 0;
+	}
+	if (!(path = cg_path(l, cgroup)))
+		return 0; /* not found: the cgroup /proc gave */
+	replace_value(l->labels[*id], "cgroup", path, label, sizeof(label));
+	if ((err = intern(l, label, p ? p->uid : UINT32_MAX, id)))
+		return err;
+	if (p) {
+		p->has_cg = 1;
+		p->cg = cgroup;
+		p->cg_id = *id;
+	}
+	return 0;
+}
+
+int dcpi_label_cgroup_samples(const char *procroot)
+{
+	char path[4200], line[256], name[64];
+	int hier, found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroups", procroot ? procroot : "/proc");
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %d", name, &hier) == 2 && !strcmp(name, "perf_event")) {
+			found = hier == 0; /* not bound to a v1 hierarchy: the v2 one */
+			break;
+		}
+	fclose(f);
+	return found;
 }

@@ -1,6 +1,8 @@
 /* Decoding perf ring-buffer records.  The layouts follow the sample_type
- * the sampler asks for: IDENTIFIER | IP | TID | TIME, with sample_id_all,
- * so every side-band record ends in {pid, tid, time, identifier}.
+ * the sampler asks for: IDENTIFIER | IP | TID | TIME, then CGROUP when
+ * asked for (the record's length tells), with sample_id_all, so every
+ * side-band record ends in {pid, tid, time, identifier} (CGROUP is not
+ * part of sample_id).
  * The kernel writes these, but a bug or a future layout must give an
  * error, not a read past the record: every field is bounds-checked. */
 #include <errno.h>
@@ -12,6 +14,8 @@
 #include "dcpi/sampler.h"
 
 #define TRAILER 24 /* pid, tid (2 x u32), time (u64), identifier (u64) */
+#define SAMPLE_LEN 40 /* header, identifier, ip, pid/tid, time */
+#define SAMPLE_CG_LEN (SAMPLE_LEN + 8) /* and the cgroup id */
 
 /* A reader over one record.  pos may be set past len by a caller (a
  * record too short for a field's fixed offset), so every read checks that
@@ -70,8 +74,11 @@ static int decode_sample(struct rd *r, struct dcpi_record *out)
 {
 	uint32_t pid, tid;
 
+	if (r->len != SAMPLE_LEN && r->len != SAMPLE_CG_LEN)
+		return -1;
 	if (rd_u64(r, &out->id) || rd_u64(r, &out->ip) || rd_u32(r, &pid) ||
-	    rd_u32(r, &tid) || rd_u64(r, &out->time))
+	    rd_u32(r, &tid) || rd_u64(r, &out->time) ||
+	    (r->len == SAMPLE_CG_LEN && rd_u64(r, &out->cgroup)))
 		return -1;
 	out->pid = (int32_t)pid;
 	out->tid = (int32_t)tid;
@@ -141,8 +148,8 @@ int dcpi_record_decode_sample(const void *raw, size_t len, struct dcpi_sample *s
 	struct perf_event_header h;
 	uint32_t pt[2];
 
-	/* IDENTIFIER | IP | TID | TIME, as decode_sample reads them */
-	if (len < sizeof(h) + 32)
+	/* IDENTIFIER | IP | TID | TIME [| CGROUP], as decode_sample reads them */
+	if (len != SAMPLE_LEN && len != SAMPLE_CG_LEN)
 		return -EBADMSG;
 	memcpy(&h, p, sizeof(h));
 	if (h.size != len || h.type != PERF_RECORD_SAMPLE)
@@ -151,6 +158,9 @@ int dcpi_record_decode_sample(const void *raw, size_t len, struct dcpi_sample *s
 	memcpy(&s->ip, p + 16, 8);
 	memcpy(pt, p + 24, 8);
 	memcpy(&s->time, p + 32, 8);
+	s->cgroup = 0;
+	if (len == SAMPLE_CG_LEN)
+		memcpy(&s->cgroup, p + 40, 8);
 	s->pid = (int32_t)pt[0];
 	s->tid = (int32_t)pt[1];
 	s->misc = h.misc;
@@ -207,6 +217,9 @@ int dcpi_record_decode_flags(const void *raw, size_t len, unsigned flags,
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
 		bad = decode_task(&r, out);
+		break;
+	case PERF_RECORD_CGROUP:
+		bad = rd_u64(&r, &out->cgroup) || !(out->cgroup_path = rd_str(&r, end));
 		break;
 	case PERF_RECORD_LOST:
 		bad = rd_u64(&r, &skip) || rd_u64(&r, &out->lost);

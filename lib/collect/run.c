@@ -9,6 +9,7 @@
 
 #include "dcpi/db.h"
 #include "dcpi/error.h"
+#include "dcpi/label.h"
 #include "dcpi/run.h"
 #include "dcpi/snapshot.h"
 
@@ -144,7 +145,11 @@ static int open_sampler(struct dcpi_run *r, const struct dcpi_sampler_opts *so)
 static int open_sampling(struct dcpi_run *r)
 {
 	struct dcpi_sampler_opts so = r->o.sampling;
-	int err = open_sampler(r, &so);
+	int err;
+
+	/* cgroup labels: each sample's own cgroup, where it is the v2 one */
+	so.cgroup = (r->o.label_keys & DCPI_LABEL_CGROUP) && dcpi_label_cgroup_samples(r->procroot);
+	err = open_sampler(r, &so);
 
 	if ((err == -EACCES || err == -EPERM) && r->o.kernel_fallback && so.pid != -1 &&
 	    !so.exclude_kernel) {

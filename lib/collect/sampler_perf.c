@@ -100,6 +100,8 @@ static void fill_attr(const struct dcpi_event_spec *ev, const struct dcpi_sample
 	a->freq = 0;
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			 PERF_SAMPLE_TIME;
+	if (o->cgroup) /* last in the layout: see dcpi/record.h */
+		a->sample_type |= PERF_SAMPLE_CGROUP;
 	a->sample_id_all = 1;
 	a->disabled = 1;
 	a->inherit = o->inherit ? 1 : 0;
@@ -117,6 +119,7 @@ static void fill_attr(const struct dcpi_event_spec *ev, const struct dcpi_sample
 		a->comm_exec = 1;
 		a->task = 1;
 		a->build_id = o->mmap_build_id ? 1 : 0;
+		a->cgroup = o->cgroup ? 1 : 0;
 	}
 }
 
@@ -131,6 +134,13 @@ static int open_counter(const struct dcpi_event_spec *ev, const struct dcpi_samp
 	r = sys_perf_event_open(&a, o->pid, cpu, group);
 	if (r < 0 && errno == EINVAL && a.build_id) { /* kernels before 5.12: no build_id */
 		a.build_id = 0;
+		r = sys_perf_event_open(&a, o->pid, cpu, group);
+	}
+	if (r < 0 && errno == EINVAL && (a.sample_type & PERF_SAMPLE_CGROUP)) {
+		/* before 5.7, or no cgroup v2 perf_event controller: samples
+		   without it (their length says so) */
+		a.sample_type &= ~(uint64_t)PERF_SAMPLE_CGROUP;
+		a.cgroup = 0;
 		r = sys_perf_event_open(&a, o->pid, cpu, group);
 	}
 	if (r < 0) {

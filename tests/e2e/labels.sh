@@ -13,9 +13,19 @@ DB=$T/db
 # the records of its exec (it reads /proc then; a job gone by then keeps
 # its parent's user, dcpid(8) -label)
 build_workload cputime "$T/loop" || { fail "build loop"; done_testing; }
-for j in lbl_setpriv lbl_runuser lbl_su lbl_cgroup lbl_root; do cp "$T/loop" "$T/$j"; done
+for j in lbl_setpriv lbl_runuser lbl_su lbl_cgroup lbl_root lbl_move; do cp "$T/loop" "$T/$j"; done
 chmod 755 "$T"/lbl_*
 
+# a cgroup made before the daemon starts: no CGROUP record names it, the
+# daemon's scan of the hierarchy does
+MV=""
+if [ -w /sys/fs/cgroup/unified ] && mkdir "/sys/fs/cgroup/unified/dcpi-labels-move-$$" 2>/dev/null; then
+	MV=/dcpi-labels-move-$$
+	at_exit "rmdir '/sys/fs/cgroup/unified$MV'"
+elif [ -w /sys/fs/cgroup/cgroup.procs ] && mkdir "/sys/fs/cgroup/dcpi-labels-move-$$" 2>/dev/null; then
+	MV=/dcpi-labels-move-$$
+	at_exit "rmdir '/sys/fs/cgroup$MV'"
+fi
 start_dcpid "$DB" -label comm,uid,cgroup -merge 3600 || { fail "dcpid starts"; done_testing; }
 setpriv --reuid="$NOBODY" --regid=nogroup --clear-groups -- "$T/lbl_setpriv" 1500
 runuser -u nobody -- "$T/lbl_runuser" 1500
@@ -31,6 +41,27 @@ if [ -w /sys/fs/cgroup/unified ] || [ -w /sys/fs/cgroup/cgroup.procs ]; then
 		sh -c "echo \$\$ >'$base$CG/cgroup.procs' && exec '$T/lbl_cgroup' 1500" || CG=""
 	else
 		CG=""
+	fi
+	# moved while it runs, without an exec, and back before it exits: only
+	# the samples' own cgroup (PERF_SAMPLE_CGROUP) can say where that
+	# part of its time went (the daemon read /proc at its exec, drained
+	# within 1 s, and /proc shows the old cgroup again at the merge)
+	if [ -n "$CG" ] && [ -n "$MV" ]; then
+		"$T/lbl_move" 2000 &
+		mpid=$!
+		tck=$(getconf CLK_TCK)
+		cpu() { awk '{print $14 + $15}' "/proc/$mpid/stat" 2>/dev/null || echo 999999; }
+		# CPU time (utime + stime, ticks) at least $1 ticks
+		until_cpu() { for _ in $(seq 400); do [ "$(cpu)" -ge "$1" ] && break; sleep 0.05; done; }
+		sleep 1.5
+		until_cpu $((tck * 3 / 10))
+		was=$(sed -n 's/^0:://p' "/proc/$mpid/cgroup")
+		echo "$mpid" >"$base$MV/cgroup.procs" || MV=""
+		until_cpu $(($(cpu) + tck * 4 / 10))
+		echo "$mpid" >"$base${was%/}/cgroup.procs"
+		wait "$mpid"
+	else
+		MV=""
 	fi
 fi
 "$DCPI_BIN/dcpictl" -db "$DB" flush >/dev/null || fail "flush"
@@ -53,6 +84,16 @@ if [ -n "$CG" ]; then
 		fail "a cgroup move before exec" "got '$l', want cgroup=$CG"
 else
 	skip "no writable cgroup v2 hierarchy here: the cgroup move is not tested"
+fi
+if [ -n "$MV" ]; then
+	if [ -n "$(awk '$1 == "perf_event" && $2 != 0' /proc/cgroups)" ]; then
+		skip "perf_event is bound to a cgroup v1 hierarchy: samples do not carry the v2 cgroup"
+	else
+		l=$(grep -oE "comm=lbl_move,[^ ]*cgroup=$MV\b" <<<"$labels" | head -1)
+		[ -n "$l" ] && pass "moved while running, gone before a merge: its later samples under $MV" ||
+			fail "samples after a move without exec carry the new cgroup" \
+				"no label comm=lbl_move,...,cgroup=$MV; all: $labels"
+	fi
 fi
 q=$(grep -c 'comm=lbl_[a-z]*' <<<"$labels")
 qq=$(grep -E 'comm=lbl_' <<<"$labels" | grep -c '=?')

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dcpi/error.h"
 #include "dcpi/label.h"
@@ -148,6 +149,70 @@ static void test_shares(const char *root)
 	dcpi_labeler_free(l);
 }
 
+static const char *label_cg(struct dcpi_labeler *l, int pid, uint64_t cg)
+{
+	uint32_t id = 99;
+
+	if (dcpi_labeler_get_cgroup(l, pid, cg, &id))
+		return "(error)";
+	return dcpi_labeler_label(l, id);
+}
+
+/* A sample's own cgroup (PERF_SAMPLE_CGROUP) wins over /proc's: its id
+ * named by a CGROUP record, or by a scan of the hierarchy (once a merge,
+ * without following links); an id found nowhere gives /proc's label. */
+static void test_cgroup_ids(const char *root)
+{
+	struct dcpi_labeler *l = NULL;
+	char cg[600], dir[700];
+	struct stat st;
+	uint32_t a, b;
+
+	dcpi_labeler_new(DCPI_LABEL_COMM | DCPI_LABEL_UID | DCPI_LABEL_CGROUP, root, 0, &l);
+	snprintf(cg, sizeof(cg), "%s", fx_path("cgroot"));
+	mkdir(cg, 0700);
+	T_EQ(dcpi_labeler_cgroup_root(l, cg), 0, "a hierarchy to scan");
+	proc(root, 800, "web\n", 33, "/system.slice/web.service");
+	T_STREQ(label_cg(l, 800, 0), "comm=web,uid=33,cgroup=/system.slice/web.service",
+		"a sample without a cgroup: /proc's");
+	dcpi_labeler_cgroup(l, 0x99, "/jobs/b,atch");
+	T_STREQ(label_cg(l, 800, 0x99), "comm=web,uid=33,cgroup=/jobs/b_atch",
+		"a sample in cgroup 0x99 (a CGROUP record's): that cgroup, cleaned");
+	dcpi_labeler_get_cgroup(l, 800, 0x99, &a);
+	dcpi_labeler_get_cgroup(l, 800, 0x99, &b);
+	T_EQ(a, b, "the same label again");
+	T_STREQ(label_cg(l, 800, 0), "comm=web,uid=33,cgroup=/system.slice/web.service",
+		"a sample without one still gets /proc's");
+	T_STREQ(label_cg(l, 800, 0x12345678), "comm=web,uid=33,cgroup=/system.slice/web.service",
+		"an id found nowhere (not in the records, not in the scan): /proc's");
+	snprintf(dir, sizeof(dir), "%s/k8s", cg);
+	mkdir(dir, 0700);
+	snprintf(dir, sizeof(dir), "%s/k8s/pod1", cg);
+	mkdir(dir, 0700);
+	stat(dir, &st);
+	T_STREQ(label_cg(l, 800, (uint64_t)st.st_ino),
+		"comm=web,uid=33,cgroup=/system.slice/web.service",
+		"a cgroup made since the last scan: not looked for again before the next merge");
+	dcpi_labeler_refresh(l);
+	T_STREQ(label_cg(l, 800, (uint64_t)st.st_ino), "comm=web,uid=33,cgroup=/k8s/pod1",
+		"after the merge: found by the scan");
+	snprintf(dir, sizeof(dir), "%s/link", cg);
+	T_EQ(symlink("/etc", dir), 0, "a link in the hierarchy");
+	stat("/etc/ssl", &st);
+	dcpi_labeler_refresh(l);
+	T_STREQ(label_cg(l, 800, (uint64_t)st.st_ino),
+		"comm=web,uid=33,cgroup=/system.slice/web.service", "a link is not followed");
+	dcpi_labeler_comm(l, 800, "web2", 0);
+	T_STREQ(label_cg(l, 800, 0x99), "comm=web2,uid=33,cgroup=/jobs/b_atch",
+		"a rename: the cgroup label made again with the new command");
+	dcpi_labeler_free(l);
+
+	dcpi_labeler_new(DCPI_LABEL_COMM, root, 0, &l);
+	dcpi_labeler_cgroup(l, 0x99, "/jobs/batch");
+	T_STREQ(label_cg(l, 800, 0x99), "comm=web", "without the cgroup key: the cgroup is no part");
+	dcpi_labeler_free(l);
+}
+
 int main(void)
 {
 	char root[512];
@@ -215,6 +280,7 @@ int main(void)
 	dcpi_labeler_free(l);
 	test_follows(root);
 	test_shares(root);
+	test_cgroup_ids(root);
 	fx_cleanup();
 	return t_done();
 }

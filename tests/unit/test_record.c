@@ -77,6 +77,48 @@ static void test_sample(void)
 	T_EQ(dcpi_record_time(r.b, 22), 0, "and has no time, read from nowhere");
 }
 
+/* With PERF_SAMPLE_CGROUP the sample is 8 bytes longer: the length says
+ * which layout it is; any other length is refused. */
+static void test_sample_cgroup(void)
+{
+	struct dcpi_record d;
+	struct dcpi_sample s;
+	struct rec r;
+
+	build_sample(&r);
+	T_EQ(dcpi_record_decode(r.b, r.n, &d), 0, "a sample without a cgroup decodes");
+	T_EQ(d.cgroup, 0, "and has cgroup 0, not known");
+	T_EQ(dcpi_record_decode_sample(r.b, r.n, &s), 0, "per-sample path too");
+	T_EQ(s.cgroup, 0, "cgroup 0 there too");
+	put64(&r, 0x4242);
+	finish(&r, 0, 0);
+	T_EQ(dcpi_record_decode(r.b, r.n, &d), 0, "a sample with its cgroup decodes");
+	T_EQ(d.cgroup, 0x4242, "its cgroup id");
+	T_EQ(d.time, 5000, "the fields before it unchanged");
+	T_EQ(dcpi_record_decode_sample(r.b, r.n, &s), 0, "per-sample path too");
+	T_EQ(s.cgroup, 0x4242, "the cgroup id there too");
+	T_EQ(s.ip, 0x401234, "and the ip");
+	put32(&r, 1);
+	finish(&r, 0, 0);
+	T_EQ(dcpi_record_decode(r.b, r.n, &d), -EBADMSG, "a sample of 52 bytes refused");
+	T_EQ(dcpi_record_decode_sample(r.b, r.n, &s), -EBADMSG, "per-sample path too");
+	r.n -= 8;
+	finish(&r, 0, 0);
+	T_EQ(dcpi_record_decode(r.b, r.n, &d), -EBADMSG, "a sample of 44 bytes refused");
+	T_EQ(dcpi_record_decode_sample(r.b, r.n, &s), -EBADMSG, "per-sample path too");
+
+	begin(&r, PERF_RECORD_CGROUP, 0);
+	put64(&r, 0x77);
+	put(&r, "/jobs/a\0", 8);
+	finish(&r, 1, 6500);
+	T_EQ(dcpi_record_decode(r.b, r.n, &d), 0, "a cgroup record decodes");
+	T_EQ(d.cgroup, 0x77, "its id");
+	T_STREQ(d.cgroup_path, "/jobs/a", "its path");
+	T_EQ(d.time, 6500, "its time, from the trailer");
+	r.b[sizeof(struct perf_event_header) + 8 + 7] = 'x';
+	T_EQ(dcpi_record_decode(r.b, r.n, &d), -EBADMSG, "an unterminated cgroup path refused");
+}
+
 static void test_mmap2(void)
 {
 	static const char path[] = "/usr/lib/libfoo.so\0\0\0\0\0";
@@ -148,6 +190,7 @@ static void test_sideband(void)
 int main(void)
 {
 	test_sample();
+	test_sample_cgroup();
 	test_mmap2();
 	test_sideband();
 	return t_done();
