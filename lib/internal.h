@@ -39,6 +39,9 @@ static inline uint64_t dcpi_sat_add(uint64_t a, uint64_t b)
 /* Write all len bytes to fd (retrying short writes and EINTR): 0, or
  * -errno (-EIO when write(2) wrote nothing); no message. */
 int dcpi_write_all(int fd, const void *data, size_t len);
+/* The same into a new, empty file, with every 4 KiB-aligned block of zeros
+ * left a hole (no disk space: JIT pseudo-images' no-code ranges). */
+int dcpi_write_sparse(int fd, const void *data, size_t len);
 
 /* A 64-bit mixer (MurmurHash3's finalizer) for open-addressing tables. */
 static inline uint64_t dcpi_mix64(uint64_t x)

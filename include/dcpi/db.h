@@ -158,5 +158,11 @@ int dcpi_db_put_image(const char *root, const uint8_t *id, size_t idlen, const v
  * again.  Add it before the profiles that name it: b renames in order. */
 int dcpi_db_put_image_batch(const char *root, const uint8_t *id, size_t idlen, const void *data,
 			    size_t len, unsigned dirmode, unsigned mode, struct dcpi_file_batch *b);
+/* The same, replacing the file of that id if there is one: a JIT process's
+ * grown pseudo-image, a superset of the one it replaces at the same
+ * offsets, so the profiles naming the old one read right in the new. */
+int dcpi_db_replace_image_batch(const char *root, const uint8_t *id, size_t idlen,
+				const void *data, size_t len, unsigned dirmode, unsigned mode,
+				struct dcpi_file_batch *b);
 
 #endif

@@ -10,7 +10,9 @@
  * rather than show zeros.  Symbols are global functions with their sizes;
  * a .note.gnu.build-id holds the SHA-1 of the content (names, sizes and
  * code), so identical code from many processes gets one name and the same
- * bytes.  File offsets equal addresses: profile offsets are file offsets.
+ * bytes.  File offsets equal addresses: profile offsets are file offsets;
+ * the no-code ranges are zeros in the buffer, which the database writes
+ * as holes (no disk space).
  * Source lines, when any function has some, are a DWARF 4 line table
  * (.debug_line) with one compile unit covering the text (.debug_info,
  * .debug_abbrev), so the tools' line reader needs nothing special; lines
@@ -56,5 +58,9 @@ uint64_t dcpi_jitimage_place(uint64_t end);
  * caps; out is unchanged on error. */
 int dcpi_jitimage_build(const struct dcpi_jit_func *funcs, size_t n, struct dcpi_buf *out,
 			uint8_t id[DCPI_SHA1_LEN]);
+/* The same under a build-id given (a grown image keeps its process's id:
+ * dcpi_jitmap_image_next). */
+int dcpi_jitimage_build_as(const struct dcpi_jit_func *funcs, size_t n, struct dcpi_buf *out,
+			   const uint8_t id[DCPI_SHA1_LEN]);
 
 #endif

@@ -143,6 +143,22 @@ void dcpi_jitmap_reap(struct dcpi_jitmap *jm);
 int dcpi_jitmap_image(struct dcpi_jitmap *jm, int64_t key, struct dcpi_buf *out,
 		      uint8_t id[DCPI_SHA1_LEN], char *path, size_t pathlen, int32_t *pid);
 
+/* The same for a merge, stored incrementally.  A process's first image
+ * is named by its content (identical code from many processes: one
+ * image); once it grows, the grown image gets an id of the process's own
+ * (derived from the first, the process and this jitmap), and each later
+ * merge's image, a superset at the same offsets, replaces the one stored
+ * under that id (*replace set): one image per long-lived process, not
+ * one per merge.  Returns 1, with id, path, pid and *size of the image
+ * stored last and out untouched, when no function was placed since it was
+ * stored: nothing to write.  Call dcpi_jitmap_image_stored once the image
+ * built is on disk. */
+int dcpi_jitmap_image_next(struct dcpi_jitmap *jm, int64_t key, struct dcpi_buf *out,
+			   uint8_t id[DCPI_SHA1_LEN], char *path, size_t pathlen, int32_t *pid,
+			   uint64_t *size, int *replace);
+/* The image dcpi_jitmap_image_next built last for key is stored. */
+void dcpi_jitmap_image_stored(struct dcpi_jitmap *jm, int64_t key);
+
 struct dcpi_jitmap_stats {
 	uint64_t maps;          /* map files opened */
 	uint64_t refused;       /* map files refused (symlink, not regular, owner, ...) */

@@ -19,12 +19,11 @@
 #include "dcpi/file.h"
 #include "internal.h"
 
-int dcpi_write_all(int fd, const void *data, size_t len)
+/* len bytes at p to fd: at its position (at < 0), else at offset at. */
+static int write_at(int fd, const uint8_t *p, size_t len, off_t at)
 {
-	const uint8_t *p = data;
-
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = at < 0 ? write(fd, p, len) : pwrite(fd, p, len, at);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -33,9 +32,42 @@ int dcpi_write_all(int fd, const void *data, size_t len)
 		if (n == 0)
 			return -EIO;
 		p += n;
+		if (at >= 0)
+			at += n;
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int dcpi_write_all(int fd, const void *data, size_t len)
+{
+	return write_at(fd, data, len, -1);
+}
+
+#define HOLE 4096 /* a block of zeros this long (at a multiple of it) is skipped */
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	return p[0] == 0 && !memcmp(p, p + 1, n - 1);
+}
+
+int dcpi_write_sparse(int fd, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	size_t run = 0, i; /* bytes [run, i) wait to be written */
+	int err;
+
+	for (i = 0; i + HOLE <= len; i += HOLE) {
+		if (!all_zero(p + i, HOLE))
+			continue;
+		if (i > run && (err = write_at(fd, p + run, i - run, (off_t)run)))
+			return err;
+		run = i + HOLE;
+	}
+	if (len > run && (err = write_at(fd, p + run, len - run, (off_t)run)))
+		return err;
+	/* ending in a hole: the size says where the file ends */
+	return run == len && len && ftruncate(fd, (off_t)len) < 0 ? -errno : 0;
 }
 
 /* The directory part of path ("." when there is none), malloc'd. */
@@ -79,7 +111,7 @@ static int write_tmp(const char *tmp, const void *data, size_t len, unsigned mod
 		return dcpi_error(errno, "%s: cannot create: %s", tmp, strerror(errno));
 	err = fchmod(fd, mode & 07777) < 0 ? -errno : 0;
 	if (!err)
-		err = dcpi_write_all(fd, data, len);
+		err = dcpi_write_sparse(fd, data, len);
 	if (!err && fsync(fd) < 0)
 		err = -errno;
 	if (close(fd) < 0 && !err)

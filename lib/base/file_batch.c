@@ -99,7 +99,7 @@ static int write_unsynced(const char *tmp, const void *data, size_t len, unsigne
 		return dcpi_error(errno, "%s: cannot create: %s", tmp, strerror(errno));
 	err = fchmod(fd, mode & 07777) < 0 ? -errno : 0;
 	if (!err)
-		err = dcpi_write_all(fd, data, len);
+		err = dcpi_write_sparse(fd, data, len);
 	if (close(fd) < 0 && !err)
 		err = -errno; /* NFS reports write errors at close */
 	if (err) {

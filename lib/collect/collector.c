@@ -951,7 +951,8 @@ static void set_identity(struct dcpi_collector *c, const struct dcpi_image *img,
 }
 
 /* A JIT bin (pid holds the jitmap key): its pseudo-image stored in the
- * database by content, the profile named after it, per process. */
+ * database (by content, or replacing its process's grown image: see
+ * dcpi_jitmap_image_next), the profile named after it, per process. */
 static int jit_identity(struct dcpi_collector *c, int64_t key, struct dcpi_profile *p,
 			struct dcpi_file_batch *fb)
 {
@@ -959,18 +960,27 @@ static int jit_identity(struct dcpi_collector *c, int64_t key, struct dcpi_profi
 	uint8_t id[DCPI_SHA1_LEN];
 	char path[128];
 	int32_t pid;
-	int err = dcpi_jitmap_image(c->jm, key, &elf, id, path, sizeof(path), &pid);
+	uint64_t size = 0;
+	int replace = 0;
+	int err = dcpi_jitmap_image_next(c->jm, key, &elf, id, path, sizeof(path), &pid, &size,
+					 &replace);
+	unsigned dmode = c->o.dirmode ? c->o.dirmode : 0700;
+	unsigned fmode = c->o.filemode ? c->o.filemode : 0600;
 
-	if (!err)
-		err = dcpi_db_put_image_batch(c->db, id, sizeof(id), elf.data, elf.len,
-					      c->o.dirmode ? c->o.dirmode : 0700,
-					      c->o.filemode ? c->o.filemode : 0600, fb);
+	if (err == 0 && replace)
+		err = dcpi_db_replace_image_batch(c->db, id, sizeof(id), elf.data, elf.len, dmode,
+						  fmode, fb);
+	else if (err == 0)
+		err = dcpi_db_put_image_batch(c->db, id, sizeof(id), elf.data, elf.len, dmode,
+					      fmode, fb);
+	else if (err == 1) /* stored already, whole */
+		err = 0;
 	if (!err) {
 		free(p->path);
 		p->path = strdup(path);
 		memcpy(p->build_id, id, sizeof(id));
 		p->build_id_len = sizeof(id);
-		p->size = elf.len;
+		p->size = size;
 		p->pid = pid;
 		if (!p->path)
 			err = dcpi_error(ENOMEM, "out of memory");
@@ -1032,6 +1042,14 @@ static int commit(struct dcpi_collector *c, struct pending *pd)
 
 		if (w->file >= done)
 			continue; /* not in place: kept for the next merge */
+		if (w->idx == c->jit_image) { /* its pseudo-image, before it, too */
+			int idx;
+			int64_t key;
+			uint32_t label;
+
+			dcpi_agg_bin_key(c->agg, w->bin, &idx, &key, &label);
+			dcpi_jitmap_image_stored(c->jm, key);
+		}
 		dcpi_agg_bin_clear(c->agg, w->bin);
 		if (c->o.on_merged && w->idx != c->jit_image)
 			c->o.on_merged(c->o.arg, w->idx, dcpi_loadmap_image(c->lm, w->idx));

@@ -236,8 +236,8 @@ static void put_body(uint8_t *img, const struct layout *L, const struct dcpi_jit
 			memcpy(img + L->dw_off[d], L->dw[d].data, L->dw[d].len);
 }
 
-int dcpi_jitimage_build(const struct dcpi_jit_func *funcs, size_t n, struct dcpi_buf *out,
-			uint8_t id[DCPI_SHA1_LEN])
+static int build(const struct dcpi_jit_func *funcs, size_t n, struct dcpi_buf *out,
+		 uint8_t id[DCPI_SHA1_LEN], int given)
 {
 	struct layout L;
 	uint64_t total;
@@ -255,7 +255,8 @@ int dcpi_jitimage_build(const struct dcpi_jit_func *funcs, size_t n, struct dcpi
 		goto out;
 	img = out->data + out->len;
 	memset(img, 0, total);
-	content_id(funcs, n, id);
+	if (!given)
+		content_id(funcs, n, id);
 	put_headers(img, &L, id);
 	put_sections(img, &L, n);
 	put_body(img, &L, funcs, n);
@@ -266,4 +267,19 @@ out:
 	for (int d = 0; d < 3; d++)
 		dcpi_buf_release(&L.dw[d]);
 	return err;
+}
+
+int dcpi_jitimage_build(const struct dcpi_jit_func *funcs, size_t n, struct dcpi_buf *out,
+			uint8_t id[DCPI_SHA1_LEN])
+{
+	return build(funcs, n, out, id, 0);
+}
+
+int dcpi_jitimage_build_as(const struct dcpi_jit_func *funcs, size_t n, struct dcpi_buf *out,
+			   const uint8_t id[DCPI_SHA1_LEN])
+{
+	uint8_t v[DCPI_SHA1_LEN];
+
+	memcpy(v, id, sizeof(v));
+	return build(funcs, n, out, v, 1);
 }

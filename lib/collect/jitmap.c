@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +48,11 @@ int dcpi_jitmap_new(const struct dcpi_jitmap_opts *o, struct dcpi_jitmap **out)
 	jm->budget = o->budget ? o->budget : DCPI_JITMAP_BUDGET;
 	jm->budget_per_uid = o->budget_per_uid ? o->budget_per_uid : DCPI_JITMAP_BUDGET_PER_UID;
 	jm->procroot = strdup(o->procroot ? o->procroot : "/proc");
+	if (getrandom(jm->nonce, sizeof(jm->nonce), 0) != (ssize_t)sizeof(jm->nonce)) {
+		uint64_t t = dcpi_jm_now() ^ (uint64_t)getpid() << 32;
+
+		memcpy(jm->nonce, &t, sizeof(t)); /* no entropy yet: unique enough */
+	}
 	if (!jm->procroot) {
 		free(jm);
 		return dcpi_error(ENOMEM, "out of memory");
@@ -376,20 +382,19 @@ void dcpi_jitmap_reap(struct dcpi_jitmap *jm)
 	}
 }
 
-int dcpi_jitmap_image(struct dcpi_jitmap *jm, int64_t key, struct dcpi_buf *out,
-		      uint8_t id[DCPI_SHA1_LEN], char *path, size_t pathlen, int32_t *pid)
+/* p's image of its first n placed functions, appended to out: under id
+ * when given, else named by its content (set into id). */
+static int build_image(struct jm_proc *p, size_t n, struct dcpi_buf *out, uint8_t *id,
+		       int given)
 {
-	struct jm_proc *p = by_key(jm, key);
 	struct dcpi_jit_func *f;
 	struct dcpi_jit_line *lines = NULL;
 	size_t nl = 0;
 	int err;
 
-	if (!p)
-		return dcpi_error(ENOENT, "no JIT code known for key %lld", (long long)key);
-	for (size_t i = 0; i < p->nplaced; i++)
+	for (size_t i = 0; i < n; i++)
 		nl += p->ents[p->placed[i]].nlines;
-	f = calloc(p->nplaced ? p->nplaced : 1, sizeof(*f));
+	f = calloc(n ? n : 1, sizeof(*f));
 	lines = calloc(nl ? nl : 1, sizeof(*lines));
 	if (!f || !lines) {
 		free(f);
@@ -397,7 +402,7 @@ int dcpi_jitmap_image(struct dcpi_jitmap *jm, int64_t key, struct dcpi_buf *out,
 		return dcpi_error(ENOMEM, "out of memory");
 	}
 	nl = 0;
-	for (size_t i = 0; i < p->nplaced; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct jm_entry *e = &p->ents[p->placed[i]];
 
 		f[i] = (struct dcpi_jit_func){ (const char *)p->names.data + e->name_off, e->size,
@@ -411,14 +416,93 @@ int dcpi_jitmap_image(struct dcpi_jitmap *jm, int64_t key, struct dcpi_buf *out,
 				(const char *)p->names.data + x->file_off };
 		}
 	}
-	err = dcpi_jitimage_build(f, p->nplaced, out, id);
+	err = given ? dcpi_jitimage_build_as(f, n, out, id) : dcpi_jitimage_build(f, n, out, id);
 	free(f);
 	free(lines);
-	/* named after the source that described it: the map unless only a
-	   jitdump did */
+	return err;
+}
+
+/* What p's image is shown under: named after the source that described
+ * it, the map unless only a jitdump did. */
+static void image_path(const struct jm_proc *p, char *path, size_t pathlen, int32_t *pid)
+{
 	snprintf(path, pathlen, "%s", p->fd < 0 && p->dump_path[0] ? p->dump_path : p->path);
 	*pid = p->pid;
-	return err;
+}
+
+int dcpi_jitmap_image(struct dcpi_jitmap *jm, int64_t key, struct dcpi_buf *out,
+		      uint8_t id[DCPI_SHA1_LEN], char *path, size_t pathlen, int32_t *pid)
+{
+	struct jm_proc *p = by_key(jm, key);
+
+	if (!p)
+		return dcpi_error(ENOENT, "no JIT code known for key %lld", (long long)key);
+	image_path(p, path, pathlen, pid);
+	return build_image(p, p->nplaced, out, id, 0);
+}
+
+/* The id of p's grown images: its first image's, the process's identity
+ * and this jitmap's nonce (a daemon started again places afresh: its
+ * grown images must not replace the last run's). */
+static void grown_id(const struct dcpi_jitmap *jm, const struct jm_proc *p,
+		     uint8_t id[DCPI_SHA1_LEN])
+{
+	struct dcpi_sha1 s;
+
+	dcpi_sha1_init(&s);
+	dcpi_sha1_update(&s, "dcpi-jit-grown-1", 16);
+	dcpi_sha1_update(&s, p->img_id, DCPI_SHA1_LEN);
+	dcpi_sha1_update(&s, jm->nonce, sizeof(jm->nonce));
+	dcpi_sha1_update(&s, &p->key, sizeof(p->key));
+	dcpi_sha1_update(&s, &p->start_ns, sizeof(p->start_ns));
+	dcpi_sha1_final(&s, id);
+}
+
+int dcpi_jitmap_image_next(struct dcpi_jitmap *jm, int64_t key, struct dcpi_buf *out,
+			   uint8_t id[DCPI_SHA1_LEN], char *path, size_t pathlen, int32_t *pid,
+			   uint64_t *size, int *replace)
+{
+	struct jm_proc *p = by_key(jm, key);
+	size_t len0 = out->len;
+	int err;
+
+	if (!p)
+		return dcpi_error(ENOENT, "no JIT code known for key %lld", (long long)key);
+	image_path(p, path, pathlen, pid);
+	if (p->img_stored && p->img_stored == p->nplaced) {
+		memcpy(id, p->img_id, DCPI_SHA1_LEN);
+		*size = p->img_size;
+		*replace = 0;
+		return 1;
+	}
+	*replace = p->img_stored != 0;
+	if (*replace) {
+		if (p->img_grown)
+			memcpy(id, p->img_id, DCPI_SHA1_LEN);
+		else
+			grown_id(jm, p, id);
+	}
+	err = build_image(p, p->nplaced, out, id, *replace);
+	if (err)
+		return err;
+	*size = out->len - len0;
+	p->img_built = p->nplaced;
+	p->img_built_size = *size;
+	memcpy(p->img_built_id, id, DCPI_SHA1_LEN);
+	return 0;
+}
+
+void dcpi_jitmap_image_stored(struct dcpi_jitmap *jm, int64_t key)
+{
+	struct jm_proc *p = by_key(jm, key);
+
+	if (!p || !p->img_built)
+		return;
+	p->img_grown = p->img_stored != 0;
+	p->img_stored = p->img_built;
+	p->img_size = p->img_built_size;
+	memcpy(p->img_id, p->img_built_id, DCPI_SHA1_LEN);
+	p->img_built = 0;
 }
 
 int dcpi_jitmap_comm(struct dcpi_jitmap *jm, int32_t pid, char *buf, size_t len)

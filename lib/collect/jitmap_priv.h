@@ -86,6 +86,14 @@ struct jm_proc {
 	uint32_t *placed;
 	size_t nplaced, placed_cap;
 	uint64_t img_end;
+	/* the pseudo-image stored last (dcpi_jitmap_image_stored) */
+	size_t img_stored;      /* its functions (placed[0, img_stored)); 0: none */
+	uint64_t img_size;      /* its bytes */
+	uint8_t img_id[DCPI_SHA1_LEN];
+	uint8_t img_grown;      /* img_id is this process's own (grown) id */
+	size_t img_built;       /* functions of the image built last */
+	uint8_t img_built_id[DCPI_SHA1_LEN];
+	uint64_t img_built_size;
 	uint64_t skipped;
 	uint64_t charged;       /* bytes counted against the budgets */
 	int32_t uid_slot;       /* its user's in dcpi_jitmap.uids; -1 until charged */
@@ -109,6 +117,8 @@ struct dcpi_jitmap {
 	uint64_t budget, budget_per_uid;
 	struct jm_uid *uids;    /* users charged so far (few: a linear list) */
 	size_t nuids, uids_cap;
+	uint8_t nonce[16];      /* this jitmap's: grown ids are never another
+				   daemon run's */
 };
 
 /* Count n more bytes of p against the global and its user's budget: 0, or

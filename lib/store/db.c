@@ -448,7 +448,8 @@ static int mkdir_checked(const char *dir, unsigned dirmode)
 }
 
 static int put_image(const char *root, const uint8_t *id, size_t idlen, const void *data,
-		     size_t len, unsigned dirmode, unsigned mode, struct dcpi_file_batch *b)
+		     size_t len, unsigned dirmode, unsigned mode, int replace,
+		     struct dcpi_file_batch *b)
 {
 	char hex[2 * DCPI_BUILD_ID_MAX + 1], cdir[4096], dir[4200], file[4300];
 	int err;
@@ -462,7 +463,7 @@ static int put_image(const char *root, const uint8_t *id, size_t idlen, const vo
 	if (snprintf(dir, sizeof(dir), "%s/%.2s", cdir, hex) >= (int)sizeof(dir) ||
 	    snprintf(file, sizeof(file), "%s/%s", dir, hex + 2) >= (int)sizeof(file))
 		return dcpi_error(ENAMETOOLONG, "%s: path too long", root);
-	if (access(file, F_OK) == 0 || (b && dcpi_file_batch_has(b, file)))
+	if ((!replace && access(file, F_OK) == 0) || (b && dcpi_file_batch_has(b, file)))
 		return 0; /* ids name content: there, or on its way */
 	err = mkdir_checked(cdir, dirmode);
 	if (!err)
@@ -476,11 +477,18 @@ static int put_image(const char *root, const uint8_t *id, size_t idlen, const vo
 int dcpi_db_put_image(const char *root, const uint8_t *id, size_t idlen, const void *data,
 		      size_t len, unsigned dirmode, unsigned mode)
 {
-	return put_image(root, id, idlen, data, len, dirmode, mode, NULL);
+	return put_image(root, id, idlen, data, len, dirmode, mode, 0, NULL);
 }
 
 int dcpi_db_put_image_batch(const char *root, const uint8_t *id, size_t idlen, const void *data,
 			    size_t len, unsigned dirmode, unsigned mode, struct dcpi_file_batch *b)
 {
-	return put_image(root, id, idlen, data, len, dirmode, mode, b);
+	return put_image(root, id, idlen, data, len, dirmode, mode, 0, b);
+}
+
+int dcpi_db_replace_image_batch(const char *root, const uint8_t *id, size_t idlen,
+				const void *data, size_t len, unsigned dirmode, unsigned mode,
+				struct dcpi_file_batch *b)
+{
+	return put_image(root, id, idlen, data, len, dirmode, mode, 1, b);
 }

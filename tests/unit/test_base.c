@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dcpi/error.h"
@@ -185,8 +186,48 @@ static void test_batch(unsigned n)
 	rmdir(dir);
 }
 
+/* Blocks of zeros become holes; the bytes read back are the same, whatever
+ * the zeros' place (the middle, the end, a block only partly zero). */
+static void test_sparse(void)
+{
+	char dir[] = "/tmp/dcpi-test-sparse.XXXXXX", path[64];
+	size_t len = 10 * 4096 + 100;
+	uint8_t *buf = calloc(1, len), *back = malloc(len);
+	uint8_t *rd = NULL;
+	size_t rn = 0;
+	struct stat st;
+
+	if (!mkdtemp(dir) || !buf || !back) {
+		T_OK(0, "set-up");
+		return;
+	}
+	memset(buf, 0xab, 4096);          /* block 0: data */
+	buf[3 * 4096 + 7] = 1;            /* block 3: one byte in a block of zeros */
+	snprintf(path, sizeof(path), "%s/f", dir);
+	T_EQ(dcpi_file_write_atomic(path, buf, len, 0600), 0, "written, ending in zeros");
+	T_EQ(dcpi_file_read(path, 1 << 20, &rd, &rn), 0, "read back");
+	T_OK(rn == len && !memcmp(rd, buf, len), "the same %zu bytes", len);
+	T_EQ(stat(path, &st), 0, "stat");
+	T_OK((uint64_t)st.st_blocks * 512 <= 3 * 4096, "two blocks of data on disk, the zeros "
+	     "holes (%lld bytes allocated)", (long long)st.st_blocks * 512);
+	free(rd);
+	memset(buf + len - 100, 0xcd, 100);
+	T_EQ(dcpi_file_write_atomic(path, buf, len, 0600), 0, "written, ending in data");
+	T_EQ(dcpi_file_read(path, 1 << 20, &rd, &rn), 0, "read back");
+	T_OK(rn == len && !memcmp(rd, buf, len), "the same bytes, the tail too");
+	free(rd);
+	T_EQ(dcpi_file_write_atomic(path, buf, 0, 0600), 0, "an empty file");
+	T_EQ(stat(path, &st), 0, "stat");
+	T_EQ(st.st_size, 0, "is empty");
+	unlink(path);
+	rmdir(dir);
+	free(buf);
+	free(back);
+}
+
 int main(void)
 {
+	test_sparse();
 	test_batch(3);
 	test_batch(DCPI_FILE_BATCH_SYNCFS + 2);
 	test_grow();

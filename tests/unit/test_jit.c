@@ -272,6 +272,86 @@ static void test_map_fresh(void)
 	dcpi_jitmap_free(jm);
 }
 
+/* A merge's image of a process: by content first, then, as it grows, one
+ * id of the process's own, replaced each time (a superset at the same
+ * offsets); nothing to write when nothing was placed since; written with
+ * its no-code range as a hole. */
+static void test_image_growth(void)
+{
+	struct dcpi_jitmap *jm = new_jm(), *jm2 = new_jm();
+	struct dcpi_buf b = DCPI_BUF_INIT;
+	uint8_t id[20], id1[20], id2[20], content[20];
+	char path[128], file[300];
+	struct dcpi_symtab *st = NULL;
+	struct stat sb;
+	int64_t key = 0, k2 = 0;
+	uint64_t off1 = 0, off = 0, size = 0;
+	int32_t pid = 0;
+	int replace = -1;
+
+	fake_proc(110, 0);
+	put(map_path(110), "1000 100 first\n200000 80000 big\n300000 100 third\n");
+	T_EQ(dcpi_jitmap_resolve(jm, 110, 0x1010, 0, &key, &off1), 1, "a sample in first");
+	T_EQ(dcpi_jitmap_image_next(jm, key, &b, id1, path, sizeof(path), &pid, &size, &replace), 0,
+	     "the first image is built");
+	T_EQ(replace, 0, "named by its content, not replacing anything");
+	T_EQ(size, b.len, "its size");
+	dcpi_buf_release(&b);
+	T_EQ(dcpi_jitmap_image(jm, key, &b, content, path, sizeof(path), &pid), 0, "whole image");
+	T_OK(!memcmp(id1, content, 20), "the first id is the content's");
+	dcpi_buf_release(&b);
+	dcpi_jitmap_image_stored(jm, key);
+	T_EQ(dcpi_jitmap_image_next(jm, key, &b, id, path, sizeof(path), &pid, &size, &replace), 1,
+	     "nothing placed since it was stored: nothing to write");
+	T_OK(!memcmp(id, id1, 20) && b.len == 0, "the stored id, no bytes");
+	T_EQ(dcpi_jitmap_resolve(jm, 110, 0x200010, 0, &k2, &off), 1, "a sample in big");
+	T_EQ(dcpi_jitmap_image_next(jm, key, &b, id2, path, sizeof(path), &pid, &size, &replace), 0,
+	     "grown: built again");
+	T_EQ(replace, 1, "to replace");
+	T_OK(memcmp(id2, id1, 20) != 0, "under an id of the process's own");
+	dcpi_buf_release(&b);
+	/* not stored (the commit failed): built again under the same id */
+	T_EQ(dcpi_jitmap_image_next(jm, key, &b, id, path, sizeof(path), &pid, &size, &replace), 0,
+	     "not stored: built again");
+	T_OK(!memcmp(id, id2, 20) && replace == 1, "same id, replacing");
+	dcpi_buf_release(&b);
+	dcpi_jitmap_image_stored(jm, key);
+	T_EQ(dcpi_jitmap_resolve(jm, 110, 0x300010, 0, &k2, &off), 1, "a sample in third");
+	T_EQ(dcpi_jitmap_image_next(jm, key, &b, id, path, sizeof(path), &pid, &size, &replace), 0,
+	     "grown again");
+	T_OK(!memcmp(id, id2, 20) && replace == 1, "the same own id, replaced");
+	snprintf(file, sizeof(file), "%s/grown", tmp);
+	T_EQ(dcpi_file_write_atomic(file, b.data, b.len, 0600), 0, "written");
+	T_EQ(stat(file, &sb), 0, "stat");
+	T_OK((uint64_t)sb.st_blocks * 512 < (uint64_t)sb.st_size / 4,
+	     "the no-code range (0x80000 bytes) is a hole: %lld of %lld bytes on disk",
+	     (long long)sb.st_blocks * 512, (long long)sb.st_size);
+	T_EQ(dcpi_symtab_open(file, id, 20, NULL, &st), 0, "the grown image opens: %s",
+	     dcpi_errmsg());
+	if (st) {
+		const struct dcpi_sym *s = dcpi_symtab_lookup(st, off1);
+
+		T_OK(s && !strcmp(s->name, "first"), "the first merge's offset still names first");
+		s = dcpi_symtab_lookup(st, off);
+		T_OK(s && !strcmp(s->name, "third"), "and the new one third");
+		dcpi_symtab_close(st);
+	}
+	dcpi_buf_release(&b);
+	/* another daemon run: the same first image, another grown id */
+	T_EQ(dcpi_jitmap_resolve(jm2, 110, 0x1010, 0, &k2, &off), 1, "another run: first");
+	dcpi_jitmap_image_next(jm2, k2, &b, id, path, sizeof(path), &pid, &size, &replace);
+	T_OK(!memcmp(id, id1, 20), "same content, same first id");
+	dcpi_jitmap_image_stored(jm2, k2);
+	dcpi_buf_release(&b);
+	dcpi_jitmap_resolve(jm2, 110, 0x200010, 0, &k2, &off);
+	dcpi_jitmap_image_next(jm2, k2, &b, id, path, sizeof(path), &pid, &size, &replace);
+	T_OK(memcmp(id, id2, 20) != 0, "but its grown image is its own, never the last run's");
+	dcpi_buf_release(&b);
+	dcpi_jitmap_free(jm);
+	dcpi_jitmap_free(jm2);
+	unlink(map_path(110));
+}
+
 static void test_map_stale(void)
 {
 	struct dcpi_jitmap *jm = new_jm();
@@ -796,6 +876,7 @@ int main(void)
 		T_SKIP("the fake /proc tests chown files: not root");
 	} else {
 		test_map_fresh();
+		test_image_growth();
 		test_map_stale();
 		test_map_hostile();
 		test_collector();
