@@ -474,12 +474,19 @@ static void jit_text(struct daemon *d, struct dcpi_collector *col, struct dcpi_b
 	uint64_t user = d->jitmem ? d->jitmem : DCPI_JITMAP_BUDGET_PER_UID;
 	uint64_t all = d->jitmem ? d->jitmem * 4 : DCPI_JITMAP_BUDGET;
 	struct dcpi_jitmap_stats js;
+	struct dcpi_jitmap_user u[64];
+	size_t n;
 
 	if (dcpi_collector_jit_stats(col, &js))
 		return;
 	dcpi_buf_printf(b, "JIT maps: %.1f MiB (budget %.0f MiB per user, %.0f MiB in all; %" PRIu64
 			" entries skipped over it)\n", js.bytes / 1048576.0, user / 1048576.0,
 			all / 1048576.0, js.over_budget);
+	n = dcpi_collector_jit_users(col, u, sizeof(u) / sizeof(u[0]));
+	for (size_t i = 0; i < n && i < sizeof(u) / sizeof(u[0]); i++)
+		if (u[i].bytes)
+			dcpi_buf_printf(b, "JIT maps of uid %" PRIu32 ": %.1f MiB\n", u[i].uid,
+					u[i].bytes / 1048576.0);
 }
 
 /* Losses as they happen: the kernel's per-CPU reports (the ring was full),
@@ -975,7 +982,7 @@ static void recover(struct daemon *d)
 	size_t removed;
 	uint64_t added;
 
-	if (dcpi_db_recover(d->db, d->host, d->platform, d->filemode, &removed, &added))
+	if (dcpi_stats_recover(d->db, d->host, d->platform, d->filemode, &removed, &added))
 		logmsg(d, LOG_ERR, "recovering after a crash: %s", dcpi_errmsg());
 	if (removed)
 		logmsg(d, LOG_INFO, "removed %zu temporary files left by a crash", removed);

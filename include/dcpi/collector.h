@@ -91,7 +91,11 @@ uint64_t dcpi_collector_pending(const struct dcpi_collector *c);
 /* What the JIT code maps hold (dcpi/jitmap.h): 0 and *st, or -ENOENT
  * (zeros) when there are none (no database given). */
 struct dcpi_jitmap_stats;
+struct dcpi_jitmap_user;
 int dcpi_collector_jit_stats(const struct dcpi_collector *c, struct dcpi_jitmap_stats *st);
+/* Each user's share of it (dcpi_jitmap_users); 0 without JIT tracking. */
+size_t dcpi_collector_jit_users(const struct dcpi_collector *c, struct dcpi_jitmap_user *out,
+				size_t max);
 
 /* Merge everything aggregated into platdir (profiles, epoch.stats), then
  * clear the aggregate.  A corrupt existing profile is kept aside as

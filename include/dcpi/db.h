@@ -95,13 +95,6 @@ int dcpi_db_path(char *out, size_t len, const char *root, const char *epoch,
 /* Take the writer lock of (root, host): -EBUSY with "another dcpid (pid N)
  * is running on DB for host H" when held.  *fd stays open while held. */
 int dcpi_db_lock(const char *root, const char *host, int *fd);
-/* After taking the lock, undo what a killed writer of host left in its
- * platform directories: remove its temporary files in every epoch (in a
- * pooled directory only those named for host; *removed counts them), and
- * make the latest epoch's statistics of host count what its profiles hold
- * (dcpi_stats_recount; *added samples). */
-int dcpi_db_recover(const char *root, const char *host, const char *platform, unsigned mode,
-		    size_t *removed, uint64_t *added);
 /* Retention (dcpid -gc DAYS): host's files in every epoch but the latest
  * keep, the current one and those that ended (the next one began) within
  * days of now are removed (all of its platform directory, or in a pooled

@@ -173,6 +173,13 @@ struct dcpi_jitmap_stats {
 	uint64_t bytes;         /* charged to the budget now, all processes */
 };
 void dcpi_jitmap_stats(const struct dcpi_jitmap *jm, struct dcpi_jitmap_stats *st);
+/* What each user's processes hold against the budgets: up to max users
+ * into out (those holding nothing too); returns how many there are. */
+struct dcpi_jitmap_user {
+	uint32_t uid;           /* real uid */
+	uint64_t bytes;
+};
+size_t dcpi_jitmap_users(const struct dcpi_jitmap *jm, struct dcpi_jitmap_user *out, size_t max);
 
 /* Perf-map text in memory (len bytes, need not end in a NUL or newline)
  * read as if appended to pid's map, whose path is then shown as

@@ -59,6 +59,14 @@ int dcpi_stats_parse(const char *text, size_t len, struct dcpi_epoch_stats *st);
  * next writer calls this before it continues or leaves the epoch; *added is
  * how many samples the stats gained.  No epoch.stats: nothing to do. */
 int dcpi_stats_recount(const char *platdir, const char *host, unsigned mode, uint64_t *added);
+/* After taking the lock, undo what a killed writer of host left in its
+ * platform directories: remove its temporary files in every epoch (in a
+ * pooled directory only those named for host; *removed counts them), and
+ * make the latest epoch's statistics of host count what its profiles hold
+ * (dcpi_stats_recount; *added samples).  Here, not in db.h: it
+ * recounts statistics, which are read and written with db.h's paths. */
+int dcpi_stats_recover(const char *root, const char *host, const char *platform, unsigned mode,
+		    size_t *removed, uint64_t *added);
 
 
 #endif

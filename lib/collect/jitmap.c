@@ -531,3 +531,10 @@ void dcpi_jitmap_stats(const struct dcpi_jitmap *jm, struct dcpi_jitmap_stats *s
 {
 	*st = jm->st;
 }
+
+size_t dcpi_jitmap_users(const struct dcpi_jitmap *jm, struct dcpi_jitmap_user *out, size_t max)
+{
+	for (size_t i = 0; i < jm->nuids && i < max; i++)
+		out[i] = (struct dcpi_jitmap_user){ (uint32_t)jm->uids[i].uid, jm->uids[i].bytes };
+	return jm->nuids;
+}

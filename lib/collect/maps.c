@@ -1,4 +1,4 @@
-/* /proc/PID/maps line parser: see dcpi/loadmap.h.
+/* /proc/PID/maps line parser: see dcpi/maps.h.
  *
  * The kernel prints "%08lx-%08lx %c%c%c%c %08llx %02x:%02x %lu " and then,
  * for named mappings, pads with spaces and appends the name.  The parser is
@@ -12,7 +12,6 @@
 #include <sys/mman.h>
 
 #include "dcpi/error.h"
-#include "dcpi/loadmap.h"
 #include "dcpi/maps.h"
 
 #define QUOTE_MAX 160 /* how much of a bad line the error message quotes */

@@ -11,7 +11,6 @@
 
 #include "dcpi/error.h"
 #include "dcpi/record.h"
-#include "dcpi/sampler.h"
 
 #define TRAILER 24 /* pid, tid (2 x u32), time (u64), identifier (u64) */
 #define SAMPLE_LEN 40 /* header, identifier, ip, pid/tid, time */

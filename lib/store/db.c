@@ -14,7 +14,6 @@
 #include "dcpi/error.h"
 #include "dcpi/file.h"
 #include "dcpi/hex.h"
-#include "dcpi/stats.h"
 #include "internal.h"
 
 static int mkdir_p(const char *path, unsigned mode)
@@ -386,56 +385,6 @@ int dcpi_db_lock(const char *root, const char *host, int *out)
 	}
 	*out = fd;
 	return 0;
-}
-
-/* Remove the temporary files a killed writer left in dir (those whose
- * name holds mine, when it is not ""). */
-static int clean_tmp(const char *dir, const char *mine, size_t *removed)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int err = 0;
-
-	if (!d)
-		return errno == ENOENT ? 0 : dcpi_error(errno, "%s: %s", dir, strerror(errno));
-	while ((de = readdir(d))) {
-		struct stat st;
-
-		if (!dcpi_file_is_tmp_name(de->d_name) || (*mine && !strstr(de->d_name, mine)) ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
-			(*removed)++;
-		else if (!err)
-			err = dcpi_error(errno, "%s/%s: %s", dir, de->d_name, strerror(errno));
-	}
-	closedir(d);
-	return err;
-}
-
-int dcpi_db_recover(const char *root, const char *host, const char *platform, unsigned mode,
-		    size_t *removed, uint64_t *added)
-{
-	char **epochs, p[4096], mine[DCPI_HOST_MAX + 2] = "";
-	size_t n;
-	int err = dcpi_db_epochs(root, &epochs, &n), e2 = 0;
-
-	*removed = 0;
-	*added = 0;
-	if (err)
-		return err;
-	/* in a pooled directory, only this host's files ("@HOST.") */
-	if (strcmp(platform, host))
-		snprintf(mine, sizeof(mine), "@%s.", host);
-	for (size_t i = 0; i < n && !err; i++)
-		if (!(err = dcpi_db_path(p, sizeof(p), root, epochs[i], platform, NULL)))
-			err = clean_tmp(p, mine, removed);
-	/* a writer is killed in the epoch it writes, the latest */
-	if (n && !(e2 = dcpi_db_path(p, sizeof(p), root, epochs[n - 1], platform, NULL)) &&
-	    access(p, F_OK) == 0)
-		e2 = dcpi_stats_recount(p, host, mode, added);
-	dcpi_db_names_free(epochs, n);
-	return err ? err : e2;
 }
 
 /* ---- images the database holds ---------------------------------------------- */

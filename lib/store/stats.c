@@ -1,11 +1,15 @@
 /* The epoch statistics file (epoch.stats): plain "key value" lines so a
  * person can read it and the tools can show it.  See dcpi/db.h. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "dcpi/buf.h"
 #include "dcpi/db.h"
@@ -283,4 +287,56 @@ int dcpi_stats_recount(const char *platdir, const char *host, unsigned mode, uin
 	st.samples += more;
 	*added = more;
 	return dcpi_stats_write(spath, &st, mode);
+}
+
+/* ---- after a crash --------------------------------------------------------- */
+
+/* Remove the temporary files a killed writer left in dir (those whose
+ * name holds mine, when it is not ""). */
+static int clean_tmp(const char *dir, const char *mine, size_t *removed)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : dcpi_error(errno, "%s: %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (!dcpi_file_is_tmp_name(de->d_name) || (*mine && !strstr(de->d_name, mine)) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+			(*removed)++;
+		else if (!err)
+			err = dcpi_error(errno, "%s/%s: %s", dir, de->d_name, strerror(errno));
+	}
+	closedir(d);
+	return err;
+}
+
+int dcpi_stats_recover(const char *root, const char *host, const char *platform, unsigned mode,
+		    size_t *removed, uint64_t *added)
+{
+	char **epochs, p[4096], mine[DCPI_HOST_MAX + 2] = "";
+	size_t n;
+	int err = dcpi_db_epochs(root, &epochs, &n), e2 = 0;
+
+	*removed = 0;
+	*added = 0;
+	if (err)
+		return err;
+	/* in a pooled directory, only this host's files ("@HOST.") */
+	if (strcmp(platform, host))
+		snprintf(mine, sizeof(mine), "@%s.", host);
+	for (size_t i = 0; i < n && !err; i++)
+		if (!(err = dcpi_db_path(p, sizeof(p), root, epochs[i], platform, NULL)))
+			err = clean_tmp(p, mine, removed);
+	/* a writer is killed in the epoch it writes, the latest */
+	if (n && !(e2 = dcpi_db_path(p, sizeof(p), root, epochs[n - 1], platform, NULL)) &&
+	    access(p, F_OK) == 0)
+		e2 = dcpi_stats_recount(p, host, mode, added);
+	dcpi_db_names_free(epochs, n);
+	return err ? err : e2;
 }

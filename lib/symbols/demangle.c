@@ -1,10 +1,9 @@
-/* Demangling with libiberty: see dcpi_demangle() in dcpi/symtab.h. */
+/* Demangling with libiberty: see dcpi/demangle.h. */
 #include <string.h>
 
 #include <libiberty/demangle.h>
 
 #include "dcpi/demangle.h"
-#include "dcpi/symtab.h"
 
 /* Only names that can be mangled reach the demangler: it is the costly
  * part of loading a large C symbol table, and C names never demangle.

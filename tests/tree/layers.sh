@@ -12,7 +12,7 @@ check "the tree follows the layering rule${out:+: $out}" test -z "$out"
 # A copy to plant violations in: lib/, include/, src/ are all the script reads.
 fresh() {
 	rm -rf "$T/tree" && mkdir -p "$T/tree" &&
-	cp -r "$root/lib" "$root/include" "$root/src" "$T/tree/"
+	cp -r "$root/lib" "$root/include" "$root/src" "$root/docs" "$T/tree/"
 }
 
 # plant FILE LINE: insert an include after the file's first #include line
@@ -46,6 +46,17 @@ expect_violation "a command including a private library header is refused" \
 	src/cmd_dcpicat.c '#include "symtab_int.h"' "src/cmd_dcpicat.c: includes private symtab_int.h"
 expect_violation "a private header of another folder is refused" \
 	lib/analysis/annotate.c '#include "loadmap_priv.h"' "includes private loadmap_priv.h from another folder"
+
+expect_violation "two modules including each other's headers are refused" \
+	lib/store/db.c '#include "dcpi/stats.h"' "module db and module stats include each other's headers"
+
+# A file of lib/ the architecture map does not name is refused.
+fresh
+cp "$T/tree/lib/store/hosts.c" "$T/tree/lib/store/hosts_extra.c"
+got=$("$chk" "$T/tree" 2>&1)
+grep -qF "lib/store/hosts_extra.c: not in docs/architecture.md's map" <<<"$got" &&
+	pass "a lib file missing from docs/architecture.md's map is refused" ||
+	fail "a lib file missing from the map is refused" "$got"
 
 # What is allowed stays allowed: collect may read build-ids.
 fresh
