@@ -294,3 +294,92 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 		cli_verbose = 1;
 	return c;
 }
+
+/* ---- the option spine of the report commands ------------------------------- */
+
+enum { C_DB = 1000, C_EPOCH, C_HOST, C_LABEL, C_JSON, C_CSV };
+
+static const struct {
+	unsigned flag;
+	struct option o;
+	const char *help;
+} common_opts[] = {
+	{ CLI_DB, { "db", required_argument, NULL, C_DB },
+	  "  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n" },
+	{ CLI_EPOCH, { "epoch", required_argument, NULL, C_EPOCH },
+	  "  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n" },
+	{ CLI_HOST, { "host", required_argument, NULL, C_HOST },
+	  "  -host NAME         a host of a shared database, or 'all' (default: this one)\n" },
+	{ CLI_LABEL, { "label", required_argument, NULL, C_LABEL },
+	  "  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n" },
+	{ CLI_JSON, { "json", no_argument, NULL, C_JSON }, NULL },
+	{ CLI_CSV, { "csv", no_argument, NULL, C_CSV }, "  -csv               CSV output\n" },
+};
+#define NCOMMON (sizeof(common_opts) / sizeof(common_opts[0]))
+
+void cli_help(const struct cli_cmd *cmd, FILE *f)
+{
+	fprintf(f, "usage: %s %s\n%s\n", cmd->name, cmd->synopsis, cmd->about);
+	for (size_t i = 0; i < NCOMMON; i++) {
+		if (!(cmd->common & common_opts[i].flag))
+			continue;
+		if (common_opts[i].flag == CLI_JSON)
+			fprintf(f, "  -json              JSON output (schema in %s(1))\n", cmd->name);
+		else if (common_opts[i].flag == CLI_HOST && cmd->host_help)
+			fputs(cmd->host_help, f);
+		else
+			fputs(common_opts[i].help, f);
+		if (common_opts[i].flag == CLI_LABEL && cmd->help)
+			fputs(cmd->help, f);
+	}
+	if (!(cmd->common & CLI_LABEL) && cmd->help)
+		fputs(cmd->help, f);
+	fputs("  -v, -verbose       every warning on a line of its own\n"
+	      "  -h, -help          this help\n", f);
+	if (cmd->footer)
+		fprintf(f, "\n%s", cmd->footer);
+}
+
+void cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_common *co,
+	       void *ctx)
+{
+	static struct option lo[CLI_MAX_OPTIONS];
+	char shortopts[64];
+	size_t n = 0;
+	int c;
+
+	for (size_t i = 0; i < NCOMMON; i++)
+		if (cmd->common & common_opts[i].flag)
+			lo[n++] = common_opts[i].o;
+	for (const struct option *o = cmd->opts; o && o->name && n < CLI_MAX_OPTIONS - 2; o++)
+		lo[n++] = *o;
+	lo[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	lo[n] = (struct option){ NULL, 0, NULL, 0 };
+	snprintf(shortopts, sizeof(shortopts), "%sh", cmd->shortopts ? cmd->shortopts : "");
+	while ((c = cli_getopt(argc, argv, shortopts, lo)) != -1) {
+		switch (c) {
+		case C_DB: co->db = optarg; break;
+		case C_EPOCH: co->epoch = optarg; break;
+		case C_HOST: co->host = optarg; break;
+		case C_LABEL: co->label = optarg; break;
+		case C_JSON: co->json = 1; break;
+		case C_CSV: co->csv = 1; break;
+		case 'h': cli_help(cmd, stdout); exit(0);
+		case '?': case ':': cli_usage_error("bad option");
+		default:
+			if (!cmd->opt)
+				cli_usage_error("bad option");
+			cmd->opt(ctx, c, optarg);
+		}
+	}
+	if (co->json && co->csv)
+		cli_usage_error("-json and -csv: one output format at a time");
+	if (cmd->common & CLI_IMAGES)
+		for (; optind < argc; optind++) {
+			if (co->nimages == CLI_MAX_IMAGES)
+				cli_usage_error("at most %d images", CLI_MAX_IMAGES);
+			co->images[co->nimages++] = argv[optind];
+		}
+	if (cmd->common & CLI_DB)
+		co->db = cli_db_read(co->db);
+}

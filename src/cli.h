@@ -4,6 +4,9 @@
 #ifndef DCPI_CLI_H
 #define DCPI_CLI_H
 
+#include <stddef.h>
+#include <stdio.h>
+
 #define EXIT_USAGE 2
 
 extern const char *cli_prog; /* the name the user typed: "dcpicat", "dcpi cat" */
@@ -61,6 +64,54 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 /* -v (-verbose), which cli_getopt takes for every command: say everything
  * (every warning, not one line per kind). */
 extern int cli_verbose;
+
+/* ---- the option spine of the report commands ------------------------------- */
+
+/* The options report commands share, parsed once (cli_parse), with one
+ * help line each wherever they appear. */
+enum {
+	CLI_DB = 1u << 0,       /* -db DIR (resolved by cli_db_read) */
+	CLI_EPOCH = 1u << 1,    /* -epoch NAME */
+	CLI_HOST = 1u << 2,     /* -host NAME */
+	CLI_LABEL = 1u << 3,    /* -label K=V[,K=V]: the profiles labelled so */
+	CLI_JSON = 1u << 4,     /* -json */
+	CLI_CSV = 1u << 5,      /* -csv */
+	CLI_IMAGES = 1u << 6,   /* the operands are IMAGE... */
+	CLI_SELECT = CLI_DB | CLI_EPOCH | CLI_HOST | CLI_LABEL,
+};
+#define CLI_MAX_IMAGES 256
+
+struct cli_common {
+	const char *db, *epoch, *host, *label;
+	int json, csv;
+	const char *images[CLI_MAX_IMAGES]; /* CLI_IMAGES */
+	size_t nimages;
+};
+
+/* A report command's options.  Its own have codes from 256 to 999 (or
+ * short letters in shortopts) and reach opt; help is their help lines,
+ * printed after the common selection options and before -json/-csv. */
+struct cli_cmd {
+	const char *name;       /* "dcpiwhatcg": the usage line and -json's schema */
+	const char *synopsis;   /* "[options] [IMAGE...]" */
+	const char *about;      /* what it does, lines ending in '\n' */
+	unsigned common;        /* CLI_* */
+	const char *help;       /* its own options' lines, or NULL */
+	const char *footer;     /* after the options, or NULL */
+	const char *host_help;  /* -host's line when not the usual one, or NULL */
+	const char *shortopts;  /* its own short options ("n:"), or NULL */
+	const struct option *opts; /* its own, ending in { NULL }, or NULL */
+	void (*opt)(void *ctx, int c, const char *arg);
+};
+
+/* Parse argv: the common options into co, the command's own through
+ * cmd->opt(ctx, ...); -h prints cli_help and exits 0; -json with -csv is a
+ * usage error; with CLI_IMAGES the operands go to co->images (else they
+ * are left at optind); -db is resolved for reading (cli_db_read). */
+void cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_common *co,
+	       void *ctx);
+/* The --help text: usage line, about, the options in one order. */
+void cli_help(const struct cli_cmd *cmd, FILE *f);
 
 /* The commands of the multi-call binary. */
 int cmd_dcpid(int argc, char **argv);

@@ -17,16 +17,7 @@
 #include "dcpi/stall.h"
 #include "report.h"
 
-#define MAX_IMAGES 256
 #define MAX_ROWS ((size_t)1 << 22)
-
-struct opts {
-	const char *db, *epoch, *host, *label;
-	unsigned long long n;
-	int json;
-	const char *images[MAX_IMAGES];
-	size_t nimages;
-};
 
 /* One stalled instruction; strings are its image's (kept open). */
 struct row {
@@ -43,10 +34,10 @@ struct row {
 };
 
 struct ts {
-	struct opts o;
-	struct report_images r;
+	struct report_base b;        /* first: the skeleton's */
+	unsigned long long n;
+	size_t nshow;                /* rows printed */
 	size_t cur;
-	struct report_warnings w;
 	struct row *rows;
 	size_t nrows, cap;
 	double total_stall;
@@ -54,60 +45,28 @@ struct ts {
 	uint64_t total[DCPI_MAX_EVENTS];
 };
 
-static void usage(FILE *f)
+static void own_option(void *ctx, int c, const char *arg)
 {
-	fprintf(f,
-"usage: dcpitopstalls [options] [IMAGE...]\n"
-"The instructions with the most stall cycles (cycles above their static best\n"
-"case), in the given images or in all, with the possible culprits.\n\n"
-"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
-"  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
-"  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
-"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
-"  -n N               how many instructions (default 20)\n"
-"  -json              JSON output (schema in dcpitopstalls(1))\n"
-"  -v, -verbose       every warning on a line of its own\n"
-"  -h, -help          this help\n\n"
-"IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n"
-"Culprits: i I-cache, I ITLB, d D-cache, D DTLB, w write buffer, p branch\n"
-"mispredict, f functional unit, s synchronisation, m microcode, ? unexplained.\n");
+	((struct ts *)ctx)->n = cli_parse_count("n", arg); /* -n, the only one */
+	(void)c;
 }
 
-static void parse_options(struct opts *o, int argc, char **argv)
-{
-	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_JSON };
-	static const struct option lo[] = {
-		{ "db", required_argument, NULL, O_DB },
-		{ "epoch", required_argument, NULL, O_EPOCH },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "label", required_argument, NULL, O_LABEL },
-		{ "n", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+static const struct option own_opts[] = {
+	{ "n", required_argument, NULL, 'n' },
+	{ NULL, 0, NULL, 0 },
+};
 
-	o->n = 20;
-	while ((c = cli_getopt(argc, argv, "n:h", lo)) != -1) {
-		switch (c) {
-		case O_DB: o->db = optarg; break;
-		case O_EPOCH: o->epoch = optarg; break;
-		case O_HOST: o->host = optarg; break;
-		case O_LABEL: o->label = optarg; break;
-		case 'n': o->n = cli_parse_count("n", optarg); break;
-		case O_JSON: o->json = 1; break;
-		case 'h': usage(stdout); exit(0);
-		default: cli_usage_error("bad option");
-		}
-	}
-	for (; optind < argc; optind++) {
-		if (o->nimages == MAX_IMAGES)
-			cli_usage_error("at most %d images", MAX_IMAGES);
-		o->images[o->nimages++] = argv[optind];
-	}
-	o->db = cli_db_read(o->db);
-}
+static const struct cli_cmd cli = {
+	.name = "dcpitopstalls", .synopsis = "[options] [IMAGE...]",
+	.about = "The instructions with the most stall cycles (cycles above their static best\n"
+		 "case), in the given images or in all, with the possible culprits.\n",
+	.common = CLI_SELECT | CLI_JSON | CLI_IMAGES,
+	.help = "  -n N               how many instructions (default 20)\n",
+	.footer = "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n"
+		  "Culprits: i I-cache, I ITLB, d D-cache, D DTLB, w write buffer, p branch\n"
+		  "mispredict, f functional unit, s synchronisation, m microcode, ? unexplained.\n",
+	.shortopts = "n:", .opts = own_opts, .opt = own_option,
+};
 
 /* ---- collecting ---------------------------------------------------------------------- */
 
@@ -150,8 +109,8 @@ static int on_proc(struct dcpi_stall_proc *p, void *arg)
 
 	if (p->err) {
 		if (p->samples || !p->a.ninsns)
-			report_warn(&t->w, "%s: %s: %s; its samples are not explained",
-				    report_base(dcpi_annot_image_profile(t->r.imgs[t->cur])->path),
+			report_warn(&t->b.w, "%s: %s: %s; its samples are not explained",
+				    report_base(dcpi_annot_image_profile(t->b.r.imgs[t->cur])->path),
 				    p->name, dcpi_errmsg());
 		return 0;
 	}
@@ -164,29 +123,29 @@ static int on_proc(struct dcpi_stall_proc *p, void *arg)
 
 static void analyse(struct ts *t)
 {
-	for (t->cur = 0; t->cur < t->r.nimgs; t->cur++) {
-		struct dcpi_annot_image *img = t->r.imgs[t->cur];
+	for (t->cur = 0; t->cur < t->b.r.nimgs; t->cur++) {
+		struct dcpi_annot_image *img = t->b.r.imgs[t->cur];
 		uint64_t unattributed;
 		size_t n;
 		const struct dcpi_annot_sample *s = dcpi_annot_image_samples(img, &n);
 
 		for (size_t i = 0; i < n; i++)
-			for (unsigned e = 0; e < t->r.set.nevents; e++)
+			for (unsigned e = 0; e < t->b.r.set.nevents; e++)
 				t->total[e] += s[i].counts[e];
 		if (!dcpi_annot_image_has_code(img)) {
-			report_warn(&t->w, "%s: no code to analyse; its stalls are not shown",
+			report_warn(&t->b.w, "%s: no code to analyse; its stalls are not shown",
 				    report_base(dcpi_annot_image_profile(img)->path));
 			continue;
 		}
-		if (dcpi_stall_image(img, &t->r.set, t->r.cols, on_proc, t, &unattributed))
+		if (dcpi_stall_image(img, &t->b.r.set, t->b.r.cols, on_proc, t, &unattributed))
 			cli_die("%s", dcpi_errmsg());
 		if (unattributed)
-			report_warn(&t->w, "%s: %" PRIu64 " samples in no sized symbol are not "
+			report_warn(&t->b.w, "%s: %" PRIu64 " samples in no sized symbol are not "
 				    "explained", report_base(dcpi_annot_image_profile(img)->path),
 				    unattributed);
 	}
-	for (unsigned e = 0; e < t->r.set.nevents; e++)
-		t->evidence |= dcpi_stall_event_kind(t->r.set.events[e]) >= 0;
+	for (unsigned e = 0; e < t->b.r.set.nevents; e++)
+		t->evidence |= dcpi_stall_event_kind(t->b.r.set.events[e]) >= 0;
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -204,7 +163,7 @@ static int cmp_row(const void *a, const void *b)
 
 static double stall_units(const struct ts *t, double samples)
 {
-	return t->r.cols->cycles_per_sample > 0 ? samples * t->r.cols->cycles_per_sample : samples;
+	return t->b.r.cols->cycles_per_sample > 0 ? samples * t->b.r.cols->cycles_per_sample : samples;
 }
 
 static void culprit_codes(const struct row *r, char *buf)
@@ -225,16 +184,16 @@ static void culprit_codes(const struct row *r, char *buf)
 
 static void print_text(const struct ts *t, size_t n)
 {
-	const char *unit = t->r.cols->cycles_per_sample > 0 ? "cycles" : "samples";
+	const char *unit = t->b.r.cols->cycles_per_sample > 0 ? "cycles" : "samples";
 	double cum = 0;
 
-	report_print_header(stdout, t->o.db, &t->r.set, t->total, &t->w);
+	report_print_header(stdout, t->b.o.db, &t->b.r.set, t->total, &t->b.w);
 	printf("\nStall = %s above the instruction's static best case, from %s (%.0f %s "
 	       "in all);\ncount = %s executions of its block, c = confidence (H/M/L); "
 	       "avg = stall cycles per execution;\nculprits are POSSIBLE reasons by static "
 	       "rules%s: i I-cache, I ITLB, d D-cache, D DTLB,\nw write buffer, p branch "
 	       "mispredict, f functional unit, s synchronisation, m microcode, ? unexplained.\n",
-	       unit, t->r.set.events[t->r.cols->time], stall_units(t, t->total_stall), unit,
+	       unit, t->b.r.set.events[t->b.r.cols->time], stall_units(t, t->total_stall), unit,
 	       t->absolute ? "estimated" : "relative",
 	       t->evidence ? " (* : seen by a miss event near it)" : "");
 	printf("==============================================================================\n");
@@ -250,7 +209,7 @@ static void print_text(const struct ts *t, size_t n)
 		printf("%5.2f%% %5.1f%% %10.0f %10.0f %c %7.2f %-9s 0x%-10" PRIx64 " %-24s %s  %s",
 		       pct, cum, stall_units(t, r->stall), r->count, r->conf, r->avg, c, r->vaddr,
 		       cli_safe(r->proc), cli_safe(r->insn),
-		       cli_safe(report_base(dcpi_annot_image_profile(t->r.imgs[r->img])->path)));
+		       cli_safe(report_base(dcpi_annot_image_profile(t->b.r.imgs[r->img])->path)));
 		if (r->line)
 			printf(" %s:%u", cli_safe(report_base(r->file)), r->line);
 		printf("\n");
@@ -286,7 +245,7 @@ static void json_row(struct dcpi_json *j, const struct ts *t, const struct row *
 	char conf[2] = { r->conf, 0 };
 
 	dcpi_json_obj_begin(j);
-	dcpi_json_key_str(j, "image", dcpi_annot_image_profile(t->r.imgs[r->img])->path);
+	dcpi_json_key_str(j, "image", dcpi_annot_image_profile(t->b.r.imgs[r->img])->path);
 	dcpi_json_key_str(j, "procedure", r->proc);
 	dcpi_json_key(j, "address");
 	dcpi_json_strf(j, "0x%" PRIx64, r->vaddr);
@@ -308,11 +267,11 @@ static void json_row(struct dcpi_json *j, const struct ts *t, const struct row *
 
 static void print_json(const struct ts *t, size_t n)
 {
-	struct dcpi_json *j = report_json_begin(t->o.db);
+	struct dcpi_json *j = report_json_begin(t->b.o.db);
 
-	report_json_header(j, &t->r.set, t->total, &t->w);
+	report_json_header(j, &t->b.r.set, t->total, &t->b.w);
 	dcpi_json_break(j);
-	dcpi_json_key_str(j, "stall_unit", t->r.cols->cycles_per_sample > 0 ? "cycles" : "samples");
+	dcpi_json_key_str(j, "stall_unit", t->b.r.cols->cycles_per_sample > 0 ? "cycles" : "samples");
 	dcpi_json_key_bool(j, "absolute", t->absolute);
 	dcpi_json_key(j, "total_stall");
 	dcpi_json_fixed(j, stall_units(t, t->total_stall), 2);
@@ -329,26 +288,36 @@ static void print_json(const struct ts *t, size_t n)
 	dcpi_json_free(j);
 }
 
+static void sort_rows(void *ctx)
+{
+	struct ts *t = ctx;
+
+	analyse(t);
+	if (t->nrows)
+		qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_row);
+	t->nshow = t->nrows < t->n ? t->nrows : (size_t)t->n;
+}
+
+static void text(void *ctx)
+{
+	print_text(ctx, ((struct ts *)ctx)->nshow);
+}
+
+static void json(void *ctx)
+{
+	print_json(ctx, ((struct ts *)ctx)->nshow);
+}
+
+static void done(void *ctx)
+{
+	free(((struct ts *)ctx)->rows);
+}
+
 int cmd_dcpitopstalls(int argc, char **argv)
 {
-	static struct ts t;
-	size_t n;
+	static const struct report_kind k = { &cli, "stalls are cycles, and none were sampled",
+					      sort_rows, text, json, NULL, done };
+	static struct ts t = { .n = 20 };
 
-	parse_options(&t.o, argc, argv);
-	report_images_load(&t.r, t.o.db, t.o.epoch, t.o.host, t.o.label, t.o.images, t.o.nimages,
-			   &t.w, "stalls are cycles, and none were sampled");
-	analyse(&t);
-	report_warn_finish(&t.w);
-	if (t.nrows)
-		qsort(t.rows, t.nrows, sizeof(*t.rows), cmp_row);
-	n = t.nrows < t.o.n ? t.nrows : (size_t)t.o.n;
-	if (t.o.json)
-		print_json(&t, n);
-	else
-		print_text(&t, n);
-	if (fflush(stdout) || ferror(stdout))
-		cli_die("writing the report failed");
-	free(t.rows);
-	report_images_free(&t.r);
-	return t.r.status;
+	return report_main(&k, &t.b, &t, argc, argv);
 }

@@ -19,16 +19,7 @@
 #include "dcpi/stall.h"
 #include "report.h"
 
-#define MAX_IMAGES 256
 #define MAX_PROCS ((size_t)1 << 20)
-
-struct opts {
-	const char *db, *epoch, *host, *label;
-	int json, kind;              /* kind: -1 none */
-	unsigned long long n;
-	const char *images[MAX_IMAGES];
-	size_t nimages;
-};
 
 /* One procedure's loss to -stall's kind. */
 struct loss {
@@ -38,10 +29,11 @@ struct loss {
 };
 
 struct wcg {
-	struct opts o;
-	struct report_images r;
+	struct report_base b;        /* first: the skeleton's */
+	int kind;                    /* -stall; -1 none */
+	unsigned long long n;
+	size_t nshow;                /* losses printed */
 	size_t cur;
-	struct report_warnings w;
 	struct dcpi_stall_tally *tally;    /* per image */
 	double *unanalysed;                /* per image: samples of no estimate */
 	struct loss *loss;
@@ -49,77 +41,45 @@ struct wcg {
 	uint64_t total[DCPI_MAX_EVENTS];
 };
 
-static void usage(FILE *f)
+static void own_option(void *ctx, int c, const char *arg)
 {
-	fprintf(f,
-"usage: dcpiwhatcg [options] [IMAGE...]\n"
-"Where each image's cycles went: execution, static stalls, dynamic stalls by\n"
-"possible culprit (min..max), unexplained stall and gain.\n\n"
-"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
-"  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
-"  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
-"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
-"  -stall KIND        the procedures losing most to culprit KIND (a code:\n"
-"                     i I d D w p f s m)\n"
-"  -n N               with -stall, how many procedures (default 20)\n"
-"  -json              JSON output (schema in dcpiwhatcg(1))\n"
-"  -v, -verbose       every warning on a line of its own\n"
-"  -h, -help          this help\n\n"
-"IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n");
+	struct wcg *t = ctx;
+
+	if (c == 'n') {
+		t->n = cli_parse_count("n", arg);
+		return;
+	}
+	t->kind = strlen(arg) == 1 ? dcpi_stall_kind_of(arg[0]) : -1; /* -stall */
+	if (t->kind < 0)
+		cli_usage_error("-stall: want one of i I d D w p f s m, not '%s'", cli_safe(arg));
 }
 
-static void parse_options(struct opts *o, int argc, char **argv)
-{
-	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_STALL, O_JSON };
-	static const struct option lo[] = {
-		{ "db", required_argument, NULL, O_DB },
-		{ "epoch", required_argument, NULL, O_EPOCH },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "label", required_argument, NULL, O_LABEL },
-		{ "stall", required_argument, NULL, O_STALL },
-		{ "n", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+static const struct option own_opts[] = {
+	{ "stall", required_argument, NULL, 256 },
+	{ "n", required_argument, NULL, 'n' },
+	{ NULL, 0, NULL, 0 },
+};
 
-	o->kind = -1;
-	o->n = 20;
-	while ((c = cli_getopt(argc, argv, "n:h", lo)) != -1) {
-		switch (c) {
-		case O_DB: o->db = optarg; break;
-		case O_EPOCH: o->epoch = optarg; break;
-		case O_HOST: o->host = optarg; break;
-		case O_LABEL: o->label = optarg; break;
-		case O_STALL:
-			o->kind = strlen(optarg) == 1 ? dcpi_stall_kind_of(optarg[0]) : -1;
-			if (o->kind < 0)
-				cli_usage_error("-stall: want one of i I d D w p f s m, not '%s'",
-						cli_safe(optarg));
-			break;
-		case 'n': o->n = cli_parse_count("n", optarg); break;
-		case O_JSON: o->json = 1; break;
-		case 'h': usage(stdout); exit(0);
-		default: cli_usage_error("bad option");
-		}
-	}
-	for (; optind < argc; optind++) {
-		if (o->nimages == MAX_IMAGES)
-			cli_usage_error("at most %d images", MAX_IMAGES);
-		o->images[o->nimages++] = argv[optind];
-	}
-	o->db = cli_db_read(o->db);
-}
+static const struct cli_cmd cli = {
+	.name = "dcpiwhatcg", .synopsis = "[options] [IMAGE...]",
+	.about = "Where each image's cycles went: execution, static stalls, dynamic stalls by\n"
+		 "possible culprit (min..max), unexplained stall and gain.\n",
+	.common = CLI_SELECT | CLI_JSON | CLI_IMAGES,
+	.help = "  -stall KIND        the procedures losing most to culprit KIND (a code:\n"
+		"                     i I d D w p f s m)\n"
+		"  -n N               with -stall, how many procedures (default 20)\n",
+	.footer = "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n",
+	.shortopts = "n:", .opts = own_opts, .opt = own_option,
+};
 
 /* ---- collecting ---------------------------------------------------------------------- */
 
 static void add_loss(struct wcg *t, const struct dcpi_stall_proc *p)
 {
 	struct dcpi_stall_tally one = { 0 };
-	int k = t->o.kind;
+	int k = t->kind;
 
-	dcpi_stall_tally_add(&one, p, dcpi_annot_image_arch(t->r.imgs[t->cur]));
+	dcpi_stall_tally_add(&one, p, dcpi_annot_image_arch(t->b.r.imgs[t->cur]));
 	if (!(one.dyn.max[k] > 0))
 		return;
 	if (t->nloss == t->cap) {
@@ -139,13 +99,13 @@ static int on_proc(struct dcpi_stall_proc *p, void *arg)
 {
 	struct wcg *t = arg;
 
-	dcpi_stall_tally_add(&t->tally[t->cur], p, dcpi_annot_image_arch(t->r.imgs[t->cur]));
+	dcpi_stall_tally_add(&t->tally[t->cur], p, dcpi_annot_image_arch(t->b.r.imgs[t->cur]));
 	if (p->err) {
 		if (p->samples)
-			report_warn(&t->w, "%s: %s: %s; its samples are not analysed",
-				    report_base(dcpi_annot_image_profile(t->r.imgs[t->cur])->path),
+			report_warn(&t->b.w, "%s: %s: %s; its samples are not analysed",
+				    report_base(dcpi_annot_image_profile(t->b.r.imgs[t->cur])->path),
 				    p->name, dcpi_errmsg());
-	} else if (t->o.kind >= 0) {
+	} else if (t->kind >= 0) {
 		add_loss(t, p);
 	}
 	return 0;
@@ -153,27 +113,27 @@ static int on_proc(struct dcpi_stall_proc *p, void *arg)
 
 static void analyse(struct wcg *t)
 {
-	t->tally = calloc(t->r.nimgs ? t->r.nimgs : 1, sizeof(*t->tally));
-	t->unanalysed = calloc(t->r.nimgs ? t->r.nimgs : 1, sizeof(double));
+	t->tally = calloc(t->b.r.nimgs ? t->b.r.nimgs : 1, sizeof(*t->tally));
+	t->unanalysed = calloc(t->b.r.nimgs ? t->b.r.nimgs : 1, sizeof(double));
 	if (!t->tally || !t->unanalysed)
 		cli_die("out of memory");
-	for (t->cur = 0; t->cur < t->r.nimgs; t->cur++) {
-		struct dcpi_annot_image *img = t->r.imgs[t->cur];
+	for (t->cur = 0; t->cur < t->b.r.nimgs; t->cur++) {
+		struct dcpi_annot_image *img = t->b.r.imgs[t->cur];
 		uint64_t unattributed, sum = 0;
 		size_t n;
 		const struct dcpi_annot_sample *s = dcpi_annot_image_samples(img, &n);
 
 		for (size_t i = 0; i < n; i++) {
-			for (unsigned e = 0; e < t->r.set.nevents; e++)
+			for (unsigned e = 0; e < t->b.r.set.nevents; e++)
 				t->total[e] += s[i].counts[e];
-			sum += s[i].counts[t->r.cols->time];
+			sum += s[i].counts[t->b.r.cols->time];
 		}
 		if (!dcpi_annot_image_has_code(img)) {
 			t->unanalysed[t->cur] = (double)sum;
 			t->tally[t->cur].samples = (double)sum;
 			continue;
 		}
-		if (dcpi_stall_image(img, &t->r.set, t->r.cols, on_proc, t, &unattributed))
+		if (dcpi_stall_image(img, &t->b.r.set, t->b.r.cols, on_proc, t, &unattributed))
 			cli_die("%s", dcpi_errmsg());
 		t->unanalysed[t->cur] += (double)unattributed;
 		t->tally[t->cur].samples += (double)unattributed;
@@ -184,12 +144,12 @@ static void analyse(struct wcg *t)
 
 static const char *image_name(const struct wcg *t, size_t i)
 {
-	return dcpi_annot_image_profile(t->r.imgs[i])->path;
+	return dcpi_annot_image_profile(t->b.r.imgs[i])->path;
 }
 
 static double units(const struct wcg *t, double samples)
 {
-	return t->r.cols->cycles_per_sample > 0 ? samples * t->r.cols->cycles_per_sample : samples;
+	return t->b.r.cols->cycles_per_sample > 0 ? samples * t->b.r.cols->cycles_per_sample : samples;
 }
 
 static double pct(double v, double total)
@@ -258,7 +218,7 @@ static int cmp_loss(const void *a, const void *b)
 
 static void text_losses(const struct wcg *t, size_t n)
 {
-	int k = t->o.kind;
+	int k = t->kind;
 
 	printf("\nProcedures losing most to %s (%c), min..max, and share of their samples:\n",
 	       dcpi_stall_name(k), dcpi_stall_code(k));
@@ -275,15 +235,15 @@ static void text_losses(const struct wcg *t, size_t n)
 
 static void print_text(const struct wcg *t, size_t nloss)
 {
-	report_print_header(stdout, t->o.db, &t->r.set, t->total, &t->w);
+	report_print_header(stdout, t->b.o.db, &t->b.r.set, t->total, &t->b.w);
 	printf("\nWhere the %s went (%s samples), by dcpicalc's estimates.  Dynamic stalls are\n"
 	       "split by POSSIBLE culprit as min..max: a stall with several candidates counts\n"
 	       "towards each.  Total = execution + static + dynamic - gain + not analysed.\n",
-	       t->r.cols->cycles_per_sample > 0 ? "cycles" : "samples", t->r.set.events[t->r.cols->time]);
+	       t->b.r.cols->cycles_per_sample > 0 ? "cycles" : "samples", t->b.r.set.events[t->b.r.cols->time]);
 	printf("==============================================================================\n");
-	for (size_t i = 0; i < t->r.nimgs; i++)
+	for (size_t i = 0; i < t->b.r.nimgs; i++)
 		text_image(t, i);
-	if (t->o.kind >= 0)
+	if (t->kind >= 0)
 		text_losses(t, nloss);
 }
 
@@ -338,20 +298,20 @@ static void json_loss(struct dcpi_json *j, const struct wcg *t, const struct los
 
 static void print_json(const struct wcg *t, size_t nloss)
 {
-	struct dcpi_json *j = report_json_begin(t->o.db);
+	struct dcpi_json *j = report_json_begin(t->b.o.db);
 
-	report_json_header(j, &t->r.set, t->total, &t->w);
+	report_json_header(j, &t->b.r.set, t->total, &t->b.w);
 	dcpi_json_break(j);
-	dcpi_json_key_str(j, "unit", t->r.cols->cycles_per_sample > 0 ? "cycles" : "samples");
+	dcpi_json_key_str(j, "unit", t->b.r.cols->cycles_per_sample > 0 ? "cycles" : "samples");
 	dcpi_json_key(j, "images");
 	dcpi_json_arr_begin(j);
-	for (size_t i = 0; i < t->r.nimgs; i++) {
+	for (size_t i = 0; i < t->b.r.nimgs; i++) {
 		dcpi_json_break(j);
 		json_image(j, t, i);
 	}
 	dcpi_json_arr_end(j);
-	if (t->o.kind >= 0) {
-		char code[2] = { dcpi_stall_code(t->o.kind), 0 };
+	if (t->kind >= 0) {
+		char code[2] = { dcpi_stall_code(t->kind), 0 };
 
 		dcpi_json_break(j);
 		dcpi_json_key_str(j, "stall", code);
@@ -368,28 +328,40 @@ static void print_json(const struct wcg *t, size_t nloss)
 	dcpi_json_free(j);
 }
 
+static void sort_losses(void *ctx)
+{
+	struct wcg *t = ctx;
+
+	analyse(t);
+	if (t->nloss)
+		qsort(t->loss, t->nloss, sizeof(*t->loss), cmp_loss);
+	t->nshow = t->nloss < t->n ? t->nloss : (size_t)t->n;
+}
+
+static void text(void *ctx)
+{
+	print_text(ctx, ((struct wcg *)ctx)->nshow);
+}
+
+static void json(void *ctx)
+{
+	print_json(ctx, ((struct wcg *)ctx)->nshow);
+}
+
+static void done(void *ctx)
+{
+	struct wcg *t = ctx;
+
+	free(t->loss);
+	free(t->tally);
+	free(t->unanalysed);
+}
+
 int cmd_dcpiwhatcg(int argc, char **argv)
 {
-	static struct wcg t;
-	size_t n;
+	static const struct report_kind k = { &cli, "nothing to say where cycles went", sort_losses,
+					      text, json, NULL, done };
+	static struct wcg t = { .kind = -1, .n = 20 };
 
-	parse_options(&t.o, argc, argv);
-	report_images_load(&t.r, t.o.db, t.o.epoch, t.o.host, t.o.label, t.o.images, t.o.nimages,
-			   &t.w, "nothing to say where cycles went");
-	analyse(&t);
-	report_warn_finish(&t.w);
-	if (t.nloss)
-		qsort(t.loss, t.nloss, sizeof(*t.loss), cmp_loss);
-	n = t.nloss < t.o.n ? t.nloss : (size_t)t.o.n;
-	if (t.o.json)
-		print_json(&t, n);
-	else
-		print_text(&t, n);
-	if (fflush(stdout) || ferror(stdout))
-		cli_die("writing the report failed");
-	free(t.loss);
-	free(t.tally);
-	free(t.unanalysed);
-	report_images_free(&t.r);
-	return t.r.status;
+	return report_main(&k, &t.b, &t, argc, argv);
 }

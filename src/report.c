@@ -527,3 +527,25 @@ void report_json_procedure(struct dcpi_json *j, struct dcpi_annot_image *img, co
 	dcpi_json_key(j, "hi");
 	dcpi_json_strf(j, "0x%" PRIx64, hi);
 }
+
+int report_main(const struct report_kind *k, struct report_base *b, void *ctx, int argc,
+		char **argv)
+{
+	cli_parse(k->cli, argc, argv, &b->o, ctx);
+	report_images_load(&b->r, b->o.db, b->o.epoch, b->o.host, b->o.label, b->o.images,
+			   b->o.nimages, &b->w, k->none);
+	k->analyse(ctx);
+	report_warn_finish(&b->w);
+	if (b->o.json)
+		k->json(ctx);
+	else if (b->o.csv && k->csv)
+		k->csv(ctx);
+	else
+		k->text(ctx);
+	if (fflush(stdout) || ferror(stdout))
+		cli_die("writing the report failed");
+	if (k->done)
+		k->done(ctx);
+	report_images_free(&b->r);
+	return b->r.status;
+}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "cli.h"
 #include "dcpi/profset.h"
 
 struct dcpi_annot_image;
@@ -164,5 +165,31 @@ void report_images_load(struct report_images *r, const char *db, const char *epo
 			const char *host, const char *label, const char *const *images,
 			size_t nimages, struct report_warnings *w, const char *why);
 void report_images_free(struct report_images *r);
+
+/* ---- the skeleton of a report over images -------------------------------------------- */
+
+/* What every report over images holds: its common options, the images
+ * loaded, the warnings gathered.  A command's state starts with one. */
+struct report_base {
+	struct cli_common o;
+	struct report_images r;
+	struct report_warnings w;
+};
+/* A report command: its options, and the steps between loading and
+ * printing, each given the command's state. */
+struct report_kind {
+	const struct cli_cmd *cli;
+	const char *none;               /* report_images_load's why, no samples */
+	void (*analyse)(void *ctx);     /* rows from b->r (sorted) */
+	void (*text)(void *ctx);
+	void (*json)(void *ctx);
+	void (*csv)(void *ctx);         /* NULL: the command has no -csv */
+	void (*done)(void *ctx);        /* frees the rows, or NULL */
+};
+/* The whole run: options (cli_parse), the images' profiles loaded, the
+ * analysis, the warnings summed up, the output in the format asked for,
+ * and the exit status (report_unmatched's). */
+int report_main(const struct report_kind *k, struct report_base *b, void *ctx, int argc,
+		char **argv);
 
 #endif
