@@ -334,6 +334,8 @@ void cli_help(const struct cli_cmd *cmd, FILE *f)
 	}
 	if (!(cmd->common & CLI_LABEL) && cmd->help)
 		fputs(cmd->help, f);
+	if (cmd->after)
+		fputs(cmd->after, f);
 	fputs("  -v, -verbose       every warning on a line of its own\n"
 	      "  -h, -help          this help\n", f);
 	if (cmd->footer)

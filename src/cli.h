@@ -97,6 +97,7 @@ struct cli_cmd {
 	const char *about;      /* what it does, lines ending in '\n' */
 	unsigned common;        /* CLI_* */
 	const char *help;       /* its own options' lines, or NULL */
+	const char *after;      /* lines after -json/-csv (other outputs), or NULL */
 	const char *footer;     /* after the options, or NULL */
 	const char *host_help;  /* -host's line when not the usual one, or NULL */
 	const char *shortopts;  /* its own short options ("n:"), or NULL */

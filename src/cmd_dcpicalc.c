@@ -22,10 +22,11 @@
 enum { MODE_AUTO = -1 };
 
 struct opts {
-	const char *db, *epoch, *host, *label, *proc, *image;
+	struct cli_common co;        /* -db -epoch -host -label -json */
+	const char *proc, *image;
 	const char *svg, *pdf;       /* -svg FILE, -pdf FILE */
 	double cutoff;
-	int json, exact, mode, dot;
+	int exact, mode, dot;
 };
 
 struct calc {
@@ -41,90 +42,71 @@ struct calc {
 	uint64_t *exact;             /* -exact: per annotated instruction */
 };
 
-static void usage(FILE *f)
+enum { O_CUTOFF = 256, O_MODE, O_EXACT, O_DOT, O_SVG, O_PDF };
+
+static void own_option(void *ctx, int c, const char *arg)
 {
-	fprintf(f,
-"usage: dcpicalc [options] PROCEDURE IMAGE\n"
-"One procedure's basic blocks with estimated execution counts, and cycles\n"
-"per instruction, from its samples.\n\n"
-"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
-"  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
-"  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
-"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
-"  -cutoff PCT        list the instructions only of blocks holding at least PCT%%\n"
-"                     of the procedure's samples (default 0: every block)\n"
-"  -mode MODE         'retired' (an instructions event) or 'time' (cycles or a\n"
-"                     time event); default: retired when sampled, else time\n"
-"  -exact             exact counts recorded by dcpix(1) instead of estimates\n"
-"  -json              JSON output (schema in dcpicalc(1))\n"
-"  -dot               the annotated graph as Graphviz DOT\n"
-"  -svg FILE          the graph drawn by Graphviz's dot into FILE (SVG)\n"
-"  -pdf FILE          the same as PDF\n"
-"  -v, -verbose       every warning on a line of its own\n"
-"  -h, -help          this help\n\n"
-"PROCEDURE and IMAGE take every form dcpilist(1) takes.\n");
+	struct opts *o = ctx;
+	char *end;
+
+	switch (c) {
+	case O_CUTOFF:
+		o->cutoff = strtod(arg, &end);
+		if (end == arg || *end || !(o->cutoff >= 0 && o->cutoff <= 100))
+			cli_usage_error("-cutoff: want a percentage 0-100, not '%s'", cli_safe(arg));
+		break;
+	case O_MODE:
+		if (!strcmp(arg, "retired"))
+			o->mode = DCPI_CALC_RETIRED;
+		else if (!strcmp(arg, "time"))
+			o->mode = DCPI_CALC_TIME;
+		else
+			cli_usage_error("-mode: want 'retired' or 'time', not '%s'", cli_safe(arg));
+		break;
+	case O_EXACT: o->exact = 1; break;
+	case O_DOT: o->dot = 1; break;
+	case O_SVG: o->svg = arg; break;
+	case O_PDF: o->pdf = arg; break;
+	}
 }
+
+static const struct option own_opts[] = {
+	{ "cutoff", required_argument, NULL, O_CUTOFF },
+	{ "mode", required_argument, NULL, O_MODE },
+	{ "exact", no_argument, NULL, O_EXACT },
+	{ "dot", no_argument, NULL, O_DOT },
+	{ "svg", required_argument, NULL, O_SVG },
+	{ "pdf", required_argument, NULL, O_PDF },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_cmd cli = {
+	.name = "dcpicalc", .synopsis = "[options] PROCEDURE IMAGE",
+	.about = "One procedure's basic blocks with estimated execution counts, and cycles\n"
+		 "per instruction, from its samples.\n",
+	.common = CLI_SELECT | CLI_JSON,
+	.help = "  -cutoff PCT        list the instructions only of blocks holding at least PCT%\n"
+		"                     of the procedure's samples (default 0: every block)\n"
+		"  -mode MODE         'retired' (an instructions event) or 'time' (cycles or a\n"
+		"                     time event); default: retired when sampled, else time\n"
+		"  -exact             exact counts recorded by dcpix(1) instead of estimates\n",
+	.after = "  -dot               the annotated graph as Graphviz DOT\n"
+		 "  -svg FILE          the graph drawn by Graphviz's dot into FILE (SVG)\n"
+		 "  -pdf FILE          the same as PDF\n",
+	.footer = "PROCEDURE and IMAGE take every form dcpilist(1) takes.\n",
+	.opts = own_opts, .opt = own_option,
+};
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_CUTOFF, O_MODE, O_EXACT, O_JSON, O_DOT,
-	       O_SVG, O_PDF };
-	static const struct option lo[] = {
-		{ "db", required_argument, NULL, O_DB },
-		{ "epoch", required_argument, NULL, O_EPOCH },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "label", required_argument, NULL, O_LABEL },
-		{ "cutoff", required_argument, NULL, O_CUTOFF },
-		{ "mode", required_argument, NULL, O_MODE },
-		{ "exact", no_argument, NULL, O_EXACT },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "dot", no_argument, NULL, O_DOT },
-		{ "svg", required_argument, NULL, O_SVG },
-		{ "pdf", required_argument, NULL, O_PDF },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char *end;
-	int c;
-
 	o->mode = MODE_AUTO;
-	while ((c = cli_getopt(argc, argv, "h", lo)) != -1) {
-		switch (c) {
-		case O_DB: o->db = optarg; break;
-		case O_EPOCH: o->epoch = optarg; break;
-		case O_HOST: o->host = optarg; break;
-		case O_LABEL: o->label = optarg; break;
-		case O_CUTOFF:
-			o->cutoff = strtod(optarg, &end);
-			if (end == optarg || *end || !(o->cutoff >= 0 && o->cutoff <= 100))
-				cli_usage_error("-cutoff: want a percentage 0-100, not '%s'",
-						cli_safe(optarg));
-			break;
-		case O_MODE:
-			if (!strcmp(optarg, "retired"))
-				o->mode = DCPI_CALC_RETIRED;
-			else if (!strcmp(optarg, "time"))
-				o->mode = DCPI_CALC_TIME;
-			else
-				cli_usage_error("-mode: want 'retired' or 'time', not '%s'",
-						cli_safe(optarg));
-			break;
-		case O_EXACT: o->exact = 1; break;
-		case O_JSON: o->json = 1; break;
-		case O_DOT: o->dot = 1; break;
-		case O_SVG: o->svg = optarg; break;
-		case O_PDF: o->pdf = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: cli_usage_error("bad option");
-		}
-	}
-	if (o->json + o->dot + !!o->svg + !!o->pdf > 1)
+	cli_parse(&cli, argc, argv, &o->co, o);
+	if (o->co.json + o->dot + !!o->svg + !!o->pdf > 1)
 		cli_usage_error("-json, -dot, -svg and -pdf: one at a time");
 	if (argc - optind != 2)
 		cli_usage_error("want PROCEDURE and IMAGE");
 	o->proc = argv[optind];
 	o->image = argv[optind + 1];
-	o->db = cli_db_read(o->db);
 }
 
 static void choose_columns(struct calc *k)
@@ -313,7 +295,7 @@ static void print_intro(const struct calc *k)
 
 static void print_text(const struct calc *k)
 {
-	report_print_header(stdout, k->o.db, &k->set, k->a.total, &k->w);
+	report_print_header(stdout, k->o.co.db, &k->set, k->a.total, &k->w);
 	print_intro(k);
 	printf("==============================================================================\n");
 	printf("%-5s %-12s %5s", "block", "address", "insns");
@@ -431,7 +413,7 @@ static void json_edge(struct dcpi_json *j, const struct calc *k, size_t e)
 
 static void print_json(const struct calc *k)
 {
-	struct dcpi_json *j = report_json_begin(k->o.db);
+	struct dcpi_json *j = report_json_begin(k->o.co.db);
 
 	report_json_header(j, &k->set, k->a.total, &k->w);
 	dcpi_json_break(j);
@@ -474,20 +456,20 @@ int cmd_dcpicalc(int argc, char **argv)
 	uint64_t lo, hi;
 
 	parse_options(&k.o, argc, argv);
-	report_set_load(&k.set, k.o.db, k.o.epoch, k.o.host, k.o.label);
+	report_set_load(&k.set, k.o.co.db, k.o.co.epoch, k.o.co.host, k.o.co.label);
 	report_check_set(&k.w, &k.set);
 	report_warn_finish(&k.w);
 	choose_columns(&k);
-	k.img = report_annot_open(&k.set, k.o.db, k.o.image, &k.src);
+	k.img = report_annot_open(&k.set, k.o.co.db, k.o.image, &k.src);
 	report_annot_resolve(k.img, k.o.proc, &lo, &hi, &k.name);
 	if (dcpi_annotate(k.img, lo, hi, &k.a))
 		cli_die("%s", dcpi_errmsg());
-	if (k.o.exact && dcpi_calc_exact_load(k.o.db, k.img, &k.a, &k.exact))
+	if (k.o.exact && dcpi_calc_exact_load(k.o.co.db, k.img, &k.a, &k.exact))
 		cli_die("%s", dcpi_errmsg());
 	k.cols.exact = k.exact;
 	if (dcpi_calc_annotation(k.img, &k.a, &k.cols, &k.c))
 		cli_die("%s: %s", k.name ? cli_safe(k.name) : "range", dcpi_errmsg());
-	if (k.o.json)
+	if (k.o.co.json)
 		print_json(&k);
 	else if (k.o.dot)
 		emit_dot(stdout, &k);

@@ -18,8 +18,9 @@
 #include "report.h"
 
 struct opts {
-	const char *db, *epoch, *host, *label, *proc, *image;
-	int json, exact;
+	struct cli_common co;        /* -db -epoch -host -label -json */
+	const char *proc, *image;
+	int exact;
 };
 
 /* One procedure's coverage. */
@@ -46,52 +47,33 @@ struct cv {
 	uint64_t total[DCPI_MAX_EVENTS];   /* the image's samples */
 };
 
-static void usage(FILE *f)
+static void own_option(void *ctx, int c, const char *arg)
 {
-	fprintf(f,
-"usage: dcpicoverage [options] PROCEDURE IMAGE\n"
-"       dcpicoverage [options] IMAGE\n"
-"Which basic blocks and source lines ran and which did not, from estimated\n"
-"counts (or dcpix's exact ones): one procedure in detail, or every\n"
-"procedure of an image in summary.\n\n"
-"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
-"  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
-"  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
-"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
-"  -exact             exact counts recorded by dcpix(1) instead of estimates\n"
-"  -json              JSON output (schema in dcpicoverage(1))\n"
-"  -v, -verbose       every warning on a line of its own\n"
-"  -h, -help          this help\n\n"
-"PROCEDURE and IMAGE take every form dcpilist(1) takes.\n");
+	((struct opts *)ctx)->exact = 1; /* -exact, the only one */
+	(void)c;
+	(void)arg;
 }
+
+static const struct option own_opts[] = {
+	{ "exact", no_argument, NULL, 256 },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_cmd cli = {
+	.name = "dcpicoverage", .synopsis = "[options] PROCEDURE IMAGE\n"
+					     "       dcpicoverage [options] IMAGE",
+	.about = "Which basic blocks and source lines ran and which did not, from estimated\n"
+		 "counts (or dcpix's exact ones): one procedure in detail, or every\n"
+		 "procedure of an image in summary.\n",
+	.common = CLI_SELECT | CLI_JSON,
+	.help = "  -exact             exact counts recorded by dcpix(1) instead of estimates\n",
+	.footer = "PROCEDURE and IMAGE take every form dcpilist(1) takes.\n",
+	.opts = own_opts, .opt = own_option,
+};
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_EXACT, O_JSON };
-	static const struct option lo[] = {
-		{ "db", required_argument, NULL, O_DB },
-		{ "epoch", required_argument, NULL, O_EPOCH },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "label", required_argument, NULL, O_LABEL },
-		{ "exact", no_argument, NULL, O_EXACT },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	while ((c = cli_getopt(argc, argv, "h", lo)) != -1) {
-		switch (c) {
-		case O_DB: o->db = optarg; break;
-		case O_EPOCH: o->epoch = optarg; break;
-		case O_HOST: o->host = optarg; break;
-		case O_LABEL: o->label = optarg; break;
-		case O_EXACT: o->exact = 1; break;
-		case O_JSON: o->json = 1; break;
-		case 'h': usage(stdout); exit(0);
-		default: cli_usage_error("bad option");
-		}
-	}
+	cli_parse(&cli, argc, argv, &o->co, o);
 	if (argc - optind == 1) {
 		o->image = argv[optind];
 	} else if (argc - optind == 2) {
@@ -100,7 +82,6 @@ static void parse_options(struct opts *o, int argc, char **argv)
 	} else {
 		cli_usage_error("want PROCEDURE IMAGE, or IMAGE");
 	}
-	o->db = cli_db_read(o->db);
 }
 
 /* ---- one procedure ----------------------------------------------------------------- */
@@ -118,7 +99,7 @@ static int analyse(struct cv *k, struct proc *p)
 		return err;
 	for (size_t i = 0; col >= 0 && i < p->a.ninsns; i++)
 		p->samples += p->a.insns[i].counts[col];
-	if (k->o.exact && (err = dcpi_calc_exact_load(k->o.db, k->img, &p->a, &exact)))
+	if (k->o.exact && (err = dcpi_calc_exact_load(k->o.co.db, k->img, &p->a, &exact)))
 		return err;
 	cols.exact = exact;
 	if (p->samples || exact) {
@@ -168,7 +149,7 @@ static void text_detail(const struct cv *k, const struct proc *p)
 {
 	const struct dcpi_cfg *g = graph(p);
 
-	report_print_header(stdout, k->o.db, &k->set, p->a.total, &k->w);
+	report_print_header(stdout, k->o.co.db, &k->set, p->a.total, &k->w);
 	printf("\nProcedure: %s\nImage: %s\n", p->name ? cli_safe(p->name) : "(address range)",
 	       cli_safe(dcpi_annot_image_profile(k->img)->path));
 	printf("Blocks ran: %zu of %zu (%.1f%%); lines ran: %zu of %zu (%.1f%%)%s\n",
@@ -200,7 +181,7 @@ static void text_detail(const struct cv *k, const struct proc *p)
 
 static void json_detail(struct cv *k, const struct proc *p)
 {
-	struct dcpi_json *j = report_json_begin(k->o.db);
+	struct dcpi_json *j = report_json_begin(k->o.co.db);
 	const struct dcpi_cfg *g = graph(p);
 
 	report_json_header(j, &k->set, p->a.total, &k->w);
@@ -254,7 +235,7 @@ static void detail(struct cv *k)
 	report_annot_resolve(k->img, k->o.proc, &p.lo, &p.hi, &p.name);
 	if (analyse(k, &p))
 		cli_die("%s: %s", p.name ? cli_safe(p.name) : "range", dcpi_errmsg());
-	if (k->o.json)
+	if (k->o.co.json)
 		json_detail(k, &p);
 	else
 		text_detail(k, &p);
@@ -322,8 +303,8 @@ static void summary(struct cv *k)
 	for (size_t i = 0; i < n; i++)
 		for (unsigned e = 0; e < k->set.nevents; e++)
 			k->total[e] += smp[i].counts[e];
-	if (k->o.json) {
-		k->j = report_json_begin(k->o.db);
+	if (k->o.co.json) {
+		k->j = report_json_begin(k->o.co.db);
 		report_json_header(k->j, &k->set, k->total, &k->w);
 		dcpi_json_break(k->j);
 		dcpi_json_key_str(k->j, "image", dcpi_annot_image_profile(k->img)->path);
@@ -331,7 +312,7 @@ static void summary(struct cv *k)
 		dcpi_json_key(k->j, "procedures");
 		dcpi_json_arr_begin(k->j);
 	} else {
-		report_print_header(stdout, k->o.db, &k->set, k->total, &k->w);
+		report_print_header(stdout, k->o.co.db, &k->set, k->total, &k->w);
 		printf("\nImage: %s (%s counts)\n", cli_safe(dcpi_annot_image_profile(k->img)->path),
 		       k->o.exact ? "exact" : "estimated");
 		printf("==============================================================================\n");
@@ -369,11 +350,11 @@ int cmd_dcpicoverage(int argc, char **argv)
 	static struct cv k;
 
 	parse_options(&k.o, argc, argv);
-	report_set_load(&k.set, k.o.db, k.o.epoch, k.o.host, k.o.label);
+	report_set_load(&k.set, k.o.co.db, k.o.co.epoch, k.o.co.host, k.o.co.label);
 	report_check_set(&k.w, &k.set);
 	report_warn_finish(&k.w);
 	report_calc_cols(&k.set, k.o.exact ? (int)DCPI_CALC_EXACT : -1, &k.cols);
-	k.img = report_annot_open(&k.set, k.o.db, k.o.image, &k.src);
+	k.img = report_annot_open(&k.set, k.o.co.db, k.o.image, &k.src);
 	if (k.o.proc)
 		detail(&k);
 	else

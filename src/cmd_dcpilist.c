@@ -20,8 +20,9 @@ enum { SHOW_BOTH, SHOW_SOURCE, SHOW_ASM };
 #define MAX_REMAPS 64
 
 struct opts {
-	const char *db, *epoch, *host, *file, *proc, *image, *label;
-	int show, json;
+	struct cli_common co;        /* -db -epoch -host -label -json */
+	const char *file, *proc, *image;
+	int show;
 	const char *dirs[MAX_DIRS + 1];
 	size_t ndirs;
 	struct dcpi_remap remaps[MAX_REMAPS];
@@ -40,29 +41,7 @@ struct listing {
 	struct report_warnings w;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-"usage: dcpilist [options] PROCEDURE IMAGE\n"
-"One procedure's samples by source line and instruction.\n\n"
-"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
-"  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
-"  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
-"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
-"  -both              source lines, each followed by its instructions (default)\n"
-"  -source            source lines only\n"
-"  -asm               instructions only, in address order\n"
-"  -f FILE            the procedure's source file is FILE (its directory is\n"
-"                     searched first)\n"
-"  -I DIR             search DIR for source files (repeatable)\n"
-"  -remap OLD=NEW     source paths starting with OLD are under NEW (repeatable)\n"
-"  -json              JSON output (schema in dcpilist(1))\n"
-"  -v, -verbose       every warning on a line of its own\n"
-"  -h, -help          this help\n\n"
-"PROCEDURE is a name (raw, demangled, or demangled without parameters), an\n"
-"address 0xADDR or a range 0xLO-0xHI of the image's virtual addresses.\n"
-"IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n");
-}
+enum { O_BOTH = 256, O_SOURCE, O_ASM, O_REMAP };
 
 static void add_dir(struct opts *o, const char *d)
 {
@@ -71,53 +50,59 @@ static void add_dir(struct opts *o, const char *d)
 	o->dirs[o->ndirs++] = d;
 }
 
+static void own_option(void *ctx, int c, const char *arg)
+{
+	struct opts *o = ctx;
+
+	switch (c) {
+	case O_BOTH: o->show = SHOW_BOTH; break;
+	case O_SOURCE: o->show = SHOW_SOURCE; break;
+	case O_ASM: o->show = SHOW_ASM; break;
+	case 'f': o->file = arg; break;
+	case 'I': add_dir(o, arg); break;
+	case O_REMAP:
+		if (o->nremaps == MAX_REMAPS)
+			cli_usage_error("at most %d -remap rules", MAX_REMAPS);
+		if (dcpi_source_remap_parse((char *)arg, &o->remaps[o->nremaps++])) /* argv's */
+			cli_usage_error("-remap: %s", dcpi_errmsg());
+		break;
+	}
+}
+
+static const struct option own_opts[] = {
+	{ "both", no_argument, NULL, O_BOTH },
+	{ "source", no_argument, NULL, O_SOURCE },
+	{ "asm", no_argument, NULL, O_ASM },
+	{ "f", required_argument, NULL, 'f' },
+	{ "I", required_argument, NULL, 'I' },
+	{ "remap", required_argument, NULL, O_REMAP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_cmd cli = {
+	.name = "dcpilist", .synopsis = "[options] PROCEDURE IMAGE",
+	.about = "One procedure's samples by source line and instruction.\n",
+	.common = CLI_SELECT | CLI_JSON,
+	.help = "  -both              source lines, each followed by its instructions (default)\n"
+		"  -source            source lines only\n"
+		"  -asm               instructions only, in address order\n"
+		"  -f FILE            the procedure's source file is FILE (its directory is\n"
+		"                     searched first)\n"
+		"  -I DIR             search DIR for source files (repeatable)\n"
+		"  -remap OLD=NEW     source paths starting with OLD are under NEW (repeatable)\n",
+	.footer = "PROCEDURE is a name (raw, demangled, or demangled without parameters), an\n"
+		  "address 0xADDR or a range 0xLO-0xHI of the image's virtual addresses.\n"
+		  "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n",
+	.shortopts = "f:I:", .opts = own_opts, .opt = own_option,
+};
+
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_BOTH, O_SOURCE, O_ASM, O_REMAP, O_JSON };
-	static const struct option lo[] = {
-		{ "db", required_argument, NULL, O_DB },
-		{ "epoch", required_argument, NULL, O_EPOCH },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "label", required_argument, NULL, O_LABEL },
-		{ "both", no_argument, NULL, O_BOTH },
-		{ "source", no_argument, NULL, O_SOURCE },
-		{ "asm", no_argument, NULL, O_ASM },
-		{ "f", required_argument, NULL, 'f' },
-		{ "I", required_argument, NULL, 'I' },
-		{ "remap", required_argument, NULL, O_REMAP },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	while ((c = cli_getopt(argc, argv, "f:I:h", lo)) != -1) {
-		switch (c) {
-		case O_DB: o->db = optarg; break;
-		case O_EPOCH: o->epoch = optarg; break;
-		case O_HOST: o->host = optarg; break;
-		case O_LABEL: o->label = optarg; break;
-		case O_BOTH: o->show = SHOW_BOTH; break;
-		case O_SOURCE: o->show = SHOW_SOURCE; break;
-		case O_ASM: o->show = SHOW_ASM; break;
-		case 'f': o->file = optarg; break;
-		case 'I': add_dir(o, optarg); break;
-		case O_REMAP:
-			if (o->nremaps == MAX_REMAPS)
-				cli_usage_error("at most %d -remap rules", MAX_REMAPS);
-			if (dcpi_source_remap_parse(optarg, &o->remaps[o->nremaps++]))
-				cli_usage_error("-remap: %s", dcpi_errmsg());
-			break;
-		case O_JSON: o->json = 1; break;
-		case 'h': usage(stdout); exit(0);
-		default: cli_usage_error("bad option");
-		}
-	}
+	cli_parse(&cli, argc, argv, &o->co, o);
 	if (argc - optind != 2)
 		cli_usage_error("want PROCEDURE and IMAGE");
 	o->proc = argv[optind];
 	o->image = argv[optind + 1];
-	o->db = cli_db_read(o->db);
 }
 
 /* -f FILE: its directory is searched before the -I ones. */
@@ -142,7 +127,7 @@ static void apply_file_opt(struct opts *o)
 static void open_image(struct listing *l)
 {
 	l->src = (struct dcpi_source_opts){ l->o.dirs, l->o.ndirs, l->o.remaps, l->o.nremaps };
-	l->img = report_annot_open(&l->set, l->o.db, l->o.image, &l->src);
+	l->img = report_annot_open(&l->set, l->o.co.db, l->o.image, &l->src);
 }
 
 /* ---- text --------------------------------------------------------------------------- */
@@ -260,7 +245,7 @@ static void print_text(const struct listing *l)
 {
 	const struct dcpi_profile *p = dcpi_annot_image_profile(l->img);
 
-	report_print_header(stdout, l->o.db, &l->set, l->a.total, &l->w);
+	report_print_header(stdout, l->o.co.db, &l->set, l->a.total, &l->w);
 	printf("\nProcedure: %s\nImage: %s\nRange: 0x%" PRIx64 "-0x%" PRIx64 " (%zu %s)\n",
 	       l->name ? cli_safe(l->name) : "(address range)", cli_safe(p->path), l->a.lo,
 	       l->a.hi, l->a.ninsns,
@@ -350,7 +335,7 @@ static void json_stray(struct dcpi_json *j, const struct listing *l,
 
 static void print_json(const struct listing *l)
 {
-	struct dcpi_json *j = report_json_begin(l->o.db);
+	struct dcpi_json *j = report_json_begin(l->o.co.db);
 
 	report_json_header(j, &l->set, l->a.total, &l->w);
 	dcpi_json_break(j);
@@ -381,12 +366,12 @@ int cmd_dcpilist(int argc, char **argv)
 
 	parse_options(&l.o, argc, argv);
 	apply_file_opt(&l.o);
-	if (dcpi_profset_load(l.o.db, l.o.epoch, l.o.host, &l.set))
+	if (dcpi_profset_load(l.o.co.db, l.o.co.epoch, l.o.co.host, &l.set))
 		cli_die("%s", dcpi_errmsg());
-	if (l.o.label)
-		report_keep_label(&l.set, l.o.label);
+	if (l.o.co.label)
+		report_keep_label(&l.set, l.o.co.label);
 	if (l.set.nevents == 0)
-		cli_die("%s: no samples in epoch %s", l.o.db, l.set.epochs[l.set.nepochs - 1]);
+		cli_die("%s: no samples in epoch %s", l.o.co.db, l.set.epochs[l.set.nepochs - 1]);
 	report_check_set(&l.w, &l.set);
 	report_warn_finish(&l.w);
 	open_image(&l);
@@ -394,7 +379,7 @@ int cmd_dcpilist(int argc, char **argv)
 	if (dcpi_annotate(l.img, lo, hi, &l.a))
 		cli_die("%s", dcpi_errmsg());
 	l.derived = dcpi_annot_derived_cols(&l.set, &cy, &in);
-	if (l.o.json)
+	if (l.o.co.json)
 		print_json(&l);
 	else
 		print_text(&l);

@@ -22,15 +22,13 @@
 #include "report.h"
 
 enum { OUT_TEXT, OUT_JSON, OUT_CSV, OUT_FOLDED, OUT_PPROF };
-#define MAX_IMAGES 256
 
 struct opts {
-	const char *db, *epoch, *host, *sort, *ratio, *pprof, *label, *by;
+	struct cli_common co;        /* -db -epoch -host -label -json -csv IMAGE... */
+	const char *sort, *ratio, *pprof, *by;
 	int procs, bypid, out;
 	unsigned long long keep;
 	double cutoff;
-	const char *images[MAX_IMAGES];
-	size_t nimages;
 };
 
 struct report {
@@ -45,98 +43,77 @@ struct report {
 
 /* ---- options ------------------------------------------------------------ */
 
-static void usage(FILE *f)
+enum { O_BY = 256, O_PID, O_SORT, O_KEEP, O_CUTOFF, O_RATIO, O_FOLDED, O_PPROF };
+
+static void own_option(void *ctx, int c, const char *arg)
 {
-	fprintf(f,
-"usage: dcpiprof [options] [IMAGE...]\n"
-"Where the time went: images sorted by samples; with -i or IMAGE arguments,\n"
-"the procedures of all images or of those images.\n\n"
-"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
-"  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
-"  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
-"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
-"  -i                 procedures of all images\n"
-"  -pid               keep per-process profiles (dcpid -bypid) apart\n"
-"  -by KEY            keep labelled profiles apart by comm, uid or cgroup\n"
-"  -sort EVENT        order by this event (default: the first)\n"
-"  -keep N            only the first N rows\n"
-"  -cutoff PERCENT    only rows with at least this share of the sort event\n"
-"  -ratio A/B         add a column A/B (e.g. instructions/cycles)\n"
-"  -json              JSON output (schema in dcpiprof(1))\n"
-"  -csv               CSV output\n"
-"  -folded            folded stacks for flame graphs: image;procedure;file:line N\n"
-"  -pprof FILE        write a gzipped pprof profile to FILE instead of a report\n"
-"  -v, -verbose       every warning on a line of its own\n"
-"  -h, -help          this help\n\n"
-"IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n");
+	struct opts *o = ctx;
+	char *end;
+
+	switch (c) {
+	case 'i': o->procs = 1; break;
+	case O_PID: o->bypid = 1; break;
+	case O_BY: o->by = cli_label_key(arg); break;
+	case O_SORT: o->sort = arg; break;
+	case O_KEEP: o->keep = cli_parse_count("keep", arg); break;
+	case O_CUTOFF:
+		o->cutoff = strtod(arg, &end);
+		if (*end || end == arg || !(o->cutoff >= 0 && o->cutoff <= 100))
+			cli_usage_error("-cutoff wants a percentage 0-100, not '%s'", cli_safe(arg));
+		break;
+	case O_RATIO:
+		if (!strchr(arg, '/'))
+			cli_usage_error("-ratio wants EVENT/EVENT, not '%s'", cli_safe(arg));
+		o->ratio = arg;
+		break;
+	case O_FOLDED: o->out = OUT_FOLDED; break;
+	case O_PPROF: o->out = OUT_PPROF; o->pprof = arg; break;
+	}
 }
+
+static const struct option own_opts[] = {
+	{ "i", no_argument, NULL, 'i' },
+	{ "pid", no_argument, NULL, O_PID },
+	{ "by", required_argument, NULL, O_BY },
+	{ "sort", required_argument, NULL, O_SORT },
+	{ "keep", required_argument, NULL, O_KEEP },
+	{ "cutoff", required_argument, NULL, O_CUTOFF },
+	{ "ratio", required_argument, NULL, O_RATIO },
+	{ "folded", no_argument, NULL, O_FOLDED },
+	{ "pprof", required_argument, NULL, O_PPROF },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_cmd cli = {
+	.name = "dcpiprof", .synopsis = "[options] [IMAGE...]",
+	.about = "Where the time went: images sorted by samples; with -i or IMAGE arguments,\n"
+		 "the procedures of all images or of those images.\n",
+	.common = CLI_SELECT | CLI_JSON | CLI_CSV | CLI_IMAGES,
+	.help = "  -i                 procedures of all images\n"
+		"  -pid               keep per-process profiles (dcpid -bypid) apart\n"
+		"  -by KEY            keep labelled profiles apart by comm, uid or cgroup\n"
+		"  -sort EVENT        order by this event (default: the first)\n"
+		"  -keep N            only the first N rows\n"
+		"  -cutoff PERCENT    only rows with at least this share of the sort event\n"
+		"  -ratio A/B         add a column A/B (e.g. instructions/cycles)\n",
+	.after = "  -folded            folded stacks for flame graphs: image;procedure;file:line N\n"
+		 "  -pprof FILE        write a gzipped pprof profile to FILE instead of a report\n",
+	.footer = "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n",
+	.shortopts = "i", .opts = own_opts, .opt = own_option,
+};
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_BY, O_PID, O_SORT, O_KEEP, O_CUTOFF, O_RATIO, O_JSON,
-	       O_CSV, O_FOLDED, O_PPROF };
-	static const struct option lo[] = {
-		{ "db", required_argument, NULL, O_DB },
-		{ "epoch", required_argument, NULL, O_EPOCH },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "label", required_argument, NULL, O_LABEL },
-		{ "i", no_argument, NULL, 'i' },
-		{ "pid", no_argument, NULL, O_PID },
-		{ "by", required_argument, NULL, O_BY },
-		{ "sort", required_argument, NULL, O_SORT },
-		{ "keep", required_argument, NULL, O_KEEP },
-		{ "cutoff", required_argument, NULL, O_CUTOFF },
-		{ "ratio", required_argument, NULL, O_RATIO },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "csv", no_argument, NULL, O_CSV },
-		{ "folded", no_argument, NULL, O_FOLDED },
-		{ "pprof", required_argument, NULL, O_PPROF },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
 	o->keep = ULLONG_MAX;
-	while ((c = cli_getopt(argc, argv, "ih", lo)) != -1) {
-		switch (c) {
-		case O_DB: o->db = optarg; break;
-		case O_EPOCH: o->epoch = optarg; break;
-		case O_HOST: o->host = optarg; break;
-		case O_LABEL: o->label = optarg; break;
-		case 'i': o->procs = 1; break;
-		case O_PID: o->bypid = 1; break;
-		case O_BY: o->by = cli_label_key(optarg); break;
-		case O_SORT: o->sort = optarg; break;
-		case O_KEEP: o->keep = cli_parse_count("keep", optarg); break;
-		case O_CUTOFF: {
-			char *end;
-
-			o->cutoff = strtod(optarg, &end);
-			if (*end || end == optarg || !(o->cutoff >= 0 && o->cutoff <= 100))
-				cli_usage_error("-cutoff wants a percentage 0-100, not '%s'", optarg);
-			break;
-		}
-		case O_RATIO:
-			if (!strchr(optarg, '/'))
-				cli_usage_error("-ratio wants EVENT/EVENT, not '%s'", optarg);
-			o->ratio = optarg;
-			break;
-		case O_JSON: o->out = OUT_JSON; break;
-		case O_CSV: o->out = OUT_CSV; break;
-		case O_FOLDED: o->out = OUT_FOLDED; break;
-		case O_PPROF: o->out = OUT_PPROF; o->pprof = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: cli_usage_error("bad option");
-		}
-	}
-	for (; optind < argc; optind++) {
-		if (o->nimages == MAX_IMAGES)
-			cli_usage_error("at most %d images", MAX_IMAGES);
-		o->images[o->nimages++] = argv[optind];
-	}
-	if (o->nimages)
+	cli_parse(&cli, argc, argv, &o->co, o);
+	if ((o->co.json || o->co.csv) && o->out)
+		cli_usage_error("-json, -csv, -folded and -pprof: one output at a time");
+	if (o->co.json)
+		o->out = OUT_JSON;
+	else if (o->co.csv)
+		o->out = OUT_CSV;
+	if (o->co.nimages)
 		o->procs = 1;
-	o->db = cli_db_read(o->db);
 }
 
 /* ---- the table ------------------------------------------------------------ */
@@ -145,13 +122,13 @@ static int build(struct report *r)
 {
 	struct dcpi_procs_opts po = { r->o.procs, r->o.bypid, NULL, r->o.by };
 	int exporting = r->o.out == OUT_FOLDED || r->o.out == OUT_PPROF;
-	struct dcpi_obj_opts oo = { report_symtab_opts(r->o.db), NULL, NULL };
+	struct dcpi_obj_opts oo = { report_symtab_opts(r->o.co.db), NULL, NULL };
 
-	if (dcpi_select(&r->set, r->o.images, r->o.nimages, &r->sel))
+	if (dcpi_select(&r->set, r->o.co.images, r->o.co.nimages, &r->sel))
 		return cli_error("%s", dcpi_errmsg());
 	if ((r->o.procs || exporting) && !(po.objs = r->objs = dcpi_objcache_new(&oo)))
 		return cli_error("out of memory");
-	if (dcpi_procs_build(&r->t, &r->set, r->sel.chosen, r->o.nimages > 0, &po))
+	if (dcpi_procs_build(&r->t, &r->set, r->sel.chosen, r->o.co.nimages > 0, &po))
 		return cli_error("%s", dcpi_errmsg());
 	for (size_t i = 0; i < r->t.nnotes; i++)
 		report_warn(&r->w, "%s", r->t.notes[i]);
@@ -194,7 +171,7 @@ static int choose_columns(struct report *r)
 
 static void print_header(struct report *r, FILE *f)
 {
-	report_print_header(f, r->o.db, &r->set, r->t.total, &r->w);
+	report_print_header(f, r->o.co.db, &r->set, r->t.total, &r->w);
 	fprintf(f, "\nThe numbers given below are the number of samples for each listed event type%s.\n",
 	       r->ratio_a >= 0 ? " or, for the ratio of two event types, the ratio of their samples"
 			       : "");
@@ -246,7 +223,7 @@ static void print_text(struct report *r, FILE *f, size_t n)
 
 static void print_json(struct report *r, size_t n)
 {
-	struct dcpi_json *j = report_json_begin(r->o.db);
+	struct dcpi_json *j = report_json_begin(r->o.co.db);
 
 	dcpi_json_key_str(j, "mode", r->o.procs ? "procedures" : "images");
 	report_json_header(j, &r->set, r->t.total, &r->w);
@@ -348,19 +325,19 @@ static int prepare(struct report *r, size_t *shown)
 {
 	int status;
 
-	if (dcpi_profset_load(r->o.db, r->o.epoch, r->o.host, &r->set))
+	if (dcpi_profset_load(r->o.co.db, r->o.co.epoch, r->o.co.host, &r->set))
 		return cli_error("%s", dcpi_errmsg());
-	if (r->o.label)
-		report_keep_label(&r->set, r->o.label);
+	if (r->o.co.label)
+		report_keep_label(&r->set, r->o.co.label);
 	report_check_set(&r->w, &r->set);
 	if (build(r))
 		return -1;
 	report_warn_finish(&r->w);
-	status = report_unmatched(&r->set, r->o.images, r->o.nimages, r->sel.matched);
-	if (status && !report_any_matched(r->sel.matched, r->o.nimages))
+	status = report_unmatched(&r->set, r->o.co.images, r->o.co.nimages, r->sel.matched);
+	if (status && !report_any_matched(r->sel.matched, r->o.co.nimages))
 		return -1; /* nothing named is there: the errors, no empty table */
 	if (r->set.nevents == 0)
-		return cli_error("%s: no samples in epoch %s", r->o.db,
+		return cli_error("%s: no samples in epoch %s", r->o.co.db,
 				 r->set.epochs[r->set.nepochs - 1]);
 	if (choose_columns(r))
 		return -1;
@@ -394,8 +371,8 @@ int prof_text_report(FILE *f, const char *db, const char *epoch, int procs,
 	int status;
 
 	memset(&r, 0, sizeof(r));
-	r.o.db = db;
-	r.o.epoch = epoch;
+	r.o.co.db = db;
+	r.o.co.epoch = epoch;
 	r.o.procs = procs;
 	r.o.keep = keep ? cli_parse_count("keep", keep) : ULLONG_MAX;
 	r.o.sort = sort;

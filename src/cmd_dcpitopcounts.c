@@ -16,15 +16,12 @@
 #include "dcpi/select.h"
 #include "report.h"
 
-#define MAX_IMAGES 256
 #define MAX_OPEN 4096   /* image identities opened in one report */
 
 struct opts {
-	const char *db, *epoch, *host, *sort, *label;
+	struct cli_common co;        /* -db -epoch -host -label -json IMAGE... */
+	const char *sort;
 	unsigned long long n;
-	int json;
-	const char *images[MAX_IMAGES];
-	size_t nimages;
 };
 
 struct cand {
@@ -66,59 +63,36 @@ struct tc {
 	struct report_warnings w;
 };
 
-static void usage(FILE *f)
+static void own_option(void *ctx, int c, const char *arg)
 {
-	fprintf(f,
-"usage: dcpitopcounts [options] [IMAGE...]\n"
-"The instructions with the most samples, in the given images or in all.\n\n"
-"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
-"  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
-"  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
-"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
-"  -n N               how many instructions (default 20)\n"
-"  -sort EVENT        order by this event (default: the first)\n"
-"  -json              JSON output (schema in dcpitopcounts(1))\n"
-"  -v, -verbose       every warning on a line of its own\n"
-"  -h, -help          this help\n\n"
-"IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n");
+	struct opts *o = ctx;
+
+	if (c == 'n')
+		o->n = cli_parse_count("n", arg);
+	else
+		o->sort = arg; /* -sort */
 }
+
+static const struct option own_opts[] = {
+	{ "n", required_argument, NULL, 'n' },
+	{ "sort", required_argument, NULL, 256 },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_cmd cli = {
+	.name = "dcpitopcounts", .synopsis = "[options] [IMAGE...]",
+	.about = "The instructions with the most samples, in the given images or in all.\n",
+	.common = CLI_SELECT | CLI_JSON | CLI_IMAGES,
+	.help = "  -n N               how many instructions (default 20)\n"
+		"  -sort EVENT        order by this event (default: the first)\n",
+	.footer = "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n",
+	.shortopts = "n:", .opts = own_opts, .opt = own_option,
+};
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EPOCH, O_HOST, O_LABEL, O_SORT, O_JSON };
-	static const struct option lo[] = {
-		{ "db", required_argument, NULL, O_DB },
-		{ "epoch", required_argument, NULL, O_EPOCH },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "label", required_argument, NULL, O_LABEL },
-		{ "n", required_argument, NULL, 'n' },
-		{ "sort", required_argument, NULL, O_SORT },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
 	o->n = 20;
-	while ((c = cli_getopt(argc, argv, "n:h", lo)) != -1) {
-		switch (c) {
-		case O_DB: o->db = optarg; break;
-		case O_EPOCH: o->epoch = optarg; break;
-		case O_HOST: o->host = optarg; break;
-		case O_LABEL: o->label = optarg; break;
-		case 'n': o->n = cli_parse_count("n", optarg); break;
-		case O_SORT: o->sort = optarg; break;
-		case O_JSON: o->json = 1; break;
-		case 'h': usage(stdout); exit(0);
-		default: cli_usage_error("bad option");
-		}
-	}
-	for (; optind < argc; optind++) {
-		if (o->nimages == MAX_IMAGES)
-			cli_usage_error("at most %d images", MAX_IMAGES);
-		o->images[o->nimages++] = argv[optind];
-	}
-	o->db = cli_db_read(o->db);
+	cli_parse(&cli, argc, argv, &o->co, o);
 }
 
 /* ---- images ---------------------------------------------------------------------- */
@@ -181,7 +155,7 @@ static void open_group(struct tc *t, const size_t *idx, size_t n)
 		report_warn(&t->w, "%s%s%s; its samples are shown by file offset",
 			    strstr(dcpi_errmsg(), p->path) ? "" : p->path,
 			    strstr(dcpi_errmsg(), p->path) ? "" : ": ", dcpi_errmsg());
-		t->failed_named |= t->o.nimages > 0;
+		t->failed_named |= t->o.co.nimages > 0;
 		open_raw(t, idx, n);
 		return;
 	}
@@ -195,9 +169,9 @@ static void open_images(struct tc *t)
 {
 	uint64_t nocode = 0;
 
-	if (dcpi_select(&t->set, t->o.images, t->o.nimages, &t->sel))
+	if (dcpi_select(&t->set, t->o.co.images, t->o.co.nimages, &t->sel))
 		cli_die("%s", dcpi_errmsg());
-	t->objs = report_objcache(t->o.db);
+	t->objs = report_objcache(t->o.co.db);
 	for (size_t k = 0; k < t->sel.ngroups; k++) {
 		const struct dcpi_image_group *g = &t->sel.groups[k];
 		const struct dcpi_profile *p = &t->set.v[g->idx[0]].prof;
@@ -331,7 +305,7 @@ static void print_row(const struct tc *t, const struct top *r)
 
 static void print_text(const struct tc *t, const struct top *rows, size_t n)
 {
-	report_print_header(stdout, t->o.db, &t->set, t->total, &t->w);
+	report_print_header(stdout, t->o.co.db, &t->set, t->total, &t->w);
 	printf("\nThe numbers given below are the number of samples for each listed event type,\n"
 	       "and their share of the samples of the images listed.\n");
 	printf("==============================================================================\n");
@@ -344,7 +318,7 @@ static void print_text(const struct tc *t, const struct top *rows, size_t n)
 
 static void print_json(const struct tc *t, const struct top *rows, size_t n)
 {
-	struct dcpi_json *j = report_json_begin(t->o.db);
+	struct dcpi_json *j = report_json_begin(t->o.co.db);
 
 	report_json_header(j, &t->set, t->total, &t->w);
 	dcpi_json_break(j);
@@ -379,18 +353,18 @@ int cmd_dcpitopcounts(int argc, char **argv)
 	int status;
 
 	parse_options(&t.o, argc, argv);
-	if (dcpi_profset_load(t.o.db, t.o.epoch, t.o.host, &t.set))
+	if (dcpi_profset_load(t.o.co.db, t.o.co.epoch, t.o.co.host, &t.set))
 		cli_die("%s", dcpi_errmsg());
-	if (t.o.label)
-		report_keep_label(&t.set, t.o.label);
+	if (t.o.co.label)
+		report_keep_label(&t.set, t.o.co.label);
 	if (t.set.nevents == 0)
-		cli_die("%s: no samples in epoch %s", t.o.db, t.set.epochs[t.set.nepochs - 1]);
+		cli_die("%s: no samples in epoch %s", t.o.co.db, t.set.epochs[t.set.nepochs - 1]);
 	t.sortcol = 0;
 	if (t.o.sort && (t.sortcol = dcpi_profset_event(&t.set, t.o.sort)) < 0)
 		cli_die("-sort: no event '%s' in these profiles", t.o.sort);
 	report_check_set(&t.w, &t.set);
 	open_images(&t);
-	status = report_unmatched(&t.set, t.o.images, t.o.nimages, t.sel.matched);
+	status = report_unmatched(&t.set, t.o.co.images, t.o.co.nimages, t.sel.matched);
 	report_warn_finish(&t.w);
 	rank(&t);
 	n = t.ncands < t.o.n ? t.ncands : (size_t)t.o.n;
@@ -399,7 +373,7 @@ int cmd_dcpitopcounts(int argc, char **argv)
 		cli_die("out of memory");
 	for (size_t i = 0; i < n; i++)
 		resolve(&t, &t.cands[i], &rows[i]);
-	if (t.o.json)
+	if (t.o.co.json)
 		print_json(&t, rows, n);
 	else
 		print_text(&t, rows, n);
