@@ -320,20 +320,21 @@ static const struct {
 void cli_help(const struct cli_cmd *cmd, FILE *f)
 {
 	fprintf(f, "usage: %s %s\n%s\n", cmd->name, cmd->synopsis, cmd->about);
+	/* the selection, the command's own options, the output formats */
 	for (size_t i = 0; i < NCOMMON; i++) {
-		if (!(cmd->common & common_opts[i].flag))
+		unsigned flag = common_opts[i].flag;
+
+		if (flag == CLI_JSON && cmd->help)
+			fputs(cmd->help, f);
+		if (!(cmd->common & flag))
 			continue;
-		if (common_opts[i].flag == CLI_JSON)
+		if (flag == CLI_JSON)
 			fprintf(f, "  -json              JSON output (schema in %s(1))\n", cmd->name);
-		else if (common_opts[i].flag == CLI_HOST && cmd->host_help)
+		else if (flag == CLI_HOST && cmd->host_help)
 			fputs(cmd->host_help, f);
 		else
 			fputs(common_opts[i].help, f);
-		if (common_opts[i].flag == CLI_LABEL && cmd->help)
-			fputs(cmd->help, f);
 	}
-	if (!(cmd->common & CLI_LABEL) && cmd->help)
-		fputs(cmd->help, f);
 	if (cmd->after)
 		fputs(cmd->after, f);
 	fputs("  -v, -verbose       every warning on a line of its own\n"

@@ -25,15 +25,14 @@
 enum { OUT_TEXT, OUT_JSON, OUT_CSV };
 enum { BY_IMAGE, BY_PROC, BY_SOURCE, BY_ASM, BY_BLOCK };
 enum { PER_NONE = CLI_RATE_NONE, PER_SECOND = CLI_RATE_SECOND, PER_CPU = CLI_RATE_CPU };
-#define MAX_IMAGES 256
 
 struct opts {
-	const char *db, *host, *event, *label;
+	struct cli_common co;           /* -db -host -label -json -csv; images:
+					   IMAGE... or PROCEDURE IMAGE */
+	const char *event;
 	const char *side[2];            /* EPOCH[@HOST] */
 	int by, bypid, out, per, shares;
 	unsigned long long keep;
-	const char *images[MAX_IMAGES]; /* or PROCEDURE IMAGE */
-	size_t nimages;
 };
 
 struct side {
@@ -57,98 +56,84 @@ struct cmp {
 	int failed;
 };
 
-static void usage(FILE *f)
+enum { O_SOURCE = 256, O_ASM, O_BLOCKS, O_PID, O_EVENT, O_KEEP, O_RATE, O_SHARES };
+
+static void own_option(void *ctx, int c, const char *arg)
 {
-	fprintf(f,
-"usage: dcpidiff [options] EPOCH_A EPOCH_B [IMAGE...]\n"
-"       dcpidiff [options] -source|-asm|-blocks EPOCH_A EPOCH_B PROCEDURE IMAGE\n"
-"Two profile sets compared: each side's samples, the change (B - A) and the\n"
-"ratio (B / A), whether the change is more than sampling noise (exact Poisson\n"
-"test, 95%%), and each side's share of its own samples; largest change first.\n"
-"With IMAGEs, their procedures (as dcpiprof IMAGE).  EPOCH is an epoch name,\n"
-"'latest' or 'all', optionally @HOST.\n\n"
-"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
-"  -host NAME         the host of both sides (default: this one; 'all' sums)\n"
-"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
-"  -i                 by procedure (default: by image)\n"
-"  -source            within PROCEDURE: by source line\n"
-"  -asm               within PROCEDURE: by instruction address\n"
-"  -blocks            within PROCEDURE: by basic block\n"
-"  -pid               keep per-process profiles (dcpid -bypid) apart\n"
-"  -event NAME        the event compared (default: A's first)\n"
-"  -rate second|cpu   compare samples per second of epoch, or per CPU-second\n"
-"                     monitored (when the sides' lengths differ)\n"
-"  -shares            compare (test and order by) shares instead of samples\n"
-"  -keep N            only the first N rows\n"
-"  -json              JSON output (schema in dcpidiff(1))\n"
-"  -csv               CSV output\n"
-"  -v, -verbose       every warning on a line of its own\n"
-"  -h, -help          this help\n");
+	struct opts *o = ctx;
+
+	switch (c) {
+	case 'i': o->by = o->by > BY_PROC ? o->by : BY_PROC; break;
+	case O_SOURCE: o->by = BY_SOURCE; break;
+	case O_ASM: o->by = BY_ASM; break;
+	case O_BLOCKS: o->by = BY_BLOCK; break;
+	case O_PID: o->bypid = 1; break;
+	case O_EVENT: o->event = arg; break;
+	case O_KEEP: o->keep = cli_parse_count("keep", arg); break;
+	case O_RATE: o->per = cli_parse_rate(arg); break;
+	case O_SHARES: o->shares = 1; break;
+	}
 }
+
+static const struct option own_opts[] = {
+	{ "i", no_argument, NULL, 'i' },
+	{ "source", no_argument, NULL, O_SOURCE },
+	{ "asm", no_argument, NULL, O_ASM },
+	{ "blocks", no_argument, NULL, O_BLOCKS },
+	{ "pid", no_argument, NULL, O_PID },
+	{ "event", required_argument, NULL, O_EVENT },
+	{ "keep", required_argument, NULL, O_KEEP },
+	{ "rate", required_argument, NULL, O_RATE },
+	{ "shares", no_argument, NULL, O_SHARES },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_cmd cli = {
+	.name = "dcpidiff",
+	.synopsis = "[options] EPOCH_A EPOCH_B [IMAGE...]\n"
+		    "       dcpidiff [options] -source|-asm|-blocks EPOCH_A EPOCH_B PROCEDURE IMAGE",
+	.about = "Two profile sets compared: each side's samples, the change (B - A) and the\n"
+		 "ratio (B / A), whether the change is more than sampling noise (exact Poisson\n"
+		 "test, 95%), and each side's share of its own samples; largest change first.\n"
+		 "With IMAGEs, their procedures (as dcpiprof IMAGE).  EPOCH is an epoch name,\n"
+		 "'latest' or 'all', optionally @HOST.\n",
+	.common = CLI_DB | CLI_HOST | CLI_LABEL | CLI_JSON | CLI_CSV,
+	.host_help = "  -host NAME         the host of both sides (default: this one; 'all' sums)\n",
+	.help = "  -i                 by procedure (default: by image)\n"
+		"  -source            within PROCEDURE: by source line\n"
+		"  -asm               within PROCEDURE: by instruction address\n"
+		"  -blocks            within PROCEDURE: by basic block\n"
+		"  -pid               keep per-process profiles (dcpid -bypid) apart\n"
+		"  -event NAME        the event compared (default: A's first)\n"
+		"  -rate second|cpu   compare samples per second of epoch, or per CPU-second\n"
+		"                     monitored (when the sides' lengths differ)\n"
+		"  -shares            compare (test and order by) shares instead of samples\n"
+		"  -keep N            only the first N rows\n",
+	.shortopts = "i", .opts = own_opts, .opt = own_option,
+};
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_HOST, O_LABEL, O_SOURCE, O_ASM, O_BLOCKS, O_PID, O_EVENT, O_KEEP, O_JSON,
-	       O_CSV, O_RATE, O_SHARES };
-	static const struct option lo[] = {
-		{ "db", required_argument, NULL, O_DB },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "label", required_argument, NULL, O_LABEL },
-		{ "i", no_argument, NULL, 'i' },
-		{ "source", no_argument, NULL, O_SOURCE },
-		{ "asm", no_argument, NULL, O_ASM },
-		{ "blocks", no_argument, NULL, O_BLOCKS },
-		{ "pid", no_argument, NULL, O_PID },
-		{ "event", required_argument, NULL, O_EVENT },
-		{ "keep", required_argument, NULL, O_KEEP },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "csv", no_argument, NULL, O_CSV },
-		{ "rate", required_argument, NULL, O_RATE },
-		{ "shares", no_argument, NULL, O_SHARES },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
 	o->keep = ULLONG_MAX;
-	while ((c = cli_getopt(argc, argv, "ih", lo)) != -1) {
-		switch (c) {
-		case O_DB: o->db = optarg; break;
-		case O_HOST: o->host = optarg; break;
-		case O_LABEL: o->label = optarg; break;
-		case 'i': o->by = o->by > BY_PROC ? o->by : BY_PROC; break;
-		case O_SOURCE: o->by = BY_SOURCE; break;
-		case O_ASM: o->by = BY_ASM; break;
-		case O_BLOCKS: o->by = BY_BLOCK; break;
-		case O_PID: o->bypid = 1; break;
-		case O_EVENT: o->event = optarg; break;
-		case O_KEEP: o->keep = cli_parse_count("keep", optarg); break;
-		case O_JSON: o->out = OUT_JSON; break;
-		case O_CSV: o->out = OUT_CSV; break;
-		case O_RATE: o->per = cli_parse_rate(optarg); break;
-		case O_SHARES: o->shares = 1; break;
-		case 'h': usage(stdout); exit(0);
-		default: cli_usage_error("bad option");
-		}
-	}
+	cli_parse(&cli, argc, argv, &o->co, o);
+	o->out = o->co.json ? OUT_JSON : o->co.csv ? OUT_CSV : o->out;
 	if (argc - optind < 2)
 		cli_usage_error("two sides to compare: EPOCH_A EPOCH_B");
 	o->side[0] = argv[optind++];
 	o->side[1] = argv[optind++];
 	for (; optind < argc; optind++) {
-		if (o->nimages == MAX_IMAGES)
-			cli_usage_error("at most %d images", MAX_IMAGES);
-		o->images[o->nimages++] = argv[optind];
+		if (o->co.nimages == CLI_MAX_IMAGES)
+			cli_usage_error("at most %d images", CLI_MAX_IMAGES);
+		o->co.images[o->co.nimages++] = argv[optind];
 	}
-	if (o->by >= BY_SOURCE && o->nimages != 2)
+	if (o->by >= BY_SOURCE && o->co.nimages != 2)
 		cli_usage_error("-source, -asm and -blocks compare one procedure: PROCEDURE IMAGE");
 	if (o->by >= BY_SOURCE && o->out == OUT_CSV)
 		cli_usage_error("-csv is for images and procedures; use -json");
 	if (o->per && o->shares)
 		cli_usage_error("-rate and -shares compare different things: choose one");
-	if (o->by == BY_IMAGE && o->nimages) /* as dcpiprof IMAGE: its procedures */
+	if (o->by == BY_IMAGE && o->co.nimages) /* as dcpiprof IMAGE: its procedures */
 		o->by = BY_PROC;
-	o->db = cli_db_read(o->db);
 }
 
 /* ---- the two sides ----------------------------------------------------------- */
@@ -160,11 +145,11 @@ static void load_side(struct cmp *c, int k)
 
 	snprintf(s->epoch, sizeof(s->epoch), "%.*s",
 		 at ? (int)(at - c->o.side[k]) : (int)strlen(c->o.side[k]), c->o.side[k]);
-	s->host = at ? at + 1 : c->o.host;
-	if (dcpi_profset_load(c->o.db, s->epoch, s->host, &s->set))
+	s->host = at ? at + 1 : c->o.co.host;
+	if (dcpi_profset_load(c->o.co.db, s->epoch, s->host, &s->set))
 		cli_die("%s %s: %s", k ? "B" : "A", c->o.side[k], dcpi_errmsg());
-	if (c->o.label)
-		report_keep_label(&s->set, c->o.label);
+	if (c->o.co.label)
+		report_keep_label(&s->set, c->o.co.label);
 	if (s->set.nevents == 0)
 		cli_die("%s %s: no samples", k ? "B" : "A", c->o.side[k]);
 	report_check_set(&s->w, &s->set);
@@ -239,14 +224,14 @@ static void add_table(struct cmp *c, int k)
 	struct dcpi_procs t;
 	char pid[32];
 
-	if (dcpi_select(&s->set, c->o.images, c->o.nimages, &sel) ||
-	    dcpi_procs_build(&t, &s->set, sel.chosen, c->o.nimages > 0, &po))
+	if (dcpi_select(&s->set, c->o.co.images, c->o.co.nimages, &sel) ||
+	    dcpi_procs_build(&t, &s->set, sel.chosen, c->o.co.nimages > 0, &po))
 		cli_die("%s", dcpi_errmsg());
 	for (size_t i = 0; i < t.nnotes; i++)
 		report_warn(&s->w, "%s", t.notes[i]);
-	for (size_t i = 0; i < c->o.nimages; i++)
+	for (size_t i = 0; i < c->o.co.nimages; i++)
 		if (!sel.matched[i])
-			report_warn(&s->w, "no profile of image '%s' on this side", c->o.images[i]);
+			report_warn(&s->w, "no profile of image '%s' on this side", c->o.co.images[i]);
 	for (size_t i = 0; i < t.n; i++) {
 		const struct dcpi_proc_row *r = t.rows[i];
 		const char *l[3] = { r->image, r->proc, NULL };
@@ -276,7 +261,7 @@ static void annotate_side(struct cmp *c, int k)
 	uint64_t lo, hi;
 	int err;
 
-	if (dcpi_select(&s->set, &c->o.images[1], 1, &sel))
+	if (dcpi_select(&s->set, &c->o.co.images[1], 1, &sel))
 		cli_die("%s", dcpi_errmsg());
 	idx = calloc(s->set.n ? s->set.n : 1, sizeof(*idx));
 	if (!idx)
@@ -292,7 +277,7 @@ static void annotate_side(struct cmp *c, int k)
 		cli_die("%s: %s", k ? "B" : "A", n ? dcpi_errmsg() : "no profile of that image");
 	for (size_t i = 0; i < dcpi_annot_image_nnotes(s->img); i++)
 		report_warn(&s->w, "%s", dcpi_annot_image_note(s->img, i));
-	if (dcpi_annot_resolve(dcpi_annot_image_symtab(s->img), c->o.images[0], &lo, &hi,
+	if (dcpi_annot_resolve(dcpi_annot_image_symtab(s->img), c->o.co.images[0], &lo, &hi,
 			       &s->proc, cands, 1, &nc) ||
 	    dcpi_annotate(s->img, lo, hi, &s->a))
 		cli_die("%s: %s", k ? "B" : "A", dcpi_errmsg());
@@ -463,7 +448,7 @@ static void print_text(const struct cmp *c, size_t n)
 	const char *const *h = c->heads ? c->heads : c->o.by == BY_PROC ? proc : img;
 	size_t nh = c->heads ? c->nheads : c->o.by == BY_PROC ? 2 : 1;
 
-	printf("Database: %s\n", cli_safe(c->o.db));
+	printf("Database: %s\n", cli_safe(c->o.co.db));
 	print_side_head(c, 0, stdout);
 	print_side_head(c, 1, stdout);
 	print_explanation(c);
@@ -555,7 +540,7 @@ static void json_row(struct dcpi_json *j, const struct cmp *c, const struct dcpi
 
 static void print_json(const struct cmp *c, size_t n)
 {
-	struct dcpi_json *j = report_json_begin(c->o.db);
+	struct dcpi_json *j = report_json_begin(c->o.co.db);
 
 	dcpi_json_key_str(j, "mode", mode_names[c->o.by]);
 	dcpi_json_key_str(j, "event", c->s[0].set.events[c->s[0].col]);
@@ -609,7 +594,7 @@ int cmd_dcpidiff(int argc, char **argv)
 	size_t n;
 
 	parse_options(&c.o, argc, argv);
-	c.objs = report_objcache(c.o.db);
+	c.objs = report_objcache(c.o.co.db);
 	dcpi_diff_init(&c.d);
 	load_side(&c, 0);
 	load_side(&c, 1);

@@ -14,56 +14,41 @@
 #include "report.h"
 
 struct opts {
-	const char *db, *epoch, *host, *by, *sort;
-	int json;
+	struct cli_common co;        /* -db -epoch -host -json */
+	const char *by, *sort;
 };
 
-static void usage(FILE *f)
+static void own_option(void *ctx, int c, const char *arg)
 {
-	fprintf(f,
-"usage: dcpilabel [options]\n"
-"The labels of the labelled profiles (dcpid -label) of an epoch, with their\n"
-"samples: which commands, users or cgroups the time went to.\n\n"
-"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
-"  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
-"  -host NAME         a host of a shared database, or 'all' (default: this one)\n"
-"  -by KEY            one row per value of comm, uid or cgroup instead of per label\n"
-"  -sort EVENT        order by this event (default: the first)\n"
-"  -json              JSON output (schema in dcpilabel(1))\n"
-"  -v, -verbose       every warning on a line of its own\n"
-"  -h, -help          this help\n");
+	struct opts *o = ctx;
+
+	if (c == 256)
+		o->by = cli_label_key(arg);
+	else
+		o->sort = arg;
 }
+
+static const struct option own_opts[] = {
+	{ "by", required_argument, NULL, 256 },
+	{ "sort", required_argument, NULL, 257 },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_cmd cli = {
+	.name = "dcpilabel", .synopsis = "[options]",
+	.about = "The labels of the labelled profiles (dcpid -label) of an epoch, with their\n"
+		 "samples: which commands, users or cgroups the time went to.\n",
+	.common = CLI_DB | CLI_EPOCH | CLI_HOST | CLI_JSON,
+	.help = "  -by KEY            one row per value of comm, uid or cgroup instead of per label\n"
+		"  -sort EVENT        order by this event (default: the first)\n",
+	.opts = own_opts, .opt = own_option,
+};
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EPOCH, O_HOST, O_BY, O_SORT, O_JSON };
-	static const struct option lo[] = {
-		{ "db", required_argument, NULL, O_DB },
-		{ "epoch", required_argument, NULL, O_EPOCH },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "by", required_argument, NULL, O_BY },
-		{ "sort", required_argument, NULL, O_SORT },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	while ((c = cli_getopt(argc, argv, "h", lo)) != -1) {
-		switch (c) {
-		case O_DB: o->db = optarg; break;
-		case O_EPOCH: o->epoch = optarg; break;
-		case O_HOST: o->host = optarg; break;
-		case O_BY: o->by = cli_label_key(optarg); break;
-		case O_SORT: o->sort = optarg; break;
-		case O_JSON: o->json = 1; break;
-		case 'h': usage(stdout); exit(0);
-		default: cli_usage_error("bad option");
-		}
-	}
+	cli_parse(&cli, argc, argv, &o->co, o);
 	if (optind < argc)
-		cli_usage_error("unexpected argument '%s'", argv[optind]);
-	o->db = cli_db_read(o->db);
+		cli_usage_error("unexpected argument '%s'", cli_safe(argv[optind]));
 }
 
 static const char *row_name(const struct dcpi_labelsum_row *w)
@@ -76,7 +61,7 @@ static void print_text(const struct opts *o, const struct dcpi_profset *set,
 {
 	const struct dcpi_epoch_stats *st = &set->stats;
 
-	report_print_header(stdout, o->db, set, t->total, w);
+	report_print_header(stdout, o->co.db, set, t->total, w);
 	if (st->labels[0])
 		printf("Labels: %s, %" PRIu64 " kept apart, %" PRIu64 " samples past the cap "
 		       "counted as 'other'\n", st->labels, st->label_values, st->label_other);
@@ -95,7 +80,7 @@ static void print_text(const struct opts *o, const struct dcpi_profset *set,
 static void print_json(const struct opts *o, const struct dcpi_profset *set,
 		       const struct dcpi_labelsum *t, const struct report_warnings *w)
 {
-	struct dcpi_json *j = report_json_begin(o->db);
+	struct dcpi_json *j = report_json_begin(o->co.db);
 
 	report_json_header(j, set, t->total, w);
 	dcpi_json_key_str(j, "by", o->by ? o->by : "label");
@@ -127,7 +112,7 @@ int cmd_dcpilabel(int argc, char **argv)
 	int col = 0, labelled = 0;
 
 	parse_options(&o, argc, argv);
-	if (dcpi_profset_load(o.db, o.epoch, o.host, &set))
+	if (dcpi_profset_load(o.co.db, o.co.epoch, o.co.host, &set))
 		cli_die("%s", dcpi_errmsg());
 	if (o.sort && (col = dcpi_profset_event(&set, o.sort)) < 0)
 		cli_usage_error("-sort %s: no profile has that event", o.sort);
@@ -141,7 +126,7 @@ int cmd_dcpilabel(int argc, char **argv)
 	if (dcpi_labelsum_build(&t, &set, o.by))
 		cli_die("%s", dcpi_errmsg());
 	dcpi_labelsum_sort(&t, col);
-	if (o.json)
+	if (o.co.json)
 		print_json(&o, &set, &t, &w);
 	else
 		print_text(&o, &set, &t, &w);

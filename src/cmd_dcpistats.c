@@ -21,8 +21,9 @@
 #define MAX_EPOCHS DCPI_SHARES_MAX_EPOCHS
 
 struct opts {
-	const char *db, *host, *event, *label;
-	int procs, json, per, shares;
+	struct cli_common co;        /* -db -host -label -json */
+	const char *event;
+	int procs, per, shares;
 	unsigned long long keep;
 	const char *epochs[2][MAX_EPOCHS];
 	size_t n[2];
@@ -36,63 +37,54 @@ struct st {
 	char event[64];
 };
 
-static void usage(FILE *f)
+enum { O_EVENT = 256, O_KEEP, O_RATE, O_SHARES };
+
+static void own_option(void *ctx, int c, const char *arg)
 {
-	fprintf(f,
-"usage: dcpistats [options] EPOCH... [-- EPOCH...]\n"
-"How each image's (or with -i procedure's) samples vary over epochs of one\n"
-"workload: mean, standard deviation, min, max.  With a second group after --:\n"
-"the difference of the means, its 95%% confidence interval and whether it is\n"
-"significant (Welch's t-test on the per-epoch values).\n"
-"Options come before the epochs.\n\n"
-"  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n"
-"  -host NAME         the host (default: this one; 'all' sums hosts)\n"
-"  -label K=V[,K=V]  only the profiles labelled so (dcpid -label; see dcpilabel)\n"
-"  -i                 by procedure (default: by image)\n"
-"  -event NAME        the event (default: the first epoch's first)\n"
-"  -rate second|cpu   samples per second of epoch, or per CPU-second monitored\n"
-"  -shares            shares of each epoch's samples instead of samples\n"
-"  -keep N            only the first N rows\n"
-"  -json              JSON output (schema in dcpistats(1))\n"
-"  -v, -verbose       every warning on a line of its own\n"
-"  -h, -help          this help\n");
+	struct opts *o = ctx;
+
+	switch (c) {
+	case 'i': o->procs = 1; break;
+	case O_EVENT: o->event = arg; break;
+	case O_KEEP: o->keep = cli_parse_count("keep", arg); break;
+	case O_RATE: o->per = cli_parse_rate(arg); break;
+	case O_SHARES: o->shares = 1; break;
+	}
 }
+
+static const struct option own_opts[] = {
+	{ "i", no_argument, NULL, 'i' },
+	{ "event", required_argument, NULL, O_EVENT },
+	{ "keep", required_argument, NULL, O_KEEP },
+	{ "rate", required_argument, NULL, O_RATE },
+	{ "shares", no_argument, NULL, O_SHARES },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli_cmd cli = {
+	.name = "dcpistats", .synopsis = "[options] EPOCH... [-- EPOCH...]",
+	.about = "How each image's (or with -i procedure's) samples vary over epochs of one\n"
+		 "workload: mean, standard deviation, min, max.  With a second group after --:\n"
+		 "the difference of the means, its 95% confidence interval and whether it is\n"
+		 "significant (Welch's t-test on the per-epoch values).\n"
+		 "Options come before the epochs.\n",
+	.common = CLI_DB | CLI_HOST | CLI_LABEL | CLI_JSON,
+	.host_help = "  -host NAME         the host (default: this one; 'all' sums hosts)\n",
+	.help = "  -i                 by procedure (default: by image)\n"
+		"  -event NAME        the event (default: the first epoch's first)\n"
+		"  -rate second|cpu   samples per second of epoch, or per CPU-second monitored\n"
+		"  -shares            shares of each epoch's samples instead of samples\n"
+		"  -keep N            only the first N rows\n",
+	/* '+': stop at the first epoch, so the "--" between groups survives */
+	.shortopts = "+i", .opts = own_opts, .opt = own_option,
+};
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	enum { O_DB = 256, O_HOST, O_LABEL, O_EVENT, O_KEEP, O_JSON, O_RATE, O_SHARES };
-	static const struct option lo[] = {
-		{ "db", required_argument, NULL, O_DB },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "label", required_argument, NULL, O_LABEL },
-		{ "i", no_argument, NULL, 'i' },
-		{ "event", required_argument, NULL, O_EVENT },
-		{ "keep", required_argument, NULL, O_KEEP },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "rate", required_argument, NULL, O_RATE },
-		{ "shares", no_argument, NULL, O_SHARES },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, g = 0;
+	int g = 0;
 
 	o->keep = ULLONG_MAX;
-	/* '+': stop at the first epoch, so the "--" between groups survives */
-	while ((c = cli_getopt(argc, argv, "+ih", lo)) != -1) {
-		switch (c) {
-		case O_DB: o->db = optarg; break;
-		case O_HOST: o->host = optarg; break;
-		case O_LABEL: o->label = optarg; break;
-		case 'i': o->procs = 1; break;
-		case O_EVENT: o->event = optarg; break;
-		case O_KEEP: o->keep = cli_parse_count("keep", optarg); break;
-		case O_JSON: o->json = 1; break;
-		case O_RATE: o->per = cli_parse_rate(optarg); break;
-		case O_SHARES: o->shares = 1; break;
-		case 'h': usage(stdout); exit(0);
-		default: cli_usage_error("bad option");
-		}
-	}
+	cli_parse(&cli, argc, argv, &o->co, o);
 	for (; optind < argc; optind++) {
 		if (!strcmp(argv[optind], "--") && g == 0) {
 			g = 1;
@@ -106,7 +98,6 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		cli_usage_error(g ? "an epoch on each side of --" : "at least one epoch");
 	if (o->per && o->shares)
 		cli_usage_error("-rate and -shares measure different things: choose one");
-	o->db = cli_db_read(o->db);
 }
 
 /* One epoch's table into group g, epoch e. */
@@ -118,10 +109,10 @@ static void add_epoch(struct st *t, int g, size_t e)
 	struct dcpi_procs p;
 	int col;
 
-	if (dcpi_profset_load(t->o.db, name, t->o.host, &set))
+	if (dcpi_profset_load(t->o.co.db, name, t->o.co.host, &set))
 		cli_die("%s", dcpi_errmsg());
-	if (t->o.label)
-		report_keep_label(&set, t->o.label);
+	if (t->o.co.label)
+		report_keep_label(&set, t->o.co.label);
 	if (set.nepochs != 1)
 		cli_die("%s: names %zu epochs; dcpistats wants one epoch per argument", name,
 			set.nepochs);
@@ -198,7 +189,7 @@ static void print_text(const struct st *t, size_t n)
 {
 	int two = t->o.n[1] > 0;
 
-	printf("Database: %s\nEvent: %s\nA: %zu epoch%s", cli_safe(t->o.db), cli_safe(t->event),
+	printf("Database: %s\nEvent: %s\nA: %zu epoch%s", cli_safe(t->o.co.db), cli_safe(t->event),
 	       t->o.n[0], t->o.n[0] > 1 ? "s" : "");
 	for (size_t e = 0; e < t->o.n[0]; e++)
 		printf(" %s", cli_safe(t->o.epochs[0][e]));
@@ -288,7 +279,7 @@ static void json_row(struct dcpi_json *j, const struct st *t, const struct dcpi_
 
 static void print_json(const struct st *t, size_t n)
 {
-	struct dcpi_json *j = report_json_begin(t->o.db);
+	struct dcpi_json *j = report_json_begin(t->o.co.db);
 
 	dcpi_json_key_str(j, "mode", t->o.procs ? "procedures" : "images");
 	dcpi_json_key_str(j, "event", t->event);
@@ -318,7 +309,7 @@ int cmd_dcpistats(int argc, char **argv)
 	size_t n;
 
 	parse_options(&t.o, argc, argv);
-	t.objs = report_objcache(t.o.db);
+	t.objs = report_objcache(t.o.co.db);
 	if (dcpi_shares_init(&t.s, t.o.n[0], t.o.n[1]))
 		cli_die("%s", dcpi_errmsg());
 	t.s.by_share = t.o.shares;
@@ -328,7 +319,7 @@ int cmd_dcpistats(int argc, char **argv)
 	report_warn_finish(&t.w);
 	dcpi_shares_finish(&t.s);
 	n = t.s.n < t.o.keep ? t.s.n : (size_t)t.o.keep;
-	if (t.o.json)
+	if (t.o.co.json)
 		print_json(&t, n);
 	else
 		print_text(&t, n);
