@@ -408,40 +408,10 @@ void report_annot_resolve(struct dcpi_annot_image *img, const char *proc, uint64
 
 /* ---- what was sampled, for the calc engine ---- */
 
-static int event_col(const struct dcpi_profset *s, const char *const *names)
-{
-	for (; *names; names++) {
-		int c = dcpi_profset_event(s, *names);
-
-		if (c >= 0 && s->periods[c] > 0)
-			return c;
-	}
-	return -1;
-}
-
 void report_calc_cols(const struct dcpi_profset *set, int mode, struct dcpi_calc_cols *c)
 {
-	static const char *const cycles[] = { "cycles", "cpu-cycles", NULL };
-	static const char *const clocks[] = { "cpu-clock", "task-clock", NULL };
-	static const char *const retired[] = { "instructions", NULL };
-	int cy = event_col(set, cycles);
-
-	memset(c, 0, sizeof(*c));
-	c->time = cy >= 0 ? cy : event_col(set, clocks);
-	c->cycles_per_sample = cy >= 0 ? (double)set->periods[cy] : 0;
-	/* a time event's period (ns) at the clock dcpid measured (kHz) */
-	if (cy < 0 && c->time >= 0 && set->stats.clock_khz)
-		c->cycles_per_sample = (double)set->periods[c->time] *
-				       (double)set->stats.clock_khz / 1e6;
-	c->retired = event_col(set, retired);
-	c->retired_period = c->retired >= 0 ? (double)set->periods[c->retired] : 0;
-	c->mode = mode >= 0 ? (enum dcpi_calc_mode)mode
-		  : c->retired >= 0 ? DCPI_CALC_RETIRED : DCPI_CALC_TIME;
-	if (c->mode == DCPI_CALC_RETIRED && c->retired < 0)
-		cli_die("-mode retired: no 'instructions' event with one period in the samples");
-	if (c->mode == DCPI_CALC_TIME && c->time < 0)
-		cli_die("no cycles or time event (cycles, cpu-clock, task-clock) with one period "
-			"in the samples: nothing to estimate from");
+	if (dcpi_calc_cols_choose(set, mode, c))
+		cli_die("%s", dcpi_errmsg());
 }
 
 size_t report_open_images(const struct dcpi_profset *set, const struct dcpi_selection *sel,

@@ -22,6 +22,7 @@
 
 #include "dcpi/annotate.h"
 #include "dcpi/calc.h"
+#include "dcpi/evcols.h"
 #include "dcpi/error.h"
 #include "dcpi/profset.h"
 #include "dcpi/select.h"
@@ -148,7 +149,7 @@ static int open_kernel(struct kern *k, const char *db, const char *image, const 
 		if (sel.chosen[i])
 			idx[n++] = i;
 	dcpi_selection_free(&sel);
-	k->time_col = dcpi_profset_event(&k->set, "cpu-clock");
+	k->time_col = dcpi_evcols_time(&k->set); /* the reports' policy */
 	if (n == 0 || k->time_col < 0 || dcpi_annot_image_open(&k->set, idx, n, NULL, &k->img) ||
 	    dcpi_annot_resolve(dcpi_annot_image_symtab(k->img), proc, &lo, &hi, &name, NULL, 0,
 			       &n) ||

@@ -126,6 +126,12 @@ struct dcpi_calc_cols {
 	enum dcpi_calc_mode mode;
 };
 
+/* The columns of set an estimate reads (dcpi/evcols.h's policy) and its
+ * mode: mode >= 0 as asked, else retired when an instructions event was
+ * sampled, else time.  -EINVAL (with a message) when the mode's event is
+ * not in the set. */
+int dcpi_calc_cols_choose(const struct dcpi_profset *set, int mode, struct dcpi_calc_cols *c);
+
 /* Graph options that read img: calls to its no-return functions (by
  * symbol, dcpi_cfg_noreturn_name) end blocks; jump tables are read from
  * its file. */

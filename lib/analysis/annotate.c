@@ -8,6 +8,7 @@
 
 #include "dcpi/annotate.h"
 #include "dcpi/error.h"
+#include "dcpi/evcols.h"
 #include "dcpi/source.h"
 #include "internal.h"
 
@@ -930,13 +931,9 @@ void dcpi_annotation_free(struct dcpi_annotation *a)
 
 int dcpi_annot_derived_cols(const struct dcpi_profset *set, int *cycles_col, int *insns_col)
 {
-	int cy = dcpi_profset_event(set, "cycles");
-
-	if (cy < 0)
-		cy = dcpi_profset_event(set, "cpu-cycles");
-	*cycles_col = cy;
-	*insns_col = dcpi_profset_event(set, "instructions");
-	return cy >= 0 && *insns_col >= 0 && set->periods[cy] && set->periods[*insns_col];
+	*cycles_col = dcpi_evcols_cycles(set);
+	*insns_col = dcpi_evcols_retired(set);
+	return *cycles_col >= 0 && *insns_col >= 0;
 }
 
 int dcpi_annot_cpi(const struct dcpi_profset *set, const uint64_t *counts, double *cpi,

@@ -6,6 +6,7 @@
 
 #include "dcpi/calc.h"
 #include "dcpi/error.h"
+#include "dcpi/evcols.h"
 
 static int image_noreturn(uint64_t target, void *arg)
 {
@@ -122,4 +123,22 @@ out:
 	free(time);
 	free(ret);
 	return err;
+}
+
+int dcpi_calc_cols_choose(const struct dcpi_profset *set, int mode, struct dcpi_calc_cols *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->time = dcpi_evcols_time(set);
+	c->cycles_per_sample = dcpi_evcols_cycles_per_sample(set, c->time);
+	c->retired = dcpi_evcols_retired(set);
+	c->retired_period = c->retired >= 0 ? (double)set->periods[c->retired] : 0;
+	c->mode = mode >= 0 ? (enum dcpi_calc_mode)mode
+		  : c->retired >= 0 ? DCPI_CALC_RETIRED : DCPI_CALC_TIME;
+	if (c->mode == DCPI_CALC_RETIRED && c->retired < 0)
+		return dcpi_error(EINVAL, "-mode retired: no 'instructions' event with one period "
+				  "in the samples");
+	if (c->mode == DCPI_CALC_TIME && c->time < 0)
+		return dcpi_error(EINVAL, "no cycles or time event (cycles, cpu-clock, task-clock) "
+				  "with one period in the samples: nothing to estimate from");
+	return 0;
 }

@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "dcpi/buildid.h"
+#include "dcpi/calc.h"
 #include "dcpi/error.h"
+#include "dcpi/evcols.h"
 #include "dcpi/obj.h"
 #include "dcpi/procs.h"
 #include "dcpi/select.h"
@@ -313,10 +315,55 @@ static void test_select_groups(void)
 	free(count);
 }
 
+/* Which event is what (dcpi/evcols.h): cycles before clocks, an event of
+ * two periods counts for nothing, clock samples to cycles at the measured
+ * rate, and the calc engine's columns and mode from the same policy. */
+static void test_evcols(void)
+{
+	struct dcpi_profset s = { 0 };
+	struct dcpi_calc_cols c;
+
+	s.nevents = 3;
+	s.events[0] = "cpu-clock";
+	s.periods[0] = 500000;
+	s.events[1] = "instructions";
+	s.periods[1] = 0;               /* two periods: no column */
+	s.events[2] = "task-clock";
+	s.periods[2] = 250000;
+	s.stats.clock_khz = 2000000;    /* 2 GHz */
+	T_EQ(dcpi_evcols_cycles(&s), -1, "no cycles event");
+	T_EQ(dcpi_evcols_time(&s), 0, "time: cpu-clock before task-clock");
+	T_EQ(dcpi_evcols_retired(&s), -1, "instructions at two periods: not a column");
+	T_OK(dcpi_evcols_cycles_per_sample(&s, 0) == 1e6,
+	     "500000 ns of cpu-clock at 2 GHz: 1e6 cycles a sample (%g)",
+	     dcpi_evcols_cycles_per_sample(&s, 0));
+	T_EQ(dcpi_calc_cols_choose(&s, -1, &c), 0, "calc columns chosen");
+	T_OK(c.time == 0 && c.retired == -1 && c.mode == DCPI_CALC_TIME,
+	     "time mode on cpu-clock (time %d, retired %d, mode %d)", c.time, c.retired, c.mode);
+	T_EQ(dcpi_calc_cols_choose(&s, DCPI_CALC_RETIRED, &c), -EINVAL,
+	     "retired mode without instructions refused");
+	s.events[1] = "cycles";
+	s.periods[1] = 100000;
+	T_EQ(dcpi_evcols_cycles(&s), 1, "cycles found");
+	T_EQ(dcpi_evcols_time(&s), 1, "time: cycles before any clock");
+	T_OK(dcpi_evcols_cycles_per_sample(&s, 1) == 100000, "cycles: the period itself");
+	s.stats.clock_khz = 0;
+	T_OK(dcpi_evcols_cycles_per_sample(&s, 0) == 0, "a clock without a measured rate: 0");
+	s.events[1] = "instructions";
+	s.periods[1] = 1000;
+	T_EQ(dcpi_calc_cols_choose(&s, -1, &c), 0, "with instructions");
+	T_OK(c.retired == 1 && c.mode == DCPI_CALC_RETIRED && c.retired_period == 1000,
+	     "retired mode by default when instructions were sampled");
+	s.nevents = 1;
+	s.events[0] = "page-faults";
+	T_EQ(dcpi_calc_cols_choose(&s, -1, &c), -EINVAL, "no time event: nothing to estimate from");
+}
+
 int main(void)
 {
 	struct dcpi_profset set;
 
+	test_evcols();
 	test_select_groups();
 
 	if (fx_setup("analysis") || setup() || write_db()) {
