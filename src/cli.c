@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +251,21 @@ static void check_options(int argc, char **argv, const char *shortopts,
 	}
 }
 
+unsigned cli_parse_duration(const char *opt, const char *arg)
+{
+	static const char units[] = "smhd";
+	static const unsigned secs[] = { 1, 60, 3600, 86400 };
+	char *end;
+	unsigned long long n = strtoull(arg, &end, 10);
+	const char *u = *end ? strchr(units, *end) : units;
+
+	if (end == arg || arg[0] == '-' || !u || !*u || (*end && end[1]) ||
+	    n > UINT32_MAX / secs[u - units])
+		cli_usage_error("-%s wants a duration (N s, m, h or d), not '%s'", opt,
+				cli_safe(arg));
+	return (unsigned)n * secs[u - units];
+}
+
 int cli_verbose;
 
 /* lo with -v / -verbose added (every command takes them). */
@@ -307,7 +323,8 @@ static const struct {
 	{ CLI_DB, { "db", required_argument, NULL, C_DB },
 	  "  -db DIR            the database (default $DCPIDB, else ./dcpidb if it exists)\n" },
 	{ CLI_EPOCH, { "epoch", required_argument, NULL, C_EPOCH },
-	  "  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n" },
+	  "  -epoch NAME        an epoch, 'latest' (default) or 'all' (summed)\n"
+	  "                     or a time: 2026-11-25T03, 03:00..04:00, last-24h\n" },
 	{ CLI_HOST, { "host", required_argument, NULL, C_HOST },
 	  "  -host NAME         a host of a shared database, or 'all' (default: this one)\n" },
 	{ CLI_LABEL, { "label", required_argument, NULL, C_LABEL },

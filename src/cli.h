@@ -41,6 +41,9 @@ const char *cli_db(const char *db_opt);
  * (1024*1024) suffix, as event periods take them; usage error naming the
  * option on anything else. */
 unsigned long long cli_parse_count(const char *opt, const char *arg);
+/* A duration: N with s, m, h or d (a bare N is seconds), as seconds; a
+ * usage error naming the option on anything else. */
+unsigned cli_parse_duration(const char *opt, const char *arg);
 /* -rate second|cpu (dcpidiff, dcpistats): what amounts are per; a usage
  * error on anything else. */
 enum { CLI_RATE_NONE, CLI_RATE_SECOND, CLI_RATE_CPU };

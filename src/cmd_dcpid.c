@@ -54,6 +54,8 @@ struct daemon {
 	unsigned label_keys;    /* -label */
 	uint64_t jitmem;        /* -jitmem: JIT maps' budget per user, bytes; 0 default */
 	unsigned gc_days;       /* -gc: 0 off */
+	unsigned rotate_secs;   /* -rotate: a new epoch on each boundary; 0 off */
+	time_t next_rotate;
 	double budget;          /* -budget PCT: 0 off */
 	double ns_per_sample;   /* calibrated cost of one sample; 0 unknown */
 	uint64_t clock_khz;     /* measured CPU clock; 0 unknown */
@@ -174,6 +176,8 @@ static void usage(FILE *f)
 "  -bypid IMAGE       per-process profiles for IMAGE (path or file name), repeatable\n"
 "  -unknown           per-process profiles of unattributable samples, by 1 MB region\n"
 "  -merge SECONDS     merge into the database this often (default 60)\n"
+"  -rotate DURATION   a new epoch on each boundary of the clock (1h: 03:00, 04:00,\n"
+"                     ...; s, m, h, d), named by its boundary\n"
 "  -gc DAYS           remove epochs that ended more than DAYS ago (the 3 latest\n"
 "                     stay) and image-cache entries nothing refers to, daily\n"
 "  -epoch             continue the latest epoch instead of starting a new one\n"
@@ -201,7 +205,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 {
 	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_GC, O_BUDGET, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
 	       O_QUIET, O_VERBOSE, O_LOGMAPS, O_STATUS, O_NICE, O_BUFPAGES, O_SHARED,
-	       O_BUILDID_MMAP, O_IMAGECACHE, O_JITMEM };
+	       O_BUILDID_MMAP, O_IMAGECACHE, O_JITMEM, O_ROTATE };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
@@ -225,6 +229,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 		{ "buildid-mmap", no_argument, NULL, O_BUILDID_MMAP },
 		{ "imagecache", no_argument, NULL, O_IMAGECACHE },
 		{ "jitmem", required_argument, NULL, O_JITMEM },
+		{ "rotate", required_argument, NULL, O_ROTATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -269,6 +274,11 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 			d->merge_secs = (unsigned)cli_parse_count("merge", optarg);
 			if (d->merge_secs == 0 || d->merge_secs > 86400)
 				cli_usage_error("-merge wants 1 to 86400 seconds, not '%s'", optarg);
+			break;
+		case O_ROTATE:
+			d->rotate_secs = cli_parse_duration("rotate", optarg);
+			if (d->rotate_secs < 1 || d->rotate_secs > 7 * 86400)
+				cli_usage_error("-rotate wants 1s to 7d, not '%s'", cli_safe(optarg));
 			break;
 		case O_EPOCH: d->reuse_epoch = 1; break;
 		case O_NODAEMON: d->nodaemon = 1; break;
@@ -550,6 +560,13 @@ static void status_text(struct daemon *d, struct dcpi_buf *b)
 				nepochs);
 	if (d->gc_days)
 		dcpi_buf_printf(b, "retention: %u days, the 3 latest epochs kept\n", d->gc_days);
+	if (d->rotate_secs) {
+		struct tm tm;
+		char at[32];
+
+		strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%S", localtime_r(&d->next_rotate, &tm));
+		dcpi_buf_printf(b, "rotation: every %u s, the next epoch at %s\n", d->rotate_secs, at);
+	}
 	overhead_text(d, over, sizeof(over));
 	dcpi_buf_printf(b, "estimated overhead: %s\n", over);
 	for (unsigned e = 0; e < d->events.n; e++)
@@ -1062,6 +1079,33 @@ static void setup(struct daemon *d)
 
 /* ---- main loop ---------------------------------------------------------- */
 
+/* The first boundary of -rotate after t, on local time's clock (1h: the
+ * hours, 1d: midnights). */
+static time_t next_boundary(const struct daemon *d, time_t t)
+{
+	struct tm tm;
+	time_t off, r = d->rotate_secs;
+
+	localtime_r(&t, &tm);
+	off = tm.tm_gmtoff;
+	return ((t + off) / r + 1) * r - off;
+}
+
+/* -rotate: the epoch ends at the boundary; the next is named by it. */
+static void rotate(struct daemon *d)
+{
+	time_t at = d->next_rotate;
+
+	d->next_rotate = next_boundary(d, time(NULL));
+	if (merge(d))
+		return; /* the samples stay in memory; the next boundary tries again */
+	leave_epoch(d);
+	if (dcpi_run_new_epoch_at(d->run, at))
+		logmsg(d, LOG_ERR, "cannot start the epoch of %ld: %s", (long)at, dcpi_errmsg());
+	else
+		entered_epoch(d);
+}
+
 /* Timed work: merges, status lines, fresh random periods. */
 static void tick(struct daemon *d)
 {
@@ -1070,7 +1114,9 @@ static void tick(struct daemon *d)
 	dcpi_run_rerandomize(d->run);
 	warm_up(d);
 	log_losses(d);
-	if (now >= d->next_merge)
+	if (d->rotate_secs && now >= d->next_rotate)
+		rotate(d);
+	else if (now >= d->next_merge)
 		merge(d);
 	if (d->gc_days && now >= d->next_gc)
 		collect_garbage(d);
@@ -1103,6 +1149,8 @@ static int poll_timeout(const struct daemon *d)
 		next = d->next_status;
 	if (d->gc_days && d->next_gc < next)
 		next = d->next_gc;
+	if (d->rotate_secs && d->next_rotate < next)
+		next = d->next_rotate;
 	if (next > now + 1)
 		next = now + 1;
 	return next <= now ? 0 : (int)((next - now) * 1000);
@@ -1118,6 +1166,8 @@ static void run(struct daemon *d)
 	d->next_merge = time(NULL) + d->merge_secs;
 	d->next_status = time(NULL) + d->status_secs;
 	d->next_gc = time(NULL); /* the first, once the loop drains the rings */
+	if (d->rotate_secs)
+		d->next_rotate = next_boundary(d, time(NULL));
 	while (!d->quit) {
 		size_t nfds = 1 + nrings + dcpi_ctl_server_pollfds(&d->ctl, fds + 1 + nrings,
 								    1 + DCPI_CTL_CLIENTS);

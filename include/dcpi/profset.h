@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "dcpi/db.h"
 #include "dcpi/profile.h"
@@ -61,7 +62,8 @@ struct dcpi_profset {
 
 #define DCPI_PROFSET_CLOCK_SPREAD 0.05
 
-/* Load profiles of db: epoch is a name, "latest" (or NULL) or "all";
+/* Load profiles of db: epoch is a name, "latest" (or NULL), "all", or a
+ * time or range (dcpi_profset_time_range);
  * "latest" is the newest epoch the host has a directory in (a daemon
  * adopts an epoch another host started only at its next merge), the
  * newest of all for host "all" or a host found in none;
@@ -71,6 +73,14 @@ struct dcpi_profset {
  * statistics files likewise in nbad_stats (the set's statistics then
  * leave them out, so every sum and share of the set is in range); no
  * epoch, or no such epoch/host, is -ENOENT with a message. */
+/* -epoch by time: "last-N{s,m,h,d}" (the last N units until now); a time
+ * "YYYY-MM-DD[THH[:MM[:SS]]]" or "HH:MM[:SS]" (today), local time, which
+ * stands for the span of its precision (2026-11-25T03: that hour); a range
+ * "FROM..TO" of two such times, TO excluded.  Into [*from, *to); -EINVAL
+ * with a message for anything else.  dcpi_profset_load takes every epoch
+ * that overlaps it (an epoch lasts until the next starts: with dcpid
+ * -rotate, on the clock's boundaries). */
+int dcpi_profset_time_range(const char *spec, time_t now, time_t *from, time_t *to);
 int dcpi_profset_load(const char *db, const char *epoch, const char *host,
 		      struct dcpi_profset *out);
 void dcpi_profset_free(struct dcpi_profset *s);

@@ -31,6 +31,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "dcpi/collector.h"
 #include "dcpi/event.h"
@@ -111,6 +112,8 @@ int dcpi_run_stop(struct dcpi_run *r);
 
 /* Create an epoch named by the time now, and enter it. */
 int dcpi_run_new_epoch(struct dcpi_run *r);
+/* The same, named by time t (dcpid -rotate: the boundary it starts at). */
+int dcpi_run_new_epoch_at(struct dcpi_run *r, time_t t);
 /* Enter epoch name (created if missing): its platform directory, and
  * statistics that continue its epoch.stats when that counts the same
  * events, else start afresh; the kallsyms snapshot when kernel samples are

@@ -364,12 +364,17 @@ int dcpi_run_enter_epoch(struct dcpi_run *r, const char *name)
 	return 0;
 }
 
-int dcpi_run_new_epoch(struct dcpi_run *r)
+int dcpi_run_new_epoch_at(struct dcpi_run *r, time_t t)
 {
 	char name[DCPI_EPOCH_NAME_MAX];
-	int err = dcpi_db_epoch_create(r->db, time(NULL), r->o.dirmode, name);
+	int err = dcpi_db_epoch_create(r->db, t, r->o.dirmode, name);
 
 	return err ? err : dcpi_run_enter_epoch(r, name);
+}
+
+int dcpi_run_new_epoch(struct dcpi_run *r)
+{
+	return dcpi_run_new_epoch_at(r, time(NULL));
 }
 
 /* ---- times and merges --------------------------------------------------- */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dcpi/error.h"
 #include "dcpi/profset.h"
@@ -473,6 +474,101 @@ static size_t latest_of(const char *db, char **all, size_t n, const char *host)
 	return n - 1;
 }
 
+/* The start of epoch name (its "YYYYMMDDTHHMMSSZ" prefix), or -1. */
+static time_t epoch_start(const char *name)
+{
+	struct tm tm = { 0 };
+	const char *end = strptime(name, "%Y%m%dT%H%M%SZ", &tm);
+
+	return end && (!*end || *end == '-') ? timegm(&tm) : (time_t)-1;
+}
+
+/* One time of a spec: "YYYY-MM-DD[THH[:MM[:SS]]]" or "HH:MM[:SS]" (today),
+ * local time; *len is how long the precision given spans. */
+static int parse_time(const char *a, time_t now, time_t *t, time_t *len)
+{
+	static const struct {
+		const char *fmt;
+		time_t len;
+	} forms[] = {
+		{ "%Y-%m-%dT%H:%M:%S", 1 }, { "%Y-%m-%dT%H:%M", 60 }, { "%Y-%m-%dT%H", 3600 },
+		{ "%Y-%m-%d", 86400 }, { "%H:%M:%S", 1 }, { "%H:%M", 60 },
+	};
+
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		struct tm tm;
+		const char *end;
+
+		localtime_r(&now, &tm); /* today, for the forms without a date */
+		tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+		end = strptime(a, forms[i].fmt, &tm);
+		if (!end || *end)
+			continue;
+		tm.tm_isdst = -1;
+		if ((*t = mktime(&tm)) == (time_t)-1)
+			return -1;
+		*len = forms[i].len;
+		return 0;
+	}
+	return -1;
+}
+
+int dcpi_profset_time_range(const char *spec, time_t now, time_t *from, time_t *to)
+{
+	const char *dots = strstr(spec, "..");
+	char a[64];
+	time_t len, t2, len2;
+	unsigned long long n;
+	char unit;
+	int used = 0;
+
+	if (sscanf(spec, "last-%llu%c%n", &n, &unit, &used) == 2 && !spec[used] && n > 0) {
+		static const char units[] = "smhd";
+		static const time_t secs[] = { 1, 60, 3600, 86400 };
+		const char *u = strchr(units, unit);
+
+		if (!u || n > (unsigned long long)(now / secs[u - units]))
+			return dcpi_error(EINVAL, "-epoch %s: want last-N with N s, m, h or d", spec);
+		*from = now - (time_t)n * secs[u - units];
+		*to = now + 1;
+		return 0;
+	}
+	if (dots) {
+		if ((size_t)(dots - spec) >= sizeof(a))
+			return dcpi_error(EINVAL, "-epoch %s: not a time range", spec);
+		snprintf(a, sizeof(a), "%.*s", (int)(dots - spec), spec);
+		if (parse_time(a, now, from, &len) || parse_time(dots + 2, now, &t2, &len2))
+			return dcpi_error(EINVAL, "-epoch %s: want FROM..TO, each YYYY-MM-DD[THH[:MM]] "
+					  "or HH:MM", spec);
+		*to = t2;
+		if (*to <= *from)
+			return dcpi_error(EINVAL, "-epoch %s: the range ends before it starts", spec);
+		return 0;
+	}
+	if (parse_time(spec, now, from, &len))
+		return dcpi_error(EINVAL, "-epoch %s: not an epoch name, 'latest', 'all', a time "
+				  "(YYYY-MM-DD[THH[:MM]], HH:MM), a range (FROM..TO) or last-N{s,m,h,d}",
+				  spec);
+	*to = *from + len;
+	return 0;
+}
+
+/* The epochs of all[0..n) (oldest first) that overlap [from, to): each
+ * lasts until the next one starts, the newest until now. */
+static int epochs_between(struct dcpi_profset *s, char **all, size_t n, time_t from, time_t to,
+			  time_t now)
+{
+	for (size_t i = 0; i < n; i++) {
+		time_t start = epoch_start(all[i]), end = i + 1 < n ? epoch_start(all[i + 1]) : now + 1;
+
+		if (start == (time_t)-1 || end == (time_t)-1 || end <= from || start >= to)
+			continue;
+		s->epochs[s->nepochs++] = all[i];
+		all[i] = NULL;
+	}
+	return s->nepochs ? 0 : -ENOENT;
+}
+
 static int choose_epochs(struct dcpi_profset *s, const char *db, const char *epoch,
 			 const char *host)
 {
@@ -491,10 +587,25 @@ static int choose_epochs(struct dcpi_profset *s, const char *db, const char *epo
 		s->nepochs = n;
 		return 0;
 	}
-	s->epochs = calloc(1, sizeof(char *));
+	s->epochs = calloc(n, sizeof(char *));
 	if (!s->epochs) {
 		dcpi_db_names_free(all, n);
 		return dcpi_error(ENOMEM, "out of memory");
+	}
+	if (epoch && strcmp(epoch, "latest") && epoch_start(epoch) == (time_t)-1) {
+		time_t from, to, now = time(NULL);
+		char a[32], b[32];
+		struct tm tm;
+
+		err = dcpi_profset_time_range(epoch, now, &from, &to);
+		if (!err && epochs_between(s, all, n, from, to, now)) {
+			strftime(a, sizeof(a), "%Y-%m-%dT%H:%M:%S", localtime_r(&from, &tm));
+			strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%S", localtime_r(&to, &tm));
+			err = dcpi_error(ENOENT, "%s: no epoch between %s and %s (-epoch %s)", db, a, b,
+					 epoch);
+		}
+		dcpi_db_names_free(all, n);
+		return err;
 	}
 	if (!epoch || !strcmp(epoch, "latest")) {
 		size_t k = latest_of(db, all, n, host);

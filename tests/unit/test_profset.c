@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dcpi/db.h"
 #include "dcpi/error.h"
@@ -195,8 +196,44 @@ static void check_set_refusals(void)
 		printf("# could not remove %s\n", r);
 }
 
+/* -epoch by time: the forms, their spans, the refusals; then the epochs
+ * chosen by overlap (the fixture's: 2024-01-01 and 2024-01-02, UTC, the
+ * second lasting until now). */
+static void check_times(void)
+{
+	time_t from = 0, to = 0, now = 1704196800; /* 2024-01-02T12:00:00 UTC */
+	struct dcpi_profset s;
+	static const char *const bad[] = { "last-0h", "last-5x", "last-h", "2024-13-01", "abc",
+					   "12:00..11:00", "2024-01-01T25", "", "..", NULL };
+
+	T_EQ(dcpi_profset_time_range("2024-01-01", now, &from, &to), 0, "a day");
+	T_OK(from == 1704067200 && to == from + 86400, "2024-01-01: that day (%ld..%ld)",
+	     (long)from, (long)to);
+	T_EQ(dcpi_profset_time_range("2024-01-01T03", now, &from, &to), 0, "an hour");
+	T_OK(from == 1704067200 + 3 * 3600 && to == from + 3600, "2024-01-01T03: that hour");
+	T_EQ(dcpi_profset_time_range("2024-01-01T03:30", now, &from, &to), 0, "a minute");
+	T_OK(to - from == 60, "a minute's span");
+	T_EQ(dcpi_profset_time_range("03:00..04:30", now, &from, &to), 0, "a range today");
+	T_OK(from == 1704153600 + 3 * 3600 && to == 1704153600 + 4 * 3600 + 1800,
+	     "03:00..04:30: today's, the end excluded");
+	T_EQ(dcpi_profset_time_range("last-90m", now, &from, &to), 0, "last-90m");
+	T_OK(from == now - 5400 && to == now + 1, "the last 90 minutes until now");
+	for (size_t i = 0; bad[i]; i++)
+		T_EQ(dcpi_profset_time_range(bad[i], now, &from, &to), -EINVAL, "'%s' refused: %s",
+		     bad[i], dcpi_errmsg());
+	check("2024-01-01", "all", 11, 2);
+	check("2024-01-01T12..2024-01-02T01", "all", 111, 3);
+	check("2024-01-02T05", "a", 100, 1);
+	check("last-1h", "a", 100, 1);
+	T_EQ(dcpi_profset_load(root, "2023-12-31", "all", &s), -ENOENT, "a day before every "
+	     "epoch: none (%s)", dcpi_errmsg());
+	T_OK(strstr(dcpi_errmsg(), "no epoch between") != NULL, "said so");
+}
+
 int main(void)
 {
+	setenv("TZ", "UTC", 1); /* the times below are the epochs' UTC names' */
+	tzset();
 	if (!mkdtemp(root))
 		return 1;
 	check_parse_refusals();
@@ -211,6 +248,7 @@ int main(void)
 	check_latest("a", "20240102T000000Z", 100);
 	check_latest("b", "20240101T000000Z", 10);
 	check_latest("all", "20240102T000000Z", 100);
+	check_times();
 	if (!getenv("DCPI_TEST_KEEP")) {
 		char cmd[600];
 
