@@ -118,7 +118,10 @@ static int open_elf(struct dcpi_disasm *d)
 	if ((err = open_regular(d, 0)))
 		return err;
 	elf_version(EV_CURRENT);
-	d->elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
+	/* ELF_C_READ, not mmap: the file is read into memory (elf_rawfile
+	   below), so one its owner truncates or rewrites while we decode
+	   cannot SIGBUS the tool (root's, listing a user's program) */
+	d->elf = elf_begin(d->fd, ELF_C_READ, NULL);
 	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF)
 		return dcpi_error(ENOEXEC, "%s: not an ELF file", d->path);
 	if (!gelf_getehdr(d->elf, &eh))

@@ -216,6 +216,30 @@ static void test_x86(void)
 	dcpi_disasm_close(d);
 }
 
+/* A file its owner truncates while a tool (root's) decodes it: read into
+ * memory at open, so the decoding goes on, never a SIGBUS. */
+static void test_truncated_under_us(void)
+{
+	const char *cp = fx_path("shrinks");
+	struct dcpi_disasm *d = NULL;
+	struct dcpi_insn *in = NULL;
+	uint64_t a = 0, sz = 0;
+	size_t n = 0;
+
+	if (fx_sh("cp '%s' '%s'", fx_path("hot"), cp) || fx_nm("nm", cp, "main", &a, &sz)) {
+		T_OK(0, "copy of the fixture");
+		return;
+	}
+	T_EQ(dcpi_disasm_open(cp, &d), 0, "opens the copy");
+	if (!d)
+		return;
+	T_EQ(truncate(cp, 0), 0, "the owner truncates it");
+	T_EQ(dcpi_disasm_collect(d, a, a + sz, &in, &n), 0, "main still decodes, from memory");
+	T_OK(n > 0, "%zu instructions, no SIGBUS", n);
+	free(in);
+	dcpi_disasm_close(d);
+}
+
 /* Patch e_machine (offset 18, little-endian) of a copy. */
 static void test_refusals(void)
 {
@@ -279,6 +303,7 @@ int main(void)
 	if (fx_setup("disasm"))
 		return 1;
 	test_x86();
+	test_truncated_under_us();
 	test_refusals();
 	test_aarch64();
 	fx_cleanup();
