@@ -50,6 +50,7 @@ struct dcpi_collector_opts {
 	unsigned dirmode;
 	uint64_t jit_budget_per_uid;   /* dcpi_jitmap_opts; 0: their defaults */
 	uint64_t jit_budget;
+	int jit_own_children;          /* dcpi_jitmap_opts.own_children */
 	/* a complete one-line message: something was refused or skipped */
 	void (*on_warning)(void *arg, const char *msg);
 	/* a merge is about to commit nfiles profiles (dcpi_file_batch_commit:

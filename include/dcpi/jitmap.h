@@ -79,6 +79,11 @@ struct dcpi_jitmap_opts {
 	void *arg;
 	uint64_t budget;                /* 0: DCPI_JITMAP_BUDGET */
 	uint64_t budget_per_uid;        /* 0: DCPI_JITMAP_BUDGET_PER_UID */
+	/* the processes are our own children (dcpi record), in our mount
+	   namespace and of our user: a jitdump whose process exited before
+	   its mapping was looked at is opened by its path, if it is a
+	   regular file of ours (a loaded machine delays the look) */
+	int own_children;
 };
 
 struct dcpi_jitmap;

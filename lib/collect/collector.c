@@ -24,7 +24,8 @@ static int new_jit(struct dcpi_collector *c, const struct dcpi_collector_opts *o
 {
 	struct dcpi_jitmap_opts jo = { .procroot = o->procroot, .on_warning = o->on_warning,
 				       .arg = o->arg, .budget = o->jit_budget,
-				       .budget_per_uid = o->jit_budget_per_uid };
+				       .budget_per_uid = o->jit_budget_per_uid,
+				       .own_children = o->jit_own_children };
 	struct dcpi_image jit = { .path = "[jit]", .kind = DCPI_IMAGE_FILE };
 	int err;
 

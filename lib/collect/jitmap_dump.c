@@ -422,11 +422,26 @@ int dcpi_jitmap_watch_dump(struct dcpi_jitmap *jm, int32_t pid, uint64_t start, 
 	char mf[4200];
 	int fd;
 
-	if (!p || p->dump_fd >= 0 || p->dump_done || dcpi_jm_ids(jm, p))
+	if (!p || p->dump_fd >= 0 || p->dump_done)
 		return 0;
+	if (dcpi_jm_ids(jm, p)) {
+		if (!jm->o.own_children)
+			return 0;
+		p->ruid = p->euid = geteuid(); /* gone already: ours, as our child was */
+		p->nspid = pid;
+	}
 	snprintf(mf, sizeof(mf), "%s/%d/map_files/%llx-%llx", jm->procroot, (int)pid,
 		 (unsigned long long)start, (unsigned long long)end);
 	fd = dcpi_file_open_regular(AT_FDCWD, mf, 0, &st);
+	if (fd == -ENOENT && jm->o.own_children && path[0] == '/') {
+		/* our child, gone before we looked: the file at its path, if it
+		   is a regular file of ours (opened without following links) */
+		fd = dcpi_file_open_regular(AT_FDCWD, path, 0, &st);
+		if (fd >= 0 && st.st_uid != geteuid()) {
+			close(fd);
+			fd = -EPERM;
+		}
+	}
 	if (fd < 0) {
 		snprintf(p->dump_path, sizeof(p->dump_path), "%s", path);
 		dcpi_jm_refuse(jm, p, "jitdump", p->dump_path, fd == -ENOENT

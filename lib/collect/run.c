@@ -58,6 +58,8 @@ static int new_collector(struct dcpi_run *r, const struct dcpi_run_opts *o)
 		.filemode = r->o.filemode, .mmap_build_id = o->sampling.mmap_build_id,
 		.label_keys = o->label_keys, .label_cap = o->label_cap,
 		.jit_budget = o->jit_budget, .jit_budget_per_uid = o->jit_budget_per_uid,
+		/* one command and its children (dcpi record): ours */
+		.jit_own_children = o->sampling.pid != -1,
 		.on_unknown = o->on_unknown, .on_merged = o->on_merged, .arg = o->arg,
 		.db = r->db, .dirmode = r->o.dirmode ? r->o.dirmode : 0700,
 		.on_warning = o->on_warning, .on_commit = o->on_commit,

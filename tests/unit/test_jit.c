@@ -521,6 +521,63 @@ static void dump_debug(struct dcpi_buf *b, uint64_t ts, uint64_t addr, const cha
 	dcpi_buf_put(b, "", 1); /* pad: one byte more than the entry */
 }
 
+/* dcpi record's child, gone before its jitdump's mapping was looked at
+ * (on a loaded machine the look comes late): its dump is opened by path,
+ * a regular file of ours; a file of another user's is not, and a
+ * system-wide jitmap (dcpid: any user's process could name any path)
+ * never opens a path. */
+static struct dcpi_jitmap *jm_own(int own)
+{
+	static char procroot[300];
+	struct dcpi_jitmap_opts o = { .procroot = procroot, .on_warning = on_warning,
+				      .own_children = own };
+	struct dcpi_jitmap *jm = NULL;
+
+	snprintf(procroot, sizeof(procroot), "%s/proc", tmp);
+	if (dcpi_jitmap_new(&o, &jm))
+		abort();
+	return jm;
+}
+
+static void test_dump_after_exit(void)
+{
+	struct dcpi_jitmap *jm;
+	struct dcpi_buf b = DCPI_BUF_INIT;
+	char file[300];
+	int64_t key = 0;
+	uint64_t off = 0;
+	FILE *f;
+
+	dump_header(&b, 0);
+	dump_load(&b, 100, 0x5000, "JS:*f x.js:1:1", code_f, sizeof(code_f));
+	snprintf(file, sizeof(file), "%s/jit-120.dump", tmp);
+	f = fopen(file, "w");
+	if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f)) {
+		T_OK(0, "dump written");
+		return;
+	}
+	dcpi_buf_release(&b);
+	jm = jm_own(1);
+	T_EQ(dcpi_jitmap_watch_dump(jm, 120, 0x10000, 0x11000, file), 0, "our child's dump, "
+	     "its process gone");
+	T_EQ(dcpi_jitmap_resolve(jm, 120, 0x5002, 150, &key, &off), 1,
+	     "its code named from the dump opened by path");
+	dcpi_jitmap_free(jm);
+	jm = jm_own(0);
+	dcpi_jitmap_watch_dump(jm, 120, 0x10000, 0x11000, file);
+	T_EQ(dcpi_jitmap_resolve(jm, 120, 0x5002, 150, &key, &off), 0,
+	     "system-wide: a gone process's path is never opened");
+	dcpi_jitmap_free(jm);
+	T_EQ(chown(file, 65534, 65534), 0, "the dump now another user's");
+	jm = jm_own(1);
+	dcpi_jitmap_watch_dump(jm, 120, 0x10000, 0x11000, file);
+	T_EQ(dcpi_jitmap_resolve(jm, 120, 0x5002, 150, &key, &off), 0,
+	     "our child's, but a file of another user's: not read");
+	T_OK(strstr(warnings, "jitdump") != NULL, "and said so: %s", warnings);
+	dcpi_jitmap_free(jm);
+	unlink(file);
+}
+
 static void test_dump(void)
 {
 	struct dcpi_jitmap *jm = new_jm();
@@ -881,6 +938,7 @@ int main(void)
 		test_map_hostile();
 		test_collector();
 		test_collector_unstorable();
+		test_dump_after_exit();
 	}
 	test_dump();
 	test_ctl_image();
