@@ -165,8 +165,18 @@ install: all
 	for c in $(COMMANDS); do ln -sf dcpi $(DESTDIR)$(bindir)/$$c; done
 	for m in man/*.[13578]; do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(mandir)/man$$s/; done
 
+uninstall:
+	for c in dcpi $(COMMANDS); do rm -f $(DESTDIR)$(bindir)/$$c; done
+	for m in man/*.[13578]; do s=$${m##*.}; rm -f $(DESTDIR)$(mandir)/man$$s/$${m##*/}; done
+	rm -f $(DESTDIR)$(prefix)/include/dcpi_dyn.h $(DESTDIR)$(prefix)/lib/libdcpidyn.a
+
+# ---- the Debian package: dcpi_VERSION_ARCH.deb here, built from a copy of
+# the tracked tree (dpkg-buildpackage writes beside its source directory)
+deb:
+	scripts/build-deb
+
 clean:
 	rm -rf build build-asan build-fuzz bin
 
-.PHONY: all test deps check asan bin-asan fuzz demo install clean
+.PHONY: all test deps check asan bin-asan fuzz demo install uninstall deb clean
 -include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)

@@ -661,7 +661,16 @@ static void serve_control(struct daemon *d)
 				return;
 			continue;
 		}
-		handle_request(d, conn, req);
+		if (r == 2 && strcmp(req, "status") && strcmp(req, "flush") && strcmp(req, "epoch")) {
+			static const char no[] = "error: permission denied (the daemon's group may "
+						 "status, flush and epoch)\n";
+
+			(void)!write(conn, no, sizeof(no) - 1);
+			logmsg(d, LOG_ERR, "refused '%.32s' from uid %u, of the daemon's group",
+			       req, (unsigned)uid);
+		} else {
+			handle_request(d, conn, req);
+		}
 		close(conn);
 	}
 }
@@ -1061,9 +1070,12 @@ static void setup(struct daemon *d)
 		cli_die_lib("cannot start an epoch");
 	}
 	start_sampling(d);
-	if (dcpi_ctl_listen(d->db, d->host, 0600, &d->ctlfd))
+	/* a daemon of its own group (the service's dcpi): its members may ask
+	   status, flush and epoch; root's group is never one */
+	if (dcpi_ctl_listen(d->db, d->host, getegid() ? 0660 : 0600, &d->ctlfd))
 		cli_die_lib("cannot create the control socket");
 	dcpi_ctl_server_init(&d->ctl, d->ctlfd);
+	d->ctl.group = getegid();
 	d->sigfd = setup_signals();
 	if (d->sigfd < 0)
 		cli_die("signalfd: %s", strerror(errno));

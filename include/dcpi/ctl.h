@@ -39,6 +39,7 @@ struct dcpi_ctl_client {
 	int fd; /* -1: free */
 	uid_t uid;
 	pid_t pid;
+	int member;           /* in the server's group (not root, not its user) */
 	size_t n;
 	int ready;            /* its line is complete in req: to be served */
 	uint64_t deadline_ms; /* CLOCK_MONOTONIC */
@@ -47,6 +48,8 @@ struct dcpi_ctl_client {
 
 struct dcpi_ctl_server {
 	int lfd; /* the listening socket; not owned */
+	gid_t group; /* its members may make the requests dcpi_ctl_server_next
+			says are theirs; 0: none (root's group is never one) */
 	struct dcpi_ctl_client c[DCPI_CTL_CLIENTS];
 };
 
@@ -57,9 +60,11 @@ void dcpi_ctl_server_release(struct dcpi_ctl_server *s);
 size_t dcpi_ctl_server_pollfds(const struct dcpi_ctl_server *s, struct pollfd *fds, size_t max);
 /* Never blocks: accepts what waits, reads what clients sent, drops clients
  * past their time.  Returns 1 with a complete request in req and its
- * connection in *conn (the caller answers and closes it), 0 when no request
- * is complete, -EACCES for a peer whose uid is neither 0 nor ours (answered
- * and closed; *peer_uid says who), other -errno if accepting failed.  Call
+ * connection in *conn (the caller answers and closes it) from root or our
+ * uid, 2 the same from a member of s->group (primary or supplementary, as
+ * /proc/PID/status said at its connect: the caller limits what it may ask),
+ * 0 when no request is complete, -EACCES for any other peer (answered and
+ * closed; *peer_uid says who), other -errno if accepting failed.  Call
  * again until it returns 0. */
 int dcpi_ctl_server_next(struct dcpi_ctl_server *s, int *conn, char *req, size_t len,
 			 uid_t *peer_uid);

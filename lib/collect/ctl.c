@@ -155,6 +155,39 @@ static struct dcpi_ctl_client *slot(struct dcpi_ctl_server *s)
 }
 
 /* Accept what is waiting (a bounded number per call), while there is room. */
+/* Whether process pid has gid among its supplementary groups
+ * (/proc/PID/status "Groups:"). */
+static int in_group(pid_t pid, gid_t gid)
+{
+	char path[64], line[4096];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = line + 7, *end;
+
+		if (strncmp(line, "Groups:", 7))
+			continue;
+		for (;;) {
+			unsigned long g = strtoul(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (g == gid) {
+				found = 1;
+				break;
+			}
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
 static int accept_some(struct dcpi_ctl_server *s)
 {
 	for (int k = 0; k < DCPI_CTL_CLIENTS; k++) {
@@ -176,6 +209,7 @@ static int accept_some(struct dcpi_ctl_server *s)
 		c->fd = fd;
 		c->uid = cred.uid;
 		c->pid = cred.pid;
+		c->member = s->group && (cred.gid == s->group || in_group(cred.pid, s->group));
 		c->n = 0;
 		c->ready = 0;
 		c->deadline_ms = now_ms() + DCPI_CTL_CLIENT_MS;
@@ -229,7 +263,7 @@ int dcpi_ctl_server_next(struct dcpi_ctl_server *s, int *conn, char *req, size_t
 		if (r <= 0)
 			continue;
 		*peer_uid = c->uid;
-		if (c->uid != 0 && c->uid != geteuid()) {
+		if (c->uid != 0 && c->uid != geteuid() && !c->member) {
 			static const char no[] = "error: permission denied\n";
 
 			(void)!write(c->fd, no, sizeof(no) - 1);
@@ -240,7 +274,7 @@ int dcpi_ctl_server_next(struct dcpi_ctl_server *s, int *conn, char *req, size_t
 		snprintf(req, len, "%s", c->req);
 		*conn = c->fd;
 		c->fd = -1;
-		return 1;
+		return c->uid != 0 && c->uid != geteuid() ? 2 : 1;
 	}
 	return 0;
 }
