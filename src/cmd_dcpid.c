@@ -88,6 +88,7 @@ struct daemon {
 	uint64_t unlogged_lost[1 + MAX_LOSS_CPUS];
 	time_t next_loss_log;
 	int quit;
+	int journal;            /* stderr is systemd's journal (JOURNAL_STREAM) */
 };
 
 static void logmsg(struct daemon *d, int level, const char *fmt, ...)
@@ -115,6 +116,9 @@ static void log_line(struct daemon *d, int level, const char *ts, const char *sa
 	do
 		w = write(fd, line, (size_t)n);
 	while (w < 0 && errno == EINTR);
+	if (d->journal && d->log != stderr) /* the journal too, with its priority */
+		dprintf(STDERR_FILENO, "<%d>%s%s\n", level == LOG_ERR ? 3 : level == LOG_INFO ? 6 : 7,
+			level == LOG_ERR ? "error: " : "", safe);
 	if (w == n)
 		return;
 	if (w > 0 && before >= 0 && ftruncate(fd, before)) {
@@ -152,6 +156,18 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether stderr is the journal's stream systemd gave us: JOURNAL_STREAM
+ * names its device and inode (systemd.exec(5)). */
+static int journal_stderr(void)
+{
+	const char *j = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	return j && sscanf(j, "%llu:%llu", &dev, &ino) == 2 && !fstat(STDERR_FILENO, &st) &&
+	       (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
 /* ---- options ------------------------------------------------------------ */
@@ -238,6 +254,7 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 
 	d->merge_secs = 60;
 	d->loglevel = LOG_INFO;
+	d->journal = journal_stderr();
 	while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case O_DB: db = optarg; break;
