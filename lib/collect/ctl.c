@@ -43,6 +43,38 @@ static int sock_addr(const char *root, const char *host, struct sockaddr_un *sa,
 	return 0;
 }
 
+/* Where a database that cannot hold a socket (a network file system:
+ * sshfs, NFS) has it instead: a local directory, RUNDIR/dcpi (0755, ours or
+ * root's, no link), named by a hash of the database's real path and the
+ * host.  RUNDIR is /run for root, else $XDG_RUNTIME_DIR.  create: make the
+ * directory when missing.  -errno when there is none to use. */
+static int local_addr(const char *root, const char *host, int create, struct sockaddr_un *sa)
+{
+	const char *run = geteuid() == 0 ? "/run" : getenv("XDG_RUNTIME_DIR");
+	char real[4096], dir[200];
+	uint64_t h = 0xcbf29ce484222325ull;
+	struct stat st;
+
+	if (!run || run[0] != '/' || strlen(run) > 100 || !realpath(root, real))
+		return -ENOENT;
+	for (const char *p = real; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	snprintf(dir, sizeof(dir), "%s/dcpi", run);
+	if (create && mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	if (lstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    (st.st_mode & 022))
+		return -EPERM; /* another user's, or writable by others: not ours to use */
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/%016llx-%.40s.sock", dir,
+		     (unsigned long long)h, host) >= (int)sizeof(sa->sun_path))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 void dcpi_ctl_unlink(const char *root, const char *host)
 {
 	struct sockaddr_un sa;
@@ -52,6 +84,20 @@ void dcpi_ctl_unlink(const char *root, const char *host)
 		unlink(sa.sun_path);
 	if (dfd >= 0)
 		close(dfd);
+	if (!local_addr(root, host, 0, &sa))
+		unlink(sa.sun_path);
+}
+
+/* Bind fd to sa with mode, and listen. */
+static int bind_listen(int fd, const struct sockaddr_un *sa, unsigned mode)
+{
+	unlink(sa->sun_path);
+	/* bind creates the file with the umask applied: chmod after, before
+	 * listen, so nobody can connect in between */
+	if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) || chmod(sa->sun_path, mode) ||
+	    listen(fd, 128))
+		return -errno;
+	return 0;
 }
 
 int dcpi_ctl_listen(const char *root, const char *host, unsigned mode, int *out)
@@ -62,18 +108,23 @@ int dcpi_ctl_listen(const char *root, const char *host, unsigned mode, int *out)
 	err = sock_addr(root, host, &sa, &dfd);
 	if (err)
 		goto out;
-	unlink(sa.sun_path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		err = dcpi_error(errno, "socket: %s", strerror(errno));
 		goto out;
 	}
-	/* bind creates the file with the umask applied: chmod after, before
-	 * listen, so nobody can connect in between */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(sa.sun_path, mode) ||
-	    listen(fd, 128)) {
-		err = dcpi_error(errno, "%s/.dcpid-%s.sock: %s", root, host, strerror(errno));
-		goto out;
+	if ((err = bind_listen(fd, &sa, mode))) {
+		struct sockaddr_un la;
+		int e = err;
+
+		/* a file system without sockets (sshfs, NFS): a local one */
+		if ((e == -EPERM || e == -EOPNOTSUPP || e == -EACCES) &&
+		    !local_addr(root, host, 1, &la) && !(e = bind_listen(fd, &la, mode))) {
+			err = 0;
+		} else {
+			err = dcpi_error(-err, "%s/.dcpid-%s.sock: %s", root, host, strerror(-err));
+			goto out;
+		}
 	}
 	*out = fd;
 	fd = -1;
@@ -317,7 +368,20 @@ int dcpi_ctl_request(const char *root, const char *host, const char *req,
 		err = dcpi_error(errno, "socket: %s", strerror(errno));
 		goto out;
 	}
-	if ((err = connect_by(fd, &sa, deadline))) {
+	err = connect_by(fd, &sa, deadline);
+	if (err == -ENOENT || err == -ECONNREFUSED) { /* a daemon on a network file system */
+		struct sockaddr_un la;
+
+		if (!local_addr(root, host, 0, &la)) {
+			int e = connect_by(fd, &la, deadline);
+
+			if (e == 0 || e == -ETIMEDOUT) {
+				err = e;
+				sa = la;
+			}
+		}
+	}
+	if (err) {
 		if (err == -ENOENT || err == -ECONNREFUSED)
 			err = dcpi_error(-err, "no dcpid is running on %s for host %s", root, host);
 		else if (err == -ETIMEDOUT)
