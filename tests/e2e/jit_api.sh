@@ -27,8 +27,11 @@ echo "# jit_hot $hot, jit_cold $cold samples"
 [ "$hot" -gt 0 ] && [ "$cold" -gt 0 ] && pass "dcpiprof names jit_hot and jit_cold" ||
 	fail "dcpiprof names jit_hot and jit_cold" "$csv"
 share=$((hot * 100 / (hot + cold > 0 ? hot + cold : 1)))
-[ $share -ge 65 ] && [ $share -le 85 ] && pass "jit_hot has ~3/4 of their samples ($share%)" ||
-	fail "jit_hot has ~3/4 of their samples" "$share%"
+# three times the iterations: most of the samples, whatever the exact share
+# (it moves with the CPU and the load: 75% on a quiet VM, 88% beside two
+# CPU hogs); that the samples are the code's is what is checked
+[ "$hot" -gt "$cold" ] && pass "jit_hot, with three times the iterations, has most of their samples ($share%)" ||
+	fail "jit_hot has most of their samples" "$share%"
 img=$(basename "$(ls "$T"/db/*/*/jit-*.dump-*.prof | head -1)" | sed 's/-[0-9a-f]*_.*//')
 list=$("$DCPI_BIN/dcpilist" -db "$T/db" -asm jit_hot "$img" 2>&1)
 # the loop is decl; jne: its samples may land on either (where a timer
