@@ -37,7 +37,9 @@ struct opts {
 
 struct side {
 	char epoch[256];
+	char hostbuf[256];
 	const char *host;
+	long long pid;                  /* /pid=N: one process; -1 all */
 	struct dcpi_profset set;
 	int col;                        /* the compared event's column */
 	struct report_warnings w;
@@ -96,7 +98,9 @@ static const struct cli_cmd cli = {
 		 "ratio (B / A), whether the change is more than sampling noise (exact Poisson\n"
 		 "test, 95%), and each side's share of its own samples; largest change first.\n"
 		 "With IMAGEs, their procedures (as dcpiprof IMAGE).  EPOCH is an epoch name,\n"
-		 "'latest' or 'all', optionally @HOST.\n",
+		 "'latest', 'all' or a time (last-24h, 03:00..04:00), optionally @HOST, then\n"
+		 "optionally /pid=N (one process of dcpid -bypid) and K=V labels, comma-separated:\n"
+		 "dcpidiff last-7d/pid=9420 last-7d/pid=9521 nightly compares two runs.\n",
 	.common = CLI_DB | CLI_HOST | CLI_LABEL | CLI_JSON | CLI_CSV,
 	.host_help = "  -host NAME         the host of both sides (default: this one; 'all' sums)\n",
 	.help = "  -i                 by procedure (default: by image)\n"
@@ -138,18 +142,56 @@ static void parse_options(struct opts *o, int argc, char **argv)
 
 /* ---- the two sides ----------------------------------------------------------- */
 
+/* A side: EPOCH[@HOST][/pid=N][,K=V...]: one run (a process of dcpid
+ * -bypid) or one label value of the epochs, against another. */
 static void load_side(struct cmp *c, int k)
 {
 	struct side *s = &c->s[k];
-	const char *at = strchr(c->o.side[k], '@');
+	const char *arg = c->o.side[k], *sel = strchr(arg, '/');
+	size_t n = sel ? (size_t)(sel - arg) : strlen(arg);
+	char *at, labels[512] = "";
 
-	snprintf(s->epoch, sizeof(s->epoch), "%.*s",
-		 at ? (int)(at - c->o.side[k]) : (int)strlen(c->o.side[k]), c->o.side[k]);
-	s->host = at ? at + 1 : c->o.co.host;
+	if (n >= sizeof(s->epoch))
+		cli_usage_error("%s: too long", cli_safe(arg));
+	snprintf(s->epoch, sizeof(s->epoch), "%.*s", (int)n, arg);
+	s->pid = -1;
+	if (sel) { /* pid=N and K=V pairs, in any order */
+		char buf[512], *save = NULL, *t;
+
+		snprintf(buf, sizeof(buf), "%s", sel + 1);
+		for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			char *end;
+
+			if (!strncmp(t, "pid=", 4)) {
+				s->pid = strtoll(t + 4, &end, 10);
+				if (end == t + 4 || *end || s->pid < 0)
+					cli_usage_error("%s: pid=%s is not a process id", cli_safe(arg),
+							cli_safe(t + 4));
+			} else if (strchr(t, '=')) {
+				size_t l = strlen(labels);
+
+				snprintf(labels + l, sizeof(labels) - l, "%s%s", l ? "," : "", t);
+			} else {
+				cli_usage_error("%s: after '/', pid=N or KEY=VALUE, not '%s'",
+						cli_safe(arg), cli_safe(t));
+			}
+		}
+	}
+	s->host = c->o.co.host;
+	if ((at = strchr(s->epoch, '@'))) { /* EPOCH@HOST */
+		*at = 0;
+		snprintf(s->hostbuf, sizeof(s->hostbuf), "%s", at + 1);
+		s->host = s->hostbuf;
+	}
 	if (dcpi_profset_load(c->o.co.db, s->epoch, s->host, &s->set))
 		cli_die("%s %s: %s", k ? "B" : "A", c->o.side[k], dcpi_errmsg());
 	if (c->o.co.label)
 		report_keep_label(&s->set, c->o.co.label);
+	if (labels[0])
+		report_keep_label(&s->set, labels);
+	if (s->pid >= 0 && (dcpi_profset_keep_pid(&s->set, s->pid), s->set.n == 0))
+		cli_die("%s %s: no per-process profile of pid %lld (dcpid -bypid IMAGE keeps "
+			"them)", k ? "B" : "A", cli_safe(arg), (long long)s->pid);
 	if (s->set.nevents == 0)
 		cli_die("%s %s: no samples", k ? "B" : "A", c->o.side[k]);
 	report_check_set(&s->w, &s->set);

@@ -90,6 +90,9 @@ void dcpi_profset_free(struct dcpi_profset *s);
  * -EINVAL for a malformed spec (the set is then unchanged).  The
  * statistics stay the epoch's. */
 int dcpi_profset_keep_label(struct dcpi_profset *s, const char *spec);
+/* Keep only the per-process profiles of process pid (dcpid -bypid, dcpi
+ * record's); the rest are freed.  Always 0. */
+int dcpi_profset_keep_pid(struct dcpi_profset *s, int64_t pid);
 
 /* The error message of an unreadable profile (see bad) whose file is named
  * for image (a path or a file name: its base name, NAME-HASH.prof), or

@@ -86,6 +86,27 @@ int dcpi_profset_keep_label(struct dcpi_profset *s, const char *spec)
 	return 0;
 }
 
+int dcpi_profset_keep_pid(struct dcpi_profset *s, int64_t pid)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		struct dcpi_profset_entry *e = &s->v[i];
+
+		if (e->prof.pid == pid) {
+			s->v[keep++] = *e;
+			continue;
+		}
+		for (unsigned k = 0; k < e->prof.nevents; k++)
+			s->sum[e->col[k]] -= e->prof.events[k].total;
+		free(e->file);
+		free(e->platdir);
+		dcpi_profile_free(&e->prof);
+	}
+	s->n = keep;
+	return 0;
+}
+
 int dcpi_profset_event(const struct dcpi_profset *s, const char *name)
 {
 	for (unsigned e = 0; e < s->nevents; e++)

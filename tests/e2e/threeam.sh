@@ -41,4 +41,16 @@ elsewhere=$(awk -F, -v p="$slow" 'NR > 1 && $3 != p && $2 == "slow_path" { s += 
 [ "$in_slow" -gt 0 ] && [ "$elsewhere" -eq 0 ] &&
 	pass "dcpiprof -pid -i nightly: slow_path ($in_slow samples) in the slow run, in no other" ||
 	fail "slow_path in the slow run only" "$in_slow in it, $elsewhere elsewhere"
+
+# 3. the slow run against a usual one, procedure by procedure
+fast=${pids[1]}
+d=$("$DCPI_BIN/dcpidiff" -db "$DB" -csv "last-1h/pid=$fast" "last-1h/pid=$slow" nightly 2>&1)
+echo "$d" | head -5 | sed 's/^/#   /'
+sp=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i } NR > 1 && $col["procedure"] == "slow_path" { print $col["significant"] }' <<<"$d")
+uw=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i } NR > 1 && $col["procedure"] == "usual_work" { print $col["significant"] }' <<<"$d")
+# (usual_work's own test is left alone: at 95%, one run in twenty calls
+# equal work different)
+[ "$sp" = yes ] &&
+	pass "dcpidiff last-1h/pid=$fast last-1h/pid=$slow nightly: slow_path a significant change (usual_work: $uw)" ||
+	fail "dcpidiff between two runs" "$d"
 done_testing
