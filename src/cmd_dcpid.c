@@ -189,7 +189,8 @@ static void usage(FILE *f)
 "                     when the PMU has too few counters (DCPI's -mux)\n"
 "  -label KEYS        keep profiles apart by comm, uid and/or cgroup (comma-separated;\n"
 "                     at most 1024 labels, the rest counted as 'other')\n"
-"  -bypid IMAGE       per-process profiles for IMAGE (path or file name), repeatable\n"
+"  -bypid IMAGE       per-process profiles for IMAGE (path or file name), repeatable;\n"
+"                     K=V[,K=V] (with -label): every image of the processes so labelled\n"
 "  -unknown           per-process profiles of unattributable samples, by 1 MB region\n"
 "  -merge SECONDS     merge into the database this often (default 60)\n"
 "  -rotate DURATION   a new epoch on each boundary of the clock (1h: 03:00, 04:00,\n"
@@ -343,6 +344,24 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 	}
 	if (optind < argc)
 		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	for (size_t i = 0; i < d->nbypid; i++) { /* -bypid K=V: keys -label keeps */
+		char key[32];
+		const char *p = d->bypid[i];
+		unsigned k;
+
+		while (strchr(d->bypid[i], '=') && *p) {
+			size_t n = strcspn(p, "=");
+
+			snprintf(key, sizeof(key), "%.*s", (int)(n < 31 ? n : 31), p);
+			if (dcpi_label_parse(key, &k) || !(d->label_keys & k))
+				cli_usage_error("-bypid %s: '%s' is not a key of -label (comm, uid, cgroup; "
+						"give -label %s)", cli_safe(d->bypid[i]), cli_safe(key),
+						cli_safe(key));
+			p += n;
+			p += strcspn(p, ",");
+			p += *p == ',';
+		}
+	}
 	d->db = cli_db(db);
 	d->dirmode = d->shared ? 0755 : 0700;
 	d->filemode = d->shared ? 0644 : 0600;

@@ -51,11 +51,13 @@ int dcpi_collector_new(const struct dcpi_collector_opts *o, struct dcpi_collecto
 	c->o.bypid = NULL; /* the caller's array need not outlive this call */
 	c->events = *o->events;
 	c->bypid = calloc(o->nbypid + 1, sizeof(*c->bypid));
-	for (size_t i = 0; c->bypid && i < o->nbypid; i++)
+	for (size_t i = 0; c->bypid && i < o->nbypid; i++) {
+		c->bypid_labels |= o->bypid[i] && strchr(o->bypid[i], '=') != NULL;
 		if (!(c->bypid[i] = strdup(o->bypid[i]))) {
 			err = dcpi_error(ENOMEM, "out of memory");
 			goto fail;
 		}
+	}
 	if (!c->bypid) {
 		err = dcpi_error(ENOMEM, "out of memory");
 		goto fail;
@@ -156,14 +158,50 @@ static int path_matches(const char *path, const char *want)
 	return !strcmp(path, want) || (base && !strcmp(base + 1, want));
 }
 
-/* Whether image idx is one the user asked to profile per process. */
-int dcpi_col_is_bypid(struct dcpi_collector *c, int idx)
+/* Whether label has every KEY=VALUE pair of spec ("comm=job,uid=0"). */
+static int label_has_all(const char *label, const char *spec)
+{
+	while (*spec) {
+		size_t n = strcspn(spec, ",");
+		const char *p = label;
+		int found = 0;
+
+		for (; *p && !found; p += strcspn(p, ","), p += *p == ',')
+			found = !strncmp(p, spec, n) && (p[n] == ',' || !p[n]);
+		if (!found)
+			return 0;
+		spec += n + (spec[n] == ',');
+	}
+	return 1;
+}
+
+/* Whether process rpid's label matches a -bypid K=V[,K=V] (all its
+ * images are then profiled per process). */
+static int label_bypid(struct dcpi_collector *c, int32_t rpid)
+{
+	uint32_t id;
+	const char *label;
+
+	if (!c->lab || rpid <= 0 || dcpi_labeler_get(c->lab, rpid, &id) || id == 0)
+		return 0;
+	label = dcpi_labeler_label(c->lab, id);
+	for (size_t i = 0; i < c->o.nbypid; i++)
+		if (strchr(c->bypid[i], '=') && label_has_all(label, c->bypid[i]))
+			return 1;
+	return 0;
+}
+
+/* Whether image idx, sampled in process rpid, is one the user asked to
+ * profile per process: by its path, or by the process's label. */
+int dcpi_col_is_bypid(struct dcpi_collector *c, int idx, int32_t rpid)
 {
 	const struct dcpi_image *img;
 	int yes = 0;
 
 	if (c->o.nbypid == 0 || idx < 0)
 		return 0;
+	if (c->bypid_labels && label_bypid(c, rpid))
+		return 1;
 	if ((size_t)idx >= c->bypid_cache_len) {
 		size_t old = c->bypid_cache_len;
 
@@ -285,7 +323,7 @@ int dcpi_col_count_sample(struct dcpi_collector *c, const struct dcpi_record *r,
 	}
 	if (idx < 0)
 		return dcpi_col_count_unknown(c, r->pid, r->cgroup, r->ip, kernel, (unsigned)ev);
-	if (idx != c->jit_image && dcpi_col_is_bypid(c, idx))
+	if (idx != c->jit_image && dcpi_col_is_bypid(c, idx, r->pid))
 		pid = r->pid;
 	return dcpi_col_agg_add(c, idx, pid, r->pid, r->cgroup, off, (unsigned)ev, 1);
 }

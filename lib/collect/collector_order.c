@@ -300,7 +300,7 @@ static struct rawkey *raw_get(struct dcpi_collector *c, const struct dcpi_sample
 	if (k->idx < 0)
 		k->slow = 1; /* JIT code or unknown: per sample, as they need */
 	else
-		k->apid = dcpi_col_is_bypid(c, k->idx) ? s->pid : -1;
+		k->apid = dcpi_col_is_bypid(c, k->idx, s->pid) ? s->pid : -1;
 	return k;
 }
 

@@ -81,6 +81,7 @@ struct dcpi_collector {
 	char *db;
 	char **bypid;                /* our copy of o.bypid */
 	int *bypid_cache;            /* per image: -1 untested, 0 no, 1 yes */
+	int bypid_labels;            /* some -bypid is K=V: by the process's label */
 	size_t bypid_cache_len;
 	struct dcpi_labeler *lab;    /* -label; NULL: profiles are not labelled */
 	struct dcpi_epoch_stats stats;
@@ -96,7 +97,8 @@ int dcpi_col_count_unknown(struct dcpi_collector *c, int32_t rpid, uint64_t cg, 
 			   int kernel, unsigned ev);
 /* One sample, attributed on its own. */
 int dcpi_col_count_sample(struct dcpi_collector *c, const struct dcpi_record *r, int ev);
-/* Whether image idx's profiles are kept per process (-bypid). */
-int dcpi_col_is_bypid(struct dcpi_collector *c, int idx);
+/* Whether image idx's samples in process rpid are kept per process
+ * (-bypid IMAGE, or -bypid K=V matching rpid's label). */
+int dcpi_col_is_bypid(struct dcpi_collector *c, int idx, int32_t rpid);
 
 #endif

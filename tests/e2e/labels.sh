@@ -26,7 +26,8 @@ elif [ -w /sys/fs/cgroup/cgroup.procs ] && mkdir "/sys/fs/cgroup/dcpi-labels-mov
 	MV=/dcpi-labels-move-$$
 	at_exit "rmdir '/sys/fs/cgroup$MV'"
 fi
-start_dcpid "$DB" -label comm,uid,cgroup -merge 3600 || { fail "dcpid starts"; done_testing; }
+start_dcpid "$DB" -label comm,uid,cgroup -bypid comm=lbl_root -merge 3600 ||
+	{ fail "dcpid starts"; done_testing; }
 setpriv --reuid="$NOBODY" --regid=nogroup --clear-groups -- "$T/lbl_setpriv" 1500
 runuser -u nobody -- "$T/lbl_runuser" 1500
 su -s /bin/sh nobody -c "$T/lbl_su 1500" 2>"$T/su.err" || echo "# su failed: $(cat "$T/su.err")"
@@ -95,6 +96,18 @@ if [ -n "$MV" ]; then
 				"no label comm=lbl_move,...,cgroup=$MV; all: $labels"
 	fi
 fi
+# -bypid comm=lbl_root: every image of that process per process, the
+# others' not
+csv=$("$DCPI_BIN/dcpiprof" -db "$DB" -pid -csv 2>/dev/null)
+root_pid=$(awk -F, '$1 ~ /\/lbl_root$/ && $2 != "" { print $2; exit }' <<<"$csv")
+other_pid=$(awk -F, '$1 ~ /\/lbl_runuser$/ && $2 != "" { print $2; exit }' <<<"$csv")
+[ -n "$root_pid" ] && [ -z "$other_pid" ] &&
+	pass "-bypid comm=lbl_root: its profiles per process (pid $root_pid), lbl_runuser's not" ||
+	fail "-bypid by label" "lbl_root pid '$root_pid', lbl_runuser pid '$other_pid'; $(grep lbl_ <<<"$csv")"
+out=$("$DCPI_BIN/dcpid" -db "$T/nope" -bypid uid=0 2>&1) &&
+	fail "-bypid uid=0 without -label uid refused" "$out" ||
+	{ grep -q "is not a key of -label" <<<"$out" && pass "-bypid uid=0 without -label uid: refused ($out)" ||
+		fail "-bypid K=V without -label refused" "$out"; }
 q=$(grep -c 'comm=lbl_[a-z]*' <<<"$labels")
 qq=$(grep -E 'comm=lbl_' <<<"$labels" | grep -c '=?')
 [ "$qq" -eq 0 ] && pass "none of the jobs' labels has a '?' ($q labels)" ||
