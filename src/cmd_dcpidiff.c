@@ -36,10 +36,8 @@ struct opts {
 };
 
 struct side {
-	char epoch[256];
-	char hostbuf[256];
+	struct report_side sel;         /* what the argument named */
 	const char *host;
-	long long pid;                  /* /pid=N: one process; -1 all */
 	struct dcpi_profset set;
 	int col;                        /* the compared event's column */
 	struct report_warnings w;
@@ -142,56 +140,14 @@ static void parse_options(struct opts *o, int argc, char **argv)
 
 /* ---- the two sides ----------------------------------------------------------- */
 
-/* A side: EPOCH[@HOST][/pid=N][,K=V...]: one run (a process of dcpid
- * -bypid) or one label value of the epochs, against another. */
+/* A side: EPOCH[@HOST][/pid=N,K=V...] (report_side_load). */
 static void load_side(struct cmp *c, int k)
 {
 	struct side *s = &c->s[k];
-	const char *arg = c->o.side[k], *sel = strchr(arg, '/');
-	size_t n = sel ? (size_t)(sel - arg) : strlen(arg);
-	char *at, labels[512] = "";
 
-	if (n >= sizeof(s->epoch))
-		cli_usage_error("%s: too long", cli_safe(arg));
-	snprintf(s->epoch, sizeof(s->epoch), "%.*s", (int)n, arg);
-	s->pid = -1;
-	if (sel) { /* pid=N and K=V pairs, in any order */
-		char buf[512], *save = NULL, *t;
-
-		snprintf(buf, sizeof(buf), "%s", sel + 1);
-		for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			char *end;
-
-			if (!strncmp(t, "pid=", 4)) {
-				s->pid = strtoll(t + 4, &end, 10);
-				if (end == t + 4 || *end || s->pid < 0)
-					cli_usage_error("%s: pid=%s is not a process id", cli_safe(arg),
-							cli_safe(t + 4));
-			} else if (strchr(t, '=')) {
-				size_t l = strlen(labels);
-
-				snprintf(labels + l, sizeof(labels) - l, "%s%s", l ? "," : "", t);
-			} else {
-				cli_usage_error("%s: after '/', pid=N or KEY=VALUE, not '%s'",
-						cli_safe(arg), cli_safe(t));
-			}
-		}
-	}
-	s->host = c->o.co.host;
-	if ((at = strchr(s->epoch, '@'))) { /* EPOCH@HOST */
-		*at = 0;
-		snprintf(s->hostbuf, sizeof(s->hostbuf), "%s", at + 1);
-		s->host = s->hostbuf;
-	}
-	if (dcpi_profset_load(c->o.co.db, s->epoch, s->host, &s->set))
-		cli_die("%s %s: %s", k ? "B" : "A", c->o.side[k], dcpi_errmsg());
-	if (c->o.co.label)
-		report_keep_label(&s->set, c->o.co.label);
-	if (labels[0])
-		report_keep_label(&s->set, labels);
-	if (s->pid >= 0 && (dcpi_profset_keep_pid(&s->set, s->pid), s->set.n == 0))
-		cli_die("%s %s: no per-process profile of pid %lld (dcpid -bypid IMAGE keeps "
-			"them)", k ? "B" : "A", cli_safe(arg), (long long)s->pid);
+	report_side_load(c->o.co.db, c->o.side[k], c->o.co.host, c->o.co.label, k ? "B" : "A",
+			 &s->sel, &s->set);
+	s->host = s->sel.host;
 	if (s->set.nevents == 0)
 		cli_die("%s %s: no samples", k ? "B" : "A", c->o.side[k]);
 	report_check_set(&s->w, &s->set);

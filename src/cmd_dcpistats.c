@@ -67,7 +67,8 @@ static const struct cli_cmd cli = {
 		 "workload: mean, standard deviation, min, max.  With a second group after --:\n"
 		 "the difference of the means, its 95% confidence interval and whether it is\n"
 		 "significant (Welch's t-test on the per-epoch values).\n"
-		 "Options come before the epochs.\n",
+		 "Options come before the epochs.  An EPOCH may be followed by /pid=N (one process\n"
+		 "of dcpid -bypid) and K=V labels: runs of a job compared with other runs.\n",
 	.common = CLI_DB | CLI_HOST | CLI_LABEL | CLI_JSON,
 	.host_help = "  -host NAME         the host (default: this one; 'all' sums hosts)\n",
 	.help = "  -i                 by procedure (default: by image)\n"
@@ -105,14 +106,12 @@ static void add_epoch(struct st *t, int g, size_t e)
 {
 	struct dcpi_procs_opts po = { t->o.procs, 0, t->objs, NULL };
 	const char *name = t->o.epochs[g][e];
+	struct report_side sel;
 	struct dcpi_profset set;
 	struct dcpi_procs p;
 	int col;
 
-	if (dcpi_profset_load(t->o.co.db, name, t->o.co.host, &set))
-		cli_die("%s", dcpi_errmsg());
-	if (t->o.co.label)
-		report_keep_label(&set, t->o.co.label);
+	report_side_load(t->o.co.db, name, t->o.co.host, t->o.co.label, "epoch", &sel, &set);
 	if (set.nepochs != 1)
 		cli_die("%s: names %zu epochs; dcpistats wants one epoch per argument", name,
 			set.nepochs);

@@ -519,3 +519,50 @@ int report_main(const struct report_kind *k, struct report_base *b, void *ctx, i
 	report_images_free(&b->r);
 	return b->r.status;
 }
+
+void report_side_load(const char *db, const char *arg, const char *host, const char *label,
+		      const char *what, struct report_side *sel, struct dcpi_profset *set)
+{
+	const char *slash = strchr(arg, '/');
+	size_t n = slash ? (size_t)(slash - arg) : strlen(arg);
+	char buf[512], *save = NULL, *t, *at;
+
+	memset(sel, 0, sizeof(*sel));
+	sel->pid = -1;
+	if (n >= sizeof(sel->epoch))
+		cli_usage_error("%s: too long", cli_safe(arg));
+	snprintf(sel->epoch, sizeof(sel->epoch), "%.*s", (int)n, arg);
+	snprintf(buf, sizeof(buf), "%s", slash ? slash + 1 : "");
+	for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *end;
+
+		if (!strncmp(t, "pid=", 4)) {
+			sel->pid = strtoll(t + 4, &end, 10);
+			if (end == t + 4 || *end || sel->pid < 0)
+				cli_usage_error("%s: pid=%s is not a process id", cli_safe(arg),
+						cli_safe(t + 4));
+		} else if (strchr(t, '=')) {
+			size_t l = strlen(sel->labels);
+
+			snprintf(sel->labels + l, sizeof(sel->labels) - l, "%s%s", l ? "," : "", t);
+		} else {
+			cli_usage_error("%s: after '/', pid=N or KEY=VALUE, not '%s'", cli_safe(arg),
+					cli_safe(t));
+		}
+	}
+	sel->host = host;
+	if ((at = strchr(sel->epoch, '@'))) { /* EPOCH@HOST */
+		*at = 0;
+		snprintf(sel->hostbuf, sizeof(sel->hostbuf), "%s", at + 1);
+		sel->host = sel->hostbuf;
+	}
+	if (dcpi_profset_load(db, sel->epoch, sel->host, set))
+		cli_die("%s %s: %s", what, cli_safe(arg), dcpi_errmsg());
+	if (label)
+		report_keep_label(set, label);
+	if (sel->labels[0])
+		report_keep_label(set, sel->labels);
+	if (sel->pid >= 0 && (dcpi_profset_keep_pid(set, sel->pid), set->n == 0))
+		cli_die("%s %s: no per-process profile of pid %lld (dcpid -bypid keeps them)", what,
+			cli_safe(arg), sel->pid);
+}

@@ -166,6 +166,24 @@ void report_images_load(struct report_images *r, const char *db, const char *epo
 			size_t nimages, struct report_warnings *w, const char *why);
 void report_images_free(struct report_images *r);
 
+/* ---- a profile set named by one argument ------------------------------------------ */
+
+/* EPOCH[@HOST][/SELECTION]: EPOCH a name, latest, all, a time or range
+ * (dcpi_profset_time_range); HOST one host or all; SELECTION pid=N (the
+ * per-process profiles of one process) and KEY=VALUE labels,
+ * comma-separated.  dcpidiff's sides, dcpistats' epochs. */
+struct report_side {
+	char epoch[256];
+	char hostbuf[256];
+	const char *host;               /* hostbuf, or the -host given */
+	long long pid;                  /* -1: every process */
+	char labels[512];               /* "" or K=V,... */
+};
+/* Parse arg and load its set, with -label too (label, NULL: none); dies
+ * with a message naming what (side "A", epoch ...) when it names nothing. */
+void report_side_load(const char *db, const char *arg, const char *host, const char *label,
+		      const char *what, struct report_side *sel, struct dcpi_profset *set);
+
 /* ---- the skeleton of a report over images -------------------------------------------- */
 
 /* What every report over images holds: its common options, the images
