@@ -111,7 +111,7 @@ static void add_epoch(struct st *t, int g, size_t e)
 	struct dcpi_procs p;
 	int col;
 
-	report_side_load(t->o.co.db, name, t->o.co.host, t->o.co.label, "epoch", &sel, &set);
+	report_side_load(t->o.co.db, name, t->o.co.host, t->o.co.label, NULL, &sel, &set);
 	if (set.nepochs != 1)
 		cli_die("%s: names %zu epochs; dcpistats wants one epoch per argument", name,
 			set.nepochs);

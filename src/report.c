@@ -556,13 +556,16 @@ void report_side_load(const char *db, const char *arg, const char *host, const c
 		snprintf(sel->hostbuf, sizeof(sel->hostbuf), "%s", at + 1);
 		sel->host = sel->hostbuf;
 	}
-	if (dcpi_profset_load(db, sel->epoch, sel->host, set))
+	if (dcpi_profset_load(db, sel->epoch, sel->host, set)) {
+		if (!what)
+			cli_die("%s", dcpi_errmsg()); /* it names the epoch */
 		cli_die("%s %s: %s", what, cli_safe(arg), dcpi_errmsg());
+	}
 	if (label)
 		report_keep_label(set, label);
 	if (sel->labels[0])
 		report_keep_label(set, sel->labels);
 	if (sel->pid >= 0 && (dcpi_profset_keep_pid(set, sel->pid), set->n == 0))
-		cli_die("%s %s: no per-process profile of pid %lld (dcpid -bypid keeps them)", what,
-			cli_safe(arg), sel->pid);
+		cli_die("%s%s%s: no per-process profile of pid %lld (dcpid -bypid keeps them)",
+			what ? what : "", what ? " " : "", cli_safe(arg), sel->pid);
 }

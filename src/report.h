@@ -180,7 +180,8 @@ struct report_side {
 	char labels[512];               /* "" or K=V,... */
 };
 /* Parse arg and load its set, with -label too (label, NULL: none); dies
- * with a message naming what (side "A", epoch ...) when it names nothing. */
+ * with a message naming what (side "A"; NULL: the library's message
+ * alone, which names the epoch) when it names nothing. */
 void report_side_load(const char *db, const char *arg, const char *host, const char *label,
 		      const char *what, struct report_side *sel, struct dcpi_profset *set);
 
