@@ -305,42 +305,49 @@ static void pp_free(struct pp *p)
 		free(p->strs[i]);
 }
 
-static void dec_value_type(const struct pb_field *f, uint64_t out[2])
+/* A message of varint fields: field k into v[k] (k < n), *seen bit k set
+ * (seen may be NULL); any other field is one the schema has not. */
+static void dec_varints(struct pp *p, const struct pb_field *f, uint64_t *v, unsigned n,
+			unsigned *seen)
 {
 	struct pb b = pb_of(f->data, f->len);
 	struct pb_field g;
 
+	memset(v, 0, n * sizeof(*v));
 	while (pb_next(&b, &g))
-		if (g.num == 1 || g.num == 2)
-			out[g.num - 1] = g.v;
+		if (g.type == 0 && g.num < n) {
+			v[g.num] = g.v;
+			if (seen)
+				*seen |= 1u << g.num;
+		} else {
+			p->unknown = 1;
+		}
+	p->bad |= b.bad;
 }
 
 static void dec_mapping(struct pp *p, const struct pb_field *f)
 {
-	struct pb b = pb_of(f->data, f->len);
-	struct pp_mapping *m = &p->maps[p->nmaps++];
-	struct pb_field g;
+	uint64_t v[11];
 
-	while (pb_next(&b, &g)) {
-		switch (g.num) {
-		case 1: m->id = g.v; break;
-		case 2: m->start = g.v; break;
-		case 3: m->limit = g.v; break;
-		case 4: m->off = g.v; break;
-		case 5: m->file = g.v; break;
-		case 6: m->build_id = g.v; break;
-		case 7: case 8: case 9: case 10: m->has[g.num] = g.v; break;
-		default: p->unknown = 1;
-		}
-	}
-	p->bad |= b.bad;
+	dec_varints(p, f, v, 11, NULL);
+	p->maps[p->nmaps++] = (struct pp_mapping){ v[1], v[2], v[3], v[4], v[5], v[6],
+						   { [7] = v[7], v[8], v[9], v[10] } };
+}
+
+static void dec_function(struct pp *p, const struct pb_field *f)
+{
+	uint64_t v[5];
+
+	dec_varints(p, f, v, 5, NULL);
+	p->funcs[p->nfuncs++] = (struct pp_function){ v[1], v[2], v[3], v[4] };
 }
 
 static void dec_location(struct pp *p, const struct pb_field *f)
 {
 	struct pb b = pb_of(f->data, f->len);
 	struct pp_location *l = &p->locs[p->nlocs++];
-	struct pb_field g, h;
+	struct pb_field g;
+	uint64_t v[3];
 
 	while (pb_next(&b, &g)) {
 		if (g.num == 1)
@@ -349,38 +356,11 @@ static void dec_location(struct pp *p, const struct pb_field *f)
 			l->mapping_id = g.v;
 		else if (g.num == 3)
 			l->address = g.v;
-		else if (g.num == 4 && l->nlines < 8) {
-			struct pb lb = pb_of(g.data, g.len);
-			struct pp_line *ln = &l->lines[l->nlines++];
-
-			while (pb_next(&lb, &h))
-				if (h.num == 1)
-					ln->function_id = h.v;
-				else if (h.num == 2)
-					ln->line = h.v;
-				else
-					p->unknown = 1;
-			p->bad |= lb.bad;
+		else if (g.num == 4 && g.type == 2 && l->nlines < 8) {
+			dec_varints(p, &g, v, 3, NULL);
+			l->lines[l->nlines++] = (struct pp_line){ v[1], v[2] };
 		} else
 			p->unknown = 1;
-	}
-	p->bad |= b.bad;
-}
-
-static void dec_function(struct pp *p, const struct pb_field *f)
-{
-	struct pb b = pb_of(f->data, f->len);
-	struct pp_function *fn = &p->funcs[p->nfuncs++];
-	struct pb_field g;
-
-	while (pb_next(&b, &g)) {
-		switch (g.num) {
-		case 1: fn->id = g.v; break;
-		case 2: fn->name = g.v; break;
-		case 3: fn->system_name = g.v; break;
-		case 4: fn->filename = g.v; break;
-		default: p->unknown = 1;
-		}
 	}
 	p->bad |= b.bad;
 }
@@ -389,27 +369,20 @@ static void dec_sample(struct pp *p, const struct pb_field *f)
 {
 	struct pb b = pb_of(f->data, f->len);
 	struct pp_sample *s = &p->samples[p->nsamples++];
-	struct pb_field g, h;
+	struct pb_field g;
 
 	while (pb_next(&b, &g)) {
-		if (g.num == 1)
+		if (g.num == 1 && g.type == 2)
 			s->nloc = pb_packed(&g, s->loc, 4);
-		else if (g.num == 2)
+		else if (g.num == 2 && g.type == 2)
 			s->nvalues = pb_packed(&g, s->values, 4);
-		else if (g.num == 3 && s->nlabels < 4) {
-			struct pb lb = pb_of(g.data, g.len);
-			struct pp_label *l = &s->labels[s->nlabels++];
+		else if (g.num == 3 && g.type == 2 && s->nlabels < 4) {
+			unsigned seen = 0;
+			uint64_t v[4];
 
-			while (pb_next(&lb, &h))
-				if (h.num == 1)
-					l->key = h.v;
-				else if (h.num == 2)
-					l->str = h.v, l->has_str = 1;
-				else if (h.num == 3)
-					l->num = h.v, l->has_num = 1;
-				else
-					p->unknown = 1;
-			p->bad |= lb.bad;
+			dec_varints(p, &g, v, 4, &seen);
+			s->labels[s->nlabels++] = (struct pp_label){ v[1], v[2], v[3], !!(seen & 4),
+								     !!(seen & 8) };
 		} else
 			p->unknown = 1;
 	}
@@ -420,6 +393,7 @@ static int decode(const uint8_t *data, size_t n, struct pp *p)
 {
 	struct pb b = pb_of(data, n);
 	struct pb_field f;
+	uint64_t v[3];
 
 	memset(p, 0, sizeof(*p));
 	while (pb_next(&b, &f)) {
@@ -430,7 +404,12 @@ static int decode(const uint8_t *data, size_t n, struct pp *p)
 			break;
 		}
 		switch (f.num) {
-		case 1: if (p->ntypes < 4) dec_value_type(&f, p->types[p->ntypes++]); break;
+		case 1:
+			if (p->ntypes < 4) {
+				dec_varints(p, &f, v, 3, NULL);
+				memcpy(p->types[p->ntypes++], v + 1, sizeof(p->types[0]));
+			}
+			break;
 		case 2: dec_sample(p, &f); break;
 		case 3: dec_mapping(p, &f); break;
 		case 4: dec_location(p, &f); break;
@@ -441,7 +420,10 @@ static int decode(const uint8_t *data, size_t n, struct pp *p)
 			break;
 		case 9: p->time_nanos = f.v; break;
 		case 10: p->duration_nanos = f.v; break;
-		case 11: dec_value_type(&f, p->period_type); break;
+		case 11:
+			dec_varints(p, &f, v, 3, NULL);
+			memcpy(p->period_type, v + 1, sizeof(p->period_type));
+			break;
 		case 12: p->period = f.v; break;
 		case 13: if (p->ncomments < 4) p->comments[p->ncomments++] = f.v; break;
 		case 14: p->default_type = f.v; break;
