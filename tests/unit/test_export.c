@@ -303,6 +303,7 @@ static void pp_free(struct pp *p)
 {
 	for (size_t i = 0; i < p->nstrs; i++)
 		free(p->strs[i]);
+	p->nstrs = 0;
 }
 
 /* A message of varint fields: field k into v[k] (k < n), *seen bit k set
@@ -709,7 +710,7 @@ static void test_pprof(const char *root)
 	struct dcpi_objcache *objs = dcpi_objcache_new(NULL);
 	struct dcpi_pprof_opts o = { 1700000000000000000ll, 60000000000ll, 0600, 1 };
 	const char *out = fx_path("p.pb.gz");
-	struct pp p;
+	struct pp p = { .nstrs = 0 };
 	struct stat sb;
 	uint8_t *raw;
 	size_t n;
