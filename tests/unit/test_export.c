@@ -829,6 +829,49 @@ static void test_folded(const char *root)
 	dcpi_profset_free(&set);
 }
 
+/* A program built here from sub/w.c by its absolute path: DWARF names the
+ * file with its directories, and the folded line names only w.c. */
+static void test_folded_file_name(void)
+{
+	char root[PATH_MAX], dir[PATH_MAX], file[512], *got;
+	const char *bin = fx_path("w");
+	struct dcpi_profset set;
+	struct dcpi_objcache *objs;
+	uint64_t vaddr, size, off, count[2] = { 9, 0 };
+	unsigned line;
+
+	fx_sh("mkdir -p '%s'", fx_path("sub"));   /* (prog's facts are not needed after this) */
+	fx_sh("printf 'int wfunc(int x)\\n{\\n\\treturn x * 3;\\n}\\nint main(void)\\n{\\n"
+	      "\\treturn wfunc(2);\\n}\\n' > '%s'", fx_path("sub/w.c"));
+	if (fx_sh("cc -g -O1 -fno-inline -fno-pie -no-pie -o '%s' '%s' 2>/dev/null", bin,
+		  fx_path("sub/w.c")) ||
+	    fx_nm("nm", bin, "wfunc", &vaddr, &size)) {
+		T_SKIP("no C compiler building a program here");
+		return;
+	}
+	snprintf(prog, sizeof(prog), "%s", bin);   /* for read_segment and addr2line */
+	if (read_segment() || vaddr < seg_vaddr || vaddr >= seg_vaddr + seg_memsz) {
+		T_OK(0, "folded: wfunc in the program's code segment");
+		return;
+	}
+	off = vaddr - seg_vaddr + seg_off;
+	snprintf(root, sizeof(root), "%s", fx_path("wdb"));
+	if (addr2line(vaddr, file, sizeof(file), &line) || !strchr(file, '/') ||
+	    dcpi_db_path(dir, sizeof(dir), root, EPOCH, HOST, NULL) || dcpi_db_init(dir, 0700) ||
+	    add_profile(dir, bin, DCPI_IMAGE_FILE, -1, 1, &off, count) ||
+	    dcpi_profset_load(root, "latest", HOST, &set)) {
+		T_OK(0, "folded: the program's profile (%s)", dcpi_errmsg());
+		return;
+	}
+	objs = dcpi_objcache_new(NULL);
+	got = objs ? folded(&set, objs, 0) : NULL;
+	snprintf(file, sizeof(file), "w;wfunc;w.c:%u 9\n", line);
+	T_STREQ(got, file, "folded: the source file's base name, not its directories");
+	free(got);
+	dcpi_objcache_free(objs);
+	dcpi_profset_free(&set);
+}
+
 /* ---- DOT ---------------------------------------------------------------------- */
 
 /* Three blocks: B0 (entered from outside) -> B1 (fall) and B2 (jump); B1
@@ -937,6 +980,7 @@ int main(void)
 	T_EQ(make_db(root), 0, "the database is written (%s)", dcpi_errmsg());
 	test_pprof(root);
 	test_folded(root);
+	test_folded_file_name();
 	fx_cleanup();
 	return t_done();
 }
