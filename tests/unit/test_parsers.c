@@ -28,6 +28,7 @@
 #include "dcpi/stats.h"
 #include "dcpi/symtab.h"
 #include "dcpi/tar.h"
+#include "dbprof.h"
 #include "fixture.h"
 #include "tap.h"
 
@@ -546,23 +547,7 @@ static void test_label_value(void)
 
 static int add_labelled(const char *dir, const char *label, uint64_t count)
 {
-	struct dcpi_profile p;
-	uint64_t off = 0x1000;
-	int err;
-
-	dcpi_profile_init(&p);
-	p.path = strdup("/bin/true");
-	p.epoch = strdup(EPOCH);
-	p.platform = strdup("h");
-	p.label = label ? strdup(label) : NULL;
-	p.nevents = 1;
-	p.events[0].name = strdup("cycles");
-	p.events[0].period = 1000;
-	err = dcpi_profile_set_rows(&p, 1, &off, &count);
-	if (!err)
-		err = dcpi_db_merge_profile(dir, &p, 0600);
-	dcpi_profile_free(&p);
-	return err;
+	return fx_cycles_profile(dir, EPOCH, "h", "/bin/true", label, count);
 }
 
 /* The sum of the profiles spec keeps (-1: refused, the set unchanged). */
