@@ -402,6 +402,8 @@ static int one_line(struct dcpi_jitmap *jm, struct jm_proc *p, const char *s, si
 		skip_line(jm, p, "a line not of the form START SIZE NAME");
 		return 0;
 	}
+	if (s[len - 1] == '\r') /* a CR LF line: the parse left the CR out, so does the name */
+		len--;
 	return dcpi_jm_add_entry(jm, p, start, size, s + name, len - name, NULL, JM_NO_CODE);
 }
 

@@ -260,7 +260,10 @@ static int name_ok(const char *name)
 		if (!dcpi_db_is_epoch_name(ep))
 			return 0;
 	}
-	return s2 > s1 + 1 && s1[1] != '.' && s2[1] && s2[1] != '.';
+	/* a platform name as hosts have them (open_parent would cut a longer
+	   one to its buffer and unpack the entry under another name) */
+	return s2 > s1 + 1 && s1[1] != '.' && s2 - s1 - 1 < DCPI_HOST_MAX && s2[1] &&
+	       s2[1] != '.';
 }
 
 /* One unpacking: the new directory is held open (dfd) from the moment it

@@ -139,6 +139,26 @@ static void check_reader_bad(void)
 		T_EQ(dcpi_callgrind_parse(huge, sizeof(huge) - 1, &cg), -EBADMSG,
 		     "a cost above 2^53 - 1 refused");
 	}
+	{
+		static const char most[] = "# callgrind format\npositions: instr line\nevents: Ir\n"
+					   "ob=/bin/x\nfn=f\n0x10 1 9007199254740991\n";
+		static const char gap[] = "# callgrind format\npositions: instr line\nevents: Ir\n"
+					  "ob=(1) /bin/x\nfn=(5) f\nfn=(3)\n0x10 1 5\n";
+		static const char undef[] = "# callgrind format\npositions: instr line\nevents: Ir\n"
+					    "ob=(1) /bin/x\nfn=(2)\n0x10 1 5\n";
+
+		T_EQ(dcpi_callgrind_parse(most, sizeof(most) - 1, &cg), 0, "a cost of 2^53 - 1 taken");
+		if (cg.nobjs == 1)
+			T_EQ(dcpi_exact_count(&cg.objs[0].counts, 0x10), UINT64_C(9007199254740991),
+			     "... as it is");
+		dcpi_callgrind_free(&cg);
+		T_EQ(dcpi_callgrind_parse(gap, sizeof(gap) - 1, &cg), -EBADMSG,
+		     "a compressed name below a defined one but never defined itself refused");
+		T_OK(strstr(dcpi_errmsg(), "used before it is defined") != NULL, "... saying so: %s",
+		     dcpi_errmsg());
+		T_EQ(dcpi_callgrind_parse(undef, sizeof(undef) - 1, &cg), -EBADMSG,
+		     "a compressed name past every defined one refused");
+	}
 	T_EQ(dcpi_callgrind_parse(ok, sizeof(ok) - 1, &cg), 0, "compressed names, relative "
 	     "positions, jumps and calls parse");
 	if (cg.nobjs == 1) {

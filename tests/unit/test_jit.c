@@ -643,11 +643,14 @@ static void test_dump(void)
 	/* a file name that is not one (node 20 writes freed bytes now and
 	   then, unprintable or not): the file in the procedure's name stands
 	   in; the second time the names grow (and move) as it is copied */
-	for (int g = 0; g < 2; g++) {
+	for (int g = 0; g < 3; g++) {
+	static const char *const garbage[3] = { "\xc6\xfe\x92", "7&uD", "/a\xc1\xaf" };
+	static const char *const kind[3] = { "not UTF-8", "printable garbage",
+					     "an overlong UTF-8 sequence" };
 	jm = new_jm();
 	b.len = 0;
 	dump_header(&b, 0);
-	dump_debug(&b, 100, 0x5000, g ? "7&uD" : "\xc6\xfe\x92");
+	dump_debug(&b, 100, 0x5000, garbage[g]);
 	dump_load(&b, 100, 0x5000, "JS:*h /src/h.js:3:1", code_f, sizeof(code_f));
 	dcpi_jitmap_feed_dump(jm, 125, b.data, b.len);
 	T_EQ(dcpi_jitmap_resolve(jm, 125, 0x5001, 200, &key, &off), 1, "h is there");
@@ -662,7 +665,7 @@ static void test_dump(void)
 		     dcpi_srcline_lookup(sl, DCPI_JITIMAGE_TEXT, &loc) == 0 && loc.line == 12 &&
 		     loc.file && !strcmp(loc.file, "/src/h.js"),
 		     "line 12 of /src/h.js, the file named in the procedure (%s)",
-		     g ? "printable garbage" : "not UTF-8");
+		     kind[g]);
 		dcpi_srcline_close(sl);
 	}
 	dcpi_jitmap_free(jm);
@@ -678,6 +681,9 @@ static void test_dump(void)
 			{ "a record of 4 GiB", "impossible size", 0, 44, 0xffffffff },
 			{ "a record of 8 bytes", "impossible size", 0, 44, 8 },
 			{ "a short header", "shorter than", 20, 0, 0 },
+			{ "version 0", "jitdump version 0", 0, 4, 0 },
+			{ "a header of 39 bytes", "a header of impossible size", 0, 8, 39 },
+			{ "a header of 4097 bytes", "a header of impossible size", 0, 8, 4097 },
 		};
 
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -714,6 +720,18 @@ static void test_dump(void)
 	T_EQ(dcpi_jitmap_resolve(jm, 123, 0x5001, UINT64_MAX, &key, &off), 1, "the good LOAD");
 	T_EQ(dcpi_jitmap_resolve(jm, 123, 0x6001, UINT64_MAX, &key, &off), 0, "not the bad one");
 	T_OK(strstr(warnings, "code runs past") != NULL, "said: %s", warnings);
+	dcpi_jitmap_free(jm);
+	/* a LOAD without a name, after a good one */
+	b.len = 0;
+	dump_header(&b, 0);
+	dump_load(&b, 100, 0x5000, "good", code_f, sizeof(code_f));
+	dump_load(&b, 100, 0x6000, "", code_g, sizeof(code_g));
+	jm = new_jm();
+	dcpi_jitmap_feed_dump(jm, 126, b.data, b.len);
+	T_EQ(dcpi_jitmap_resolve(jm, 126, 0x5001, UINT64_MAX, &key, &off), 1, "the named LOAD");
+	T_EQ(dcpi_jitmap_resolve(jm, 126, 0x6001, UINT64_MAX, &key, &off), 0,
+	     "not the nameless one");
+	T_OK(strstr(warnings, "a LOAD record without a name") != NULL, "said: %s", warnings);
 	dcpi_jitmap_free(jm);
 	/* truncated in the middle of a record: what is whole is read */
 	for (size_t cut = 41; cut < b.len; cut += 7) {

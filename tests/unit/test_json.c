@@ -74,6 +74,43 @@ static void test_escaping(void)
 	T_STREQ(done(j, f), "{\"k\\\"ey\": \"v\"}\n", "names escaped too");
 }
 
+/* Every control byte, one at a time, as \u00XX; the bytes around them
+ * (space, DEL, UTF-8) as they are; in values, names and string lists. */
+static void test_control_bytes(void)
+{
+	char in[3] = "a", want[96], name[3] = "k";
+	const char *list[2] = { name, "\\" };
+	int ok = 1;
+
+	for (int c = 1; c < 0x20; c++) {
+		FILE *f;
+		struct dcpi_json *j = start(&f);
+
+		in[1] = (char)c;
+		name[1] = (char)c;
+		dcpi_json_obj_begin(j);
+		dcpi_json_key_str(j, name, in);
+		dcpi_json_key_strs(j, "l", list, 2);
+		dcpi_json_obj_end(j);
+		snprintf(want, sizeof(want), "{\"k\\u%04x\": \"a\\u%04x\", \"l\": [\"k\\u%04x\", "
+			 "\"\\\\\"]}\n", c, c, c);
+		ok &= !strcmp(done(j, f), want);
+		if (!ok) {
+			printf("# byte 0x%02x: got %s", c, buf);
+			break;
+		}
+	}
+	T_OK(ok, "bytes 0x01..0x1f escaped as \\u00XX in values, names and lists");
+	{
+		FILE *f;
+		struct dcpi_json *j = start(&f);
+
+		dcpi_json_str(j, " \x7f\xc3\xa9\xe2\x82\xac");
+		T_STREQ(done(j, f), "\" \x7f\xc3\xa9\xe2\x82\xac\"\n",
+			"space, DEL and UTF-8 sequences kept as they are");
+	}
+}
+
 static void test_numbers(void)
 {
 	FILE *f;
@@ -106,6 +143,7 @@ int main(void)
 {
 	test_layout();
 	test_escaping();
+	test_control_bytes();
 	test_numbers();
 	test_unbalanced();
 	free(buf);

@@ -63,6 +63,14 @@ static void test_parse(void)
 	T_OK(strstr(dcpi_errmsg(), "'pid'") != NULL, "the message names pid: %s", dcpi_errmsg());
 	T_EQ(dcpi_label_parse("comm,", &k), -EINVAL, "a trailing comma refused");
 	T_EQ(dcpi_label_parse("", &k), -EINVAL, "nothing refused");
+	/* keys are whole words: no prefix, no longer word, no other case */
+	T_EQ(dcpi_label_parse("co", &k), -EINVAL, "-label co (a prefix of comm) refused");
+	T_EQ(dcpi_label_parse("uid,c", &k), -EINVAL, "-label uid,c refused");
+	T_EQ(dcpi_label_parse("comms", &k), -EINVAL, "-label comms refused");
+	T_EQ(dcpi_label_parse("UID", &k), -EINVAL, "-label UID refused");
+	T_EQ(dcpi_label_parse(",comm", &k), -EINVAL, "a leading comma refused");
+	T_EQ(dcpi_label_parse("uid,uid", &k), 0, "a key twice is that key");
+	T_EQ(k, DCPI_LABEL_UID, "... uid alone");
 }
 
 /* The label follows the process, not its parent: su/setpriv/runuser (a

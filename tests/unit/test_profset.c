@@ -11,6 +11,7 @@
 #include "dcpi/error.h"
 #include "dcpi/profset.h"
 #include "dcpi/stats.h"
+#include "dbprof.h"
 #include "tap.h"
 
 static char root[] = "/tmp/dcpi-test-profset.XXXXXX";
@@ -19,23 +20,7 @@ static char root[] = "/tmp/dcpi-test-profset.XXXXXX";
 static int add_profile(const char *dir, const char *epoch, const char *host, const char *path,
 		       uint64_t count)
 {
-	struct dcpi_profile p;
-	uint64_t off = 0x1000;
-	int err;
-
-	dcpi_profile_init(&p);
-	p.path = strdup(path);
-	p.epoch = strdup(epoch);
-	p.platform = strdup(host);
-	p.pid = -1;
-	p.nevents = 1;
-	p.events[0].name = strdup("cycles");
-	p.events[0].period = 1000;
-	err = dcpi_profile_set_rows(&p, 1, &off, &count);
-	if (!err)
-		err = dcpi_db_merge_profile(dir, &p, 0600);
-	dcpi_profile_free(&p);
-	return err;
+	return fx_cycles_profile(dir, epoch, host, path, NULL, count);
 }
 
 /* An epoch/host with statistics (7n samples, 2n lost, 3n throttled, 4n
