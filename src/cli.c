@@ -148,6 +148,8 @@ unsigned long long cli_parse_count(const char *opt, const char *arg)
 	if (!arg || !*arg || *arg == '-')
 		cli_usage_error("-%s wants a non-negative number, not '%s'", opt, arg ? arg : "");
 	v = strtoull(arg, &end, 10);
+	if (end == arg) /* no digits ("K" alone is not 0) */
+		cli_usage_error("-%s wants a non-negative number, not '%s'", opt, arg);
 	/* K and M as in event periods (and DCPI): 1024 and 1024*1024; G for sizes */
 	if (*end == 'K' || *end == 'k')
 		mul = 1024, end++;
