@@ -11,7 +11,9 @@
  *  - one mapping per image identity (path, build-id in hex), with
  *    has_functions / has_filenames / has_line_numbers / has_inline_frames
  *    saying what the symbols and DWARF gave, and the address range of the
- *    image's executable PT_LOAD segment as the loader maps it at its link
+ *    image's executable PT_LOAD segment (extended down over the segments
+ *    below it that map file offsets to addresses by the same difference,
+ *    as dcpi_symtab_segment does) as the loader maps it at its link
  *    addresses (memory_start = p_vaddr, memory_limit = p_vaddr + p_memsz,
  *    file_offset = p_offset), so that pprof's -disasm and -weblist find
  *    the code (the kernel and modules: their text; code no segment is

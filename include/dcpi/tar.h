@@ -9,10 +9,11 @@
  * after the binaries are gone.  The tar is written and read with
  * libarchive (POSIX pax format).
  *
- * Unpacking trusts nothing in the archive: only regular files and
- * directories, only the names a pack writes (an epoch directory, hosts,
+ * Unpacking trusts nothing in the archive: only regular files (the
+ * directories their names need are made, never taken from an entry: a
+ * directory entry is refused), only the names a pack writes (an epoch directory, hosts,
  * .build-id/xx/...), no absolute paths, no "..", no links, no sparse
- * entries, files 0600 and directories 0700, each file and the total
+ * entries, files 0600 and the directories made 0700, each file and the total
  * capped; anything else is refused with a message naming the entry, and
  * the target directory must not exist yet.  It is opened (O_NOFOLLOW) as
  * soon as it is made and everything is created below that descriptor, so
