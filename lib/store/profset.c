@@ -58,10 +58,42 @@ static int label_has(const char *label, const char *spec)
 	return 1;
 }
 
+/* Keep the profiles keep() says yes to; the rest are freed, their samples
+ * taken out of the sums. */
+static void keep_if(struct dcpi_profset *s, int (*keep)(const struct dcpi_profile *p,
+							const void *arg), const void *arg)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		struct dcpi_profset_entry *e = &s->v[i];
+
+		if (keep(&e->prof, arg)) {
+			s->v[n++] = *e;
+			continue;
+		}
+		for (unsigned k = 0; k < e->prof.nevents; k++)
+			s->sum[e->col[k]] -= e->prof.events[k].total;
+		free(e->file);
+		free(e->platdir);
+		dcpi_profile_free(&e->prof);
+	}
+	s->n = n;
+}
+
+static int labelled_so(const struct dcpi_profile *p, const void *spec)
+{
+	return p->label && label_has(p->label, spec);
+}
+
+static int of_pid(const struct dcpi_profile *p, const void *pid)
+{
+	return p->pid == *(const int64_t *)pid;
+}
+
 int dcpi_profset_keep_label(struct dcpi_profset *s, const char *spec)
 {
 	char key[64], val[512];
-	size_t keep = 0;
 
 	for (const char *p = spec; *p;)
 		if (next_pair(&p, key, sizeof(key), val, sizeof(val)))
@@ -69,41 +101,13 @@ int dcpi_profset_keep_label(struct dcpi_profset *s, const char *spec)
 					  "uid=1000, cgroup=/system.slice/ssh.service)", spec);
 	if (!*spec)
 		return dcpi_error(EINVAL, "an empty label selection");
-	for (size_t i = 0; i < s->n; i++) {
-		struct dcpi_profset_entry *e = &s->v[i];
-
-		if (e->prof.label && label_has(e->prof.label, spec)) {
-			s->v[keep++] = *e;
-			continue;
-		}
-		for (unsigned k = 0; k < e->prof.nevents; k++)
-			s->sum[e->col[k]] -= e->prof.events[k].total;
-		free(e->file);
-		free(e->platdir);
-		dcpi_profile_free(&e->prof);
-	}
-	s->n = keep;
+	keep_if(s, labelled_so, spec);
 	return 0;
 }
 
 int dcpi_profset_keep_pid(struct dcpi_profset *s, int64_t pid)
 {
-	size_t keep = 0;
-
-	for (size_t i = 0; i < s->n; i++) {
-		struct dcpi_profset_entry *e = &s->v[i];
-
-		if (e->prof.pid == pid) {
-			s->v[keep++] = *e;
-			continue;
-		}
-		for (unsigned k = 0; k < e->prof.nevents; k++)
-			s->sum[e->col[k]] -= e->prof.events[k].total;
-		free(e->file);
-		free(e->platdir);
-		dcpi_profile_free(&e->prof);
-	}
-	s->n = keep;
+	keep_if(s, of_pid, &pid);
 	return 0;
 }
 
