@@ -36,4 +36,13 @@ for v in second cpu; do value dcpidiff -rate "$v" ok a b; done
 for v in "" seconds CPU sec; do value dcpidiff -rate "$v" refused a b; done
 for v in comm uid cgroup; do value dcpiprof -by "$v" ok; done
 for v in "" pid com comm,uid; do value dcpiprof -by "$v" refused; done
+# durations (dcpid -rotate): N with s, m, h or d, 1 s to 7 days; refused
+# before anything starts
+for v in "" 0 0s 5x 1.5h -1h 8d h 1hh; do value dcpid -rotate "$v" refused; done
+# a side's selection (dcpidiff EPOCH[@HOST][/pid=N,K=V])
+for v in "latest/pid=x" "latest/pid=-3" "latest/junk" "latest/pid="; do
+	out=$("$DCPI_BIN/dcpidiff" -db "$T/nodb" "$v" latest 2>&1); rc=$?
+	[ $rc -eq 2 ] && grep -qF -- "$v" <<<"$out" && pass "dcpidiff side '$v': refused" ||
+		fail "dcpidiff side '$v': refused" "rc=$rc $out"
+done
 done_testing
