@@ -29,10 +29,9 @@ enum { PER_NONE = CLI_RATE_NONE, PER_SECOND = CLI_RATE_SECOND, PER_CPU = CLI_RAT
 struct opts {
 	struct cli_common co;           /* -db -host -label -json -csv; images:
 					   IMAGE... or PROCEDURE IMAGE */
-	const char *event;
 	const char *side[2];            /* EPOCH[@HOST] */
-	int by, bypid, out, per, shares;
-	unsigned long long keep;
+	int by, bypid, out;
+	struct report_compare cmp;   /* -event -keep -rate -shares */
 };
 
 struct side {
@@ -56,7 +55,7 @@ struct cmp {
 	int failed;
 };
 
-enum { O_SOURCE = 256, O_ASM, O_BLOCKS, O_PID, O_EVENT, O_KEEP, O_RATE, O_SHARES };
+enum { O_SOURCE = 256, O_ASM, O_BLOCKS, O_PID };
 
 static void own_option(void *ctx, int c, const char *arg)
 {
@@ -68,10 +67,7 @@ static void own_option(void *ctx, int c, const char *arg)
 	case O_ASM: o->by = BY_ASM; break;
 	case O_BLOCKS: o->by = BY_BLOCK; break;
 	case O_PID: o->bypid = 1; break;
-	case O_EVENT: o->event = arg; break;
-	case O_KEEP: o->keep = cli_parse_count("keep", arg); break;
-	case O_RATE: o->per = cli_parse_rate(arg); break;
-	case O_SHARES: o->shares = 1; break;
+	default: report_compare_option(&o->cmp, c, arg); break;
 	}
 }
 
@@ -81,10 +77,7 @@ static const struct option own_opts[] = {
 	{ "asm", no_argument, NULL, O_ASM },
 	{ "blocks", no_argument, NULL, O_BLOCKS },
 	{ "pid", no_argument, NULL, O_PID },
-	{ "event", required_argument, NULL, O_EVENT },
-	{ "keep", required_argument, NULL, O_KEEP },
-	{ "rate", required_argument, NULL, O_RATE },
-	{ "shares", no_argument, NULL, O_SHARES },
+	REPORT_COMPARE_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -116,7 +109,7 @@ static const struct cli_cmd cli = {
 
 static void parse_options(struct opts *o, int argc, char **argv)
 {
-	o->keep = ULLONG_MAX;
+	o->cmp.keep = ULLONG_MAX;
 	cli_parse(&cli, argc, argv, &o->co, o);
 	o->out = o->co.json ? OUT_JSON : o->co.csv ? OUT_CSV : o->out;
 	if (argc - optind < 2)
@@ -132,7 +125,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		cli_usage_error("-source, -asm and -blocks compare one procedure: PROCEDURE IMAGE");
 	if (o->by >= BY_SOURCE && o->out == OUT_CSV)
 		cli_usage_error("-csv is for images and procedures; use -json");
-	if (o->per && o->shares)
+	if (o->cmp.per && o->cmp.shares)
 		cli_usage_error("-rate and -shares compare different things: choose one");
 	if (o->by == BY_IMAGE && o->co.nimages) /* as dcpiprof IMAGE: its procedures */
 		o->by = BY_PROC;
@@ -169,7 +162,7 @@ static int event_col(const struct side *s, const char *name, const char *which)
 
 static void choose_event(struct cmp *c)
 {
-	const char *name = c->o.event ? c->o.event : c->s[0].set.events[0];
+	const char *name = c->o.cmp.event ? c->o.cmp.event : c->s[0].set.events[0];
 
 	c->s[0].col = event_col(&c->s[0], name, "A");
 	c->s[1].col = event_col(&c->s[1], name, "B");
@@ -191,14 +184,14 @@ static void choose_exposure(struct cmp *c)
 {
 	static const char *const what[] = { "", "seconds of epoch", "CPU-seconds" };
 
-	c->d.by_share = c->o.shares;
-	for (int k = 0; k < 2 && c->o.per; k++) {
+	c->d.by_share = c->o.cmp.shares;
+	for (int k = 0; k < 2 && c->o.cmp.per; k++) {
 		const struct side *s = &c->s[k];
-		double x = c->o.per == PER_SECOND ? s->set.seconds : side_cpu_seconds(s);
+		double x = c->o.cmp.per == PER_SECOND ? s->set.seconds : side_cpu_seconds(s);
 
 		if (!(x > 0))
 			cli_die("%s %s: its statistics give no %s (-rate %s needs them)", k ? "B" : "A",
-				c->o.side[k], what[c->o.per], c->o.per == PER_SECOND ? "second" : "cpu");
+				c->o.side[k], what[c->o.cmp.per], c->o.cmp.per == PER_SECOND ? "second" : "cpu");
 		c->d.expo[k] = x;
 	}
 }
@@ -410,7 +403,7 @@ static const char *const per_names[] = { "", " per second of epoch", " per CPU-s
 
 static void print_explanation(const struct cmp *c)
 {
-	if (c->o.shares)
+	if (c->o.cmp.shares)
 		printf("\nA and B are samples of %s; A%% and B%% each side's share of its own samples;\n"
 		       "delta pp is B%% - A%% and ratio B%% / A%% (new: only B has it).  sig: the\n"
 		       "change in share is more than sampling noise (exact Poisson test, 95%%).\n"
@@ -420,8 +413,8 @@ static void print_explanation(const struct cmp *c)
 		       "only B has it).  sig: the change is more\nthan sampling noise (exact Poisson "
 		       "test, 95%%; how runs vary is dcpistats' question).\nA%% and B%% are each "
 		       "side's share of its own samples.  Largest change first.\n",
-		       cli_safe(c->s[0].set.events[c->s[0].col]), per_names[c->o.per]);
-	if (!c->o.per && !c->o.shares && lengths_differ(c))
+		       cli_safe(c->s[0].set.events[c->s[0].col]), per_names[c->o.cmp.per]);
+	if (!c->o.cmp.per && !c->o.cmp.shares && lengths_differ(c))
 		printf("note: A covers %.0f s and B %.0f s: A and B are totals over different "
 		       "times;\n      -rate second compares samples per second\n",
 		       c->s[0].set.seconds, c->s[1].set.seconds);
@@ -458,11 +451,11 @@ static void print_text(const struct cmp *c, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct dcpi_diff_row *r = c->d.rows[i];
 
-		print_amount(r->ra, c->o.per, 0);
-		print_amount(r->rb, c->o.per, 0);
-		print_amount(r->delta, c->o.per, 1);
+		print_amount(r->ra, c->o.cmp.per, 0);
+		print_amount(r->rb, c->o.cmp.per, 0);
+		print_amount(r->delta, c->o.cmp.per, 1);
 		if (r->has_ratio)
-			printf("%7.2f ", c->o.shares ? r->share_ratio : r->ratio);
+			printf("%7.2f ", c->o.cmp.shares ? r->share_ratio : r->ratio);
 		else
 			printf("%7s ", "new");
 		printf("%6.2f%% %6.2f%% %+8.2f %3s ", r->pa, r->pb, r->delta_pp,
@@ -520,7 +513,7 @@ static void json_row(struct dcpi_json *j, const struct cmp *c, const struct dcpi
 	}
 	dcpi_json_key_u64(j, "a", r->a);
 	dcpi_json_key_u64(j, "b", r->b);
-	if (c->o.per) {
+	if (c->o.cmp.per) {
 		dcpi_json_key_fixed(j, "rate_a", 1, r->ra, 4);
 		dcpi_json_key_fixed(j, "rate_b", 1, r->rb, 4);
 	}
@@ -542,8 +535,8 @@ static void print_json(const struct cmp *c, size_t n)
 
 	dcpi_json_key_str(j, "mode", mode_names[c->o.by]);
 	dcpi_json_key_str(j, "event", c->s[0].set.events[c->s[0].col]);
-	dcpi_json_key_str(j, "compare", c->o.shares ? "shares" : c->o.per == PER_SECOND ?
-			  "per-second" : c->o.per == PER_CPU ? "per-cpu-second" : "samples");
+	dcpi_json_key_str(j, "compare", c->o.cmp.shares ? "shares" : c->o.cmp.per == PER_SECOND ?
+			  "per-second" : c->o.cmp.per == PER_CPU ? "per-cpu-second" : "samples");
 	dcpi_json_key_str(j, "test", "poisson-exact-95");
 	json_side(j, c, 0);
 	json_side(j, c, 1);
@@ -563,7 +556,7 @@ static void print_csv(const struct cmp *c, size_t n)
 	for (int k = 0; k < 2; k++)
 		report_warn_print(&c->s[k].w, k ? "B: " : "A: ");
 	printf("image,%spid,a,b,%sdelta,ratio,share_a,share_b,delta_pp,p,significant\n",
-	       c->o.by == BY_PROC ? "procedure," : "", c->o.per ? "rate_a,rate_b," : "");
+	       c->o.by == BY_PROC ? "procedure," : "", c->o.cmp.per ? "rate_a,rate_b," : "");
 	for (size_t i = 0; i < n; i++) {
 		const struct dcpi_diff_row *r = c->d.rows[i];
 		size_t nl = c->o.by == BY_PROC ? 2 : 1;
@@ -574,7 +567,7 @@ static void print_csv(const struct cmp *c, size_t n)
 		}
 		printf("%s,%" PRIu64 ",%" PRIu64 ",", c->o.bypid && r->label[nl] ? r->label[nl] : "",
 		       r->a, r->b);
-		if (c->o.per)
+		if (c->o.cmp.per)
 			printf("%.4f,%.4f,", r->ra, r->rb);
 		printf("%.4f,", r->delta);
 		if (r->has_ratio)
@@ -607,7 +600,7 @@ int cmd_dcpidiff(int argc, char **argv)
 	for (int k = 0; k < 2; k++)
 		report_warn_finish(&c.s[k].w);
 	dcpi_diff_finish(&c.d);
-	n = c.d.n < c.o.keep ? c.d.n : (size_t)c.o.keep;
+	n = c.d.n < c.o.cmp.keep ? c.d.n : (size_t)c.o.cmp.keep;
 	if (c.o.out == OUT_JSON)
 		print_json(&c, n);
 	else if (c.o.out == OUT_CSV)

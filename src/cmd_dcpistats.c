@@ -22,9 +22,8 @@
 
 struct opts {
 	struct cli_common co;        /* -db -host -label -json */
-	const char *event;
-	int procs, per, shares;
-	unsigned long long keep;
+	int procs;
+	struct report_compare cmp;   /* -event -keep -rate -shares */
 	const char *epochs[2][MAX_EPOCHS];
 	size_t n[2];
 };
@@ -37,27 +36,19 @@ struct st {
 	char event[64];
 };
 
-enum { O_EVENT = 256, O_KEEP, O_RATE, O_SHARES };
-
 static void own_option(void *ctx, int c, const char *arg)
 {
 	struct opts *o = ctx;
 
 	switch (c) {
 	case 'i': o->procs = 1; break;
-	case O_EVENT: o->event = arg; break;
-	case O_KEEP: o->keep = cli_parse_count("keep", arg); break;
-	case O_RATE: o->per = cli_parse_rate(arg); break;
-	case O_SHARES: o->shares = 1; break;
+	default: report_compare_option(&o->cmp, c, arg); break;
 	}
 }
 
 static const struct option own_opts[] = {
 	{ "i", no_argument, NULL, 'i' },
-	{ "event", required_argument, NULL, O_EVENT },
-	{ "keep", required_argument, NULL, O_KEEP },
-	{ "rate", required_argument, NULL, O_RATE },
-	{ "shares", no_argument, NULL, O_SHARES },
+	REPORT_COMPARE_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -84,7 +75,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 {
 	int g = 0;
 
-	o->keep = ULLONG_MAX;
+	o->cmp.keep = ULLONG_MAX;
 	cli_parse(&cli, argc, argv, &o->co, o);
 	for (; optind < argc; optind++) {
 		if (!strcmp(argv[optind], "--") && g == 0) {
@@ -97,7 +88,7 @@ static void parse_options(struct opts *o, int argc, char **argv)
 	}
 	if (o->n[0] == 0 || (g && o->n[1] == 0))
 		cli_usage_error(g ? "an epoch on each side of --" : "at least one epoch");
-	if (o->per && o->shares)
+	if (o->cmp.per && o->cmp.shares)
 		cli_usage_error("-rate and -shares measure different things: choose one");
 }
 
@@ -117,7 +108,7 @@ static void add_epoch(struct st *t, int g, size_t e)
 			set.nepochs);
 	if (!t->event[0])
 		snprintf(t->event, sizeof(t->event), "%s",
-			 t->o.event ? t->o.event : set.nevents ? set.events[0] : "");
+			 t->o.cmp.event ? t->o.cmp.event : set.nevents ? set.events[0] : "");
 	col = dcpi_profset_event(&set, t->event);
 	if (col < 0)
 		cli_die("epoch %s has no %s samples: the epochs sampled different events; name "
@@ -130,13 +121,13 @@ static void add_epoch(struct st *t, int g, size_t e)
 	if (set.nbad_stats)
 		report_warn(&t->w, "%s: %zu statistics file(s) refused; the first: %s", name,
 			    set.nbad_stats, set.first_bad_stats);
-	if (t->o.per) {
-		double x = t->o.per == CLI_RATE_SECOND ? set.seconds : dcpi_profset_cpu_seconds(&set, (unsigned)col);
+	if (t->o.cmp.per) {
+		double x = t->o.cmp.per == CLI_RATE_SECOND ? set.seconds : dcpi_profset_cpu_seconds(&set, (unsigned)col);
 
 		if (!(x > 0))
 			cli_die("epoch %s: its statistics give no %s (-rate %s needs them)", name,
-				t->o.per == CLI_RATE_SECOND ? "length" : "CPU time",
-				t->o.per == CLI_RATE_SECOND ? "second" : "cpu");
+				t->o.cmp.per == CLI_RATE_SECOND ? "length" : "CPU time",
+				t->o.cmp.per == CLI_RATE_SECOND ? "second" : "cpu");
 		if (dcpi_shares_set_exposure(&t->s, g, e, x))
 			cli_die("%s", dcpi_errmsg());
 	}
@@ -181,7 +172,7 @@ static const char *const what_json[] = { "samples", "per-second", "per-cpu-secon
 
 static int measure(const struct st *t)
 {
-	return t->o.shares ? M_SHARE : t->o.per;
+	return t->o.cmp.shares ? M_SHARE : t->o.cmp.per;
 }
 
 static void print_text(const struct st *t, size_t n)
@@ -202,16 +193,16 @@ static void print_text(const struct st *t, size_t n)
 	if (two && (t->o.n[0] < 2 || t->o.n[1] < 2))
 		printf("note: one run on a side: no significance can be computed (run-to-run "
 		       "variation is unknown);\n      the interval is the %s sampling "
-		       "error alone\n", t->o.shares ? "binomial" : "Poisson");
+		       "error alone\n", t->o.cmp.shares ? "binomial" : "Poisson");
 	printf("\n%s; sd is over epochs%s%s.\n", what_text[measure(t)],
 	       two ? ";\ndiff = mean B - mean A, with its 95% interval" : "",
 	       !two ? "" : t->o.n[0] > 1 && t->o.n[1] > 1 ? " (Welch's t)"
 							 : " (sampling error)");
 	printf("==============================================================================\n");
 	if (two)
-		printf("%9s %8s %9s %8s %9s %21s %4s ", t->o.shares ? "A mean%" : "A mean", "sd",
-		       t->o.shares ? "B mean%" : "B mean", "sd", "diff", "95% interval", "sig");
-	else if (t->o.shares)
+		printf("%9s %8s %9s %8s %9s %21s %4s ", t->o.cmp.shares ? "A mean%" : "A mean", "sd",
+		       t->o.cmp.shares ? "B mean%" : "B mean", "sd", "diff", "95% interval", "sig");
+	else if (t->o.cmp.shares)
 		printf("%9s %8s %9s %9s ", "mean%", "sd", "min%", "max%");
 	else
 		printf("%9s %8s %9s %9s ", "mean", "sd", "min", "max");
@@ -220,7 +211,7 @@ static void print_text(const struct st *t, size_t n)
 		const struct dcpi_shares_row *r = t->s.rows[i];
 		double m = fmax(fabs(r->g[0].max), two ? fabs(r->g[1].max) : 0);
 		/* rates: three significant digits of the row's largest value */
-		int p = !t->o.per || m >= 100 ? 2 : m >= 10 ? 3 : m >= 1 ? 4 : 5;
+		int p = !t->o.cmp.per || m >= 100 ? 2 : m >= 10 ? 3 : m >= 1 ? 4 : 5;
 
 		if (two)
 			printf("%9.*f %8.*f %9.*f %8.*f %+9.*f [%+9.*f, %+9.*f] %4s ", p, r->g[0].mean,
@@ -287,7 +278,7 @@ static void print_json(const struct st *t, size_t n)
 	if (t->o.n[1])
 		dcpi_json_key_strs(j, "b", t->o.epochs[1], t->o.n[1]);
 	dcpi_json_key_str(j, "test", t->o.n[1] ? t->o.n[0] > 1 && t->o.n[1] > 1
-		? "welch-t-95" : t->o.shares ? "binomial-sampling-error-95"
+		? "welch-t-95" : t->o.cmp.shares ? "binomial-sampling-error-95"
 		: "poisson-sampling-error-95" : NULL);
 	dcpi_json_break(j);
 	dcpi_json_key_strs(j, "warnings", (const char *const *)t->w.v, t->w.n);
@@ -311,13 +302,13 @@ int cmd_dcpistats(int argc, char **argv)
 	t.objs = report_objcache(t.o.co.db);
 	if (dcpi_shares_init(&t.s, t.o.n[0], t.o.n[1]))
 		cli_die("%s", dcpi_errmsg());
-	t.s.by_share = t.o.shares;
+	t.s.by_share = t.o.cmp.shares;
 	for (int g = 0; g < 2; g++)
 		for (size_t e = 0; e < t.o.n[g]; e++)
 			add_epoch(&t, g, e);
 	report_warn_finish(&t.w);
 	dcpi_shares_finish(&t.s);
-	n = t.s.n < t.o.keep ? t.s.n : (size_t)t.o.keep;
+	n = t.s.n < t.o.cmp.keep ? t.s.n : (size_t)t.o.cmp.keep;
 	if (t.o.co.json)
 		print_json(&t, n);
 	else

@@ -569,3 +569,13 @@ void report_side_load(const char *db, const char *arg, const char *host, const c
 		cli_die("%s%s%s: no per-process profile of pid %lld (dcpid -bypid keeps them)",
 			what ? what : "", what ? " " : "", cli_safe(arg), sel->pid);
 }
+
+void report_compare_option(struct report_compare *c, int opt, const char *arg)
+{
+	switch (opt) {
+	case REPORT_O_EVENT: c->event = arg; break;
+	case REPORT_O_KEEP: c->keep = cli_parse_count("keep", arg); break;
+	case REPORT_O_RATE: c->per = cli_parse_rate(arg); break;
+	case REPORT_O_SHARES: c->shares = 1; break;
+	}
+}

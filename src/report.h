@@ -166,6 +166,25 @@ void report_images_load(struct report_images *r, const char *db, const char *epo
 			size_t nimages, struct report_warnings *w, const char *why);
 void report_images_free(struct report_images *r);
 
+/* ---- what comparisons share (dcpidiff, dcpistats) ------------------------------------ */
+
+/* -event NAME, -keep N, -rate second|cpu, -shares: their option codes
+ * (above a command's own), table entries and values. */
+enum { REPORT_O_EVENT = 900, REPORT_O_KEEP, REPORT_O_RATE, REPORT_O_SHARES };
+#define REPORT_COMPARE_OPTIONS                                                 \
+	{ "event", required_argument, NULL, REPORT_O_EVENT },                  \
+	{ "keep", required_argument, NULL, REPORT_O_KEEP },                    \
+	{ "rate", required_argument, NULL, REPORT_O_RATE },                    \
+	{ "shares", no_argument, NULL, REPORT_O_SHARES }
+struct report_compare {
+	const char *event;              /* NULL: the first */
+	unsigned long long keep;        /* rows; set ULLONG_MAX before parsing */
+	int per;                        /* CLI_RATE_* */
+	int shares;
+};
+/* One of those options (opt a REPORT_O_* code) into c. */
+void report_compare_option(struct report_compare *c, int opt, const char *arg);
+
 /* ---- a profile set named by one argument ------------------------------------------ */
 
 /* EPOCH[@HOST][/SELECTION]: EPOCH a name, latest, all, a time or range
