@@ -398,12 +398,13 @@ static int enter_epoch(struct daemon *d, const char *name)
 	return err;
 }
 
-static int new_epoch(struct daemon *d)
+/* A new epoch named by time t (now, or -rotate's boundary). */
+static int new_epoch(struct daemon *d, time_t t)
 {
 	int err;
 
 	leave_epoch(d);
-	if (!(err = dcpi_run_new_epoch(d->run)))
+	if (!(err = dcpi_run_new_epoch_at(d->run, t)))
 		entered_epoch(d);
 	return err;
 }
@@ -657,7 +658,7 @@ static void handle_request(struct daemon *d, int conn, const char *req)
 	} else if (!strcmp(req, "epoch")) {
 		err = merge(d);
 		if (!err)
-			err = new_epoch(d);
+			err = new_epoch(d, time(NULL));
 		if (!err)
 			dcpi_buf_printf(&out, "epoch: %s\n", dcpi_run_epoch(d->run));
 	} else if (!strncmp(req, "image ", 6)) {
@@ -1102,7 +1103,7 @@ static void setup(struct daemon *d)
 	if (d->reuse_epoch && dcpi_db_epoch_latest(d->db, name) == 0) {
 		if (enter_epoch(d, name))
 			cli_die_lib("cannot continue epoch %s", name);
-	} else if (new_epoch(d)) {
+	} else if (new_epoch(d, time(NULL))) {
 		cli_die_lib("cannot start an epoch");
 	}
 	start_sampling(d);
@@ -1147,11 +1148,8 @@ static void rotate(struct daemon *d)
 	d->next_rotate = next_boundary(d, time(NULL));
 	if (merge(d))
 		return; /* the samples stay in memory; the next boundary tries again */
-	leave_epoch(d);
-	if (dcpi_run_new_epoch_at(d->run, at))
+	if (new_epoch(d, at))
 		logmsg(d, LOG_ERR, "cannot start the epoch of %ld: %s", (long)at, dcpi_errmsg());
-	else
-		entered_epoch(d);
 }
 
 /* Timed work: merges, status lines, fresh random periods. */
