@@ -30,12 +30,12 @@ LIB_SRC   := $(sort $(wildcard lib/*/*.c))
 CMD_SRC   := $(sort $(wildcard src/*.c))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 WL_SRC    := $(sort $(wildcard tests/workloads/*.c))
-LIB_OBJ   := $(LIB_SRC:%.c=$(O)/%.o)
+LIB_OBJ   := $(LIB_SRC:%.c=$(O)/%.o) $(O)/lib/export/html_assets.o
 CMD_OBJ   := $(CMD_SRC:%.c=$(O)/%.o)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 
 # Every command is the one multi-call binary under its classic name.
-COMMANDS  := dcpid dcpictl dcpiepoch dcpiflush dcpiquit dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpitopstalls dcpiwhatcg dcpicoverage dcpidiff dcpistats dcpilabel dcpitar dcpi-record
+COMMANDS  := dcpid dcpictl dcpiepoch dcpiflush dcpiquit dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpitopstalls dcpiwhatcg dcpicoverage dcpidiff dcpistats dcpilabel dcpitar dcpi-record dcpi-report
 BIN       := bin/dcpi $(COMMANDS:%=bin/%)
 
 all: $(BIN) $(UNIT_BIN) $(O)/libdcpidyn.a
@@ -45,6 +45,11 @@ $(O)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(O)/lib/base/version.o: VERSION
+
+# dcpi report's script and style sheet, carried in the binary (.incbin)
+$(O)/lib/export/html_assets.o: lib/export/html_assets.S lib/export/report.js lib/export/report.css
+	@mkdir -p $(dir $@)
+	$(CC) -c -o $@ $<
 
 # The dynamic-code API for JITs (dcpi_dyn(3)): standalone, nothing of libdcpi.
 $(O)/libdcpidyn.a: dyn/dcpi_dyn.c dyn/dcpi_dyn.h

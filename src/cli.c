@@ -276,12 +276,11 @@ int cli_verbose;
 static const struct option *with_verbose(const struct option *lo)
 {
 	static struct option all[CLI_MAX_OPTIONS + 3];
-	static const struct option *made_for;
+	const struct option *own = NULL;
 	size_t n = 0;
 
-	if (made_for == lo)
-		return all;
-	const struct option *own = NULL;
+	/* made again each time: a process may parse two commands' options
+	 * (dcpi report runs the tools in children of its own) */
 
 	for (; lo[n].name && n < CLI_MAX_OPTIONS; n++) {
 		all[n] = lo[n];
@@ -293,7 +292,6 @@ static const struct option *with_verbose(const struct option *lo)
 	if (!own)
 		all[n++] = (struct option){ "verbose", no_argument, NULL, CLI_OPT_VERBOSE };
 	all[n] = (struct option){ NULL, 0, NULL, 0 };
-	made_for = lo;
 	return all;
 }
 

@@ -134,5 +134,6 @@ int cmd_dcpistats(int argc, char **argv);
 int cmd_dcpilabel(int argc, char **argv);
 int cmd_dcpitar(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

@@ -182,7 +182,7 @@ static void print_block_row(const struct calc *k, size_t b)
 	printf("B%-4zu 0x%-10" PRIx64 " %5zu", b, bl->start, bl->ninsns);
 	for (unsigned e = 0; e < k->set.nevents; e++)
 		printf(" %10" PRIu64, block_samples(k, b, e));
-	printf(" %12s %c", report_estimate(cb->freq, cb->conf, f, sizeof(f)), cb->conf);
+	printf(" %12s %c", dcpi_estimate_str(cb->freq, cb->conf, f, sizeof(f)), cb->conf);
 	print_cpi(cb->best_cpi);
 	print_cpi(cb->cpi);
 	putchar(below_best(cb) ? '!' : ' ');
@@ -201,7 +201,7 @@ static void print_edges_of(const struct calc *k, size_t v)
 
 		printf("  %-8s -> %-8s %-7s %12s %c", node_name(k, ge->from, a, sizeof(a)),
 		       node_name(k, ge->to, b, sizeof(b)), edge_kind(ge->kind),
-		       report_estimate(ce->count, ce->conf, f, sizeof(f)), ce->conf);
+		       dcpi_estimate_str(ce->count, ce->conf, f, sizeof(f)), ce->conf);
 		if (ce->prob >= 0)
 			printf(" %6.3f\n", ce->prob);
 		else
@@ -217,7 +217,7 @@ static void print_insns(const struct calc *k, size_t b)
 
 	printf("\nB%zu  0x%" PRIx64 "-0x%" PRIx64 "  freq %s (%c)  best-case cpi %.2f", b,
 	       bl->start, bl->end,
-	       report_estimate(k->c.blocks[b].freq, k->c.blocks[b].conf, f, sizeof(f)),
+	       dcpi_estimate_str(k->c.blocks[b].freq, k->c.blocks[b].conf, f, sizeof(f)),
 	       k->c.blocks[b].conf, k->c.blocks[b].best_cpi);
 	if (k->c.blocks[b].cpi >= 0)
 		printf("  actual cpi %.2f%s", k->c.blocks[b].cpi,

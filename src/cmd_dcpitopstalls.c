@@ -36,6 +36,8 @@ struct row {
 struct ts {
 	struct report_base b;        /* first: the skeleton's */
 	unsigned long long n;
+	const char *proc;            /* -proc NAME, or NULL */
+	int proc_seen;               /* -proc's procedure was among the images' */
 	size_t nshow;                /* rows printed */
 	size_t cur;
 	struct row *rows;
@@ -47,12 +49,15 @@ struct ts {
 
 static void own_option(void *ctx, int c, const char *arg)
 {
-	((struct ts *)ctx)->n = cli_parse_count("n", arg); /* -n, the only one */
-	(void)c;
+	if (c == 'n')
+		((struct ts *)ctx)->n = cli_parse_count("n", arg);
+	else
+		((struct ts *)ctx)->proc = arg; /* -proc */
 }
 
 static const struct option own_opts[] = {
 	{ "n", required_argument, NULL, 'n' },
+	{ "proc", required_argument, NULL, 256 },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -61,7 +66,9 @@ static const struct cli_cmd cli = {
 	.about = "The instructions with the most stall cycles (cycles above their static best\n"
 		 "case), in the given images or in all, with the possible culprits.\n",
 	.common = CLI_SELECT | CLI_JSON | CLI_IMAGES,
-	.help = "  -n N               how many instructions (default 20)\n",
+	.help = "  -n N               how many instructions (default 20)\n"
+		"  -proc NAME         only the instructions of this procedure (as dcpiprof\n"
+		"                     names it); shares are of its stall cycles\n",
 	.footer = "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n"
 		  "Culprits: i I-cache, I ITLB, d D-cache, D DTLB, w write buffer, p branch\n"
 		  "mispredict, f functional unit, s synchronisation, m microcode, ? unexplained.\n",
@@ -107,6 +114,9 @@ static int on_proc(struct dcpi_stall_proc *p, void *arg)
 {
 	struct ts *t = arg;
 
+	if (t->proc && strcmp(p->name, t->proc))
+		return 0;
+	t->proc_seen = 1;
 	if (p->err) {
 		if (p->samples || !p->a.ninsns)
 			report_warn(&t->b.w, "%s: %s: %s; its samples are not explained",
@@ -293,6 +303,9 @@ static void sort_rows(void *ctx)
 	struct ts *t = ctx;
 
 	analyse(t);
+	if (t->proc && !t->proc_seen)
+		cli_die("-proc %s: no procedure of that name has samples in the images chosen",
+			cli_safe(t->proc));
 	if (t->nrows)
 		qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_row);
 	t->nshow = t->nrows < t->n ? t->nrows : (size_t)t->n;

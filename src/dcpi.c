@@ -32,6 +32,7 @@ static const struct command commands[] = {
 	{ "dcpilabel", cmd_dcpilabel, "the labels of labelled profiles, with their samples" },
 	{ "dcpitar", cmd_dcpitar, "pack an epoch with the code it needs; unpack it elsewhere" },
 	{ "dcpi-record", cmd_record, "run a command and profile it" },
+	{ "dcpi-report", cmd_report, "an epoch as pages to open in a browser (HTML)" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

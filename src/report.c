@@ -76,28 +76,6 @@ void report_warn_print(const struct report_warnings *w, const char *prefix)
 	}
 }
 
-const char *report_estimate(double v, char conf, char *buf, size_t len)
-{
-	static const char sfx[] = { 0, 'k', 'M', 'G', 'T', 'P' };
-	int digits = conf == 'H' ? 3 : conf == 'M' ? 2 : conf == 'L' ? 1 : 0, k = 0, lead;
-	double m, scale = 1;
-
-	if (!digits || !(v > 0) || !isfinite(v)) { /* exact, or nothing to round */
-		snprintf(buf, len, "%.0f", v > 0 && isfinite(v) ? v : 0);
-		return buf;
-	}
-	/* round to the digits first: 999.6 at three digits is 1.00k */
-	lead = (int)floor(log10(v));
-	m = pow(10, lead - digits + 1);
-	v = round(v / m) * m;
-	while (v >= 1e3 * scale && k < 5)
-		scale *= 1e3, k++;
-	lead = (int)floor(log10(v / scale));
-	snprintf(buf, len, "%s%.*f%.*s", conf == 'L' ? "~" : "",
-		 digits - 1 - lead > 0 ? digits - 1 - lead : 0, v / scale, sfx[k] ? 1 : 0,
-		 &sfx[k]);
-	return buf;
-}
 
 /* Bounded: the set's sums never wrap (dcpi_profset_load) so a part is at
  * most its whole, and if a caller's is not, no share above 100% is printed. */

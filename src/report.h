@@ -39,12 +39,6 @@ void report_warn_print(const struct report_warnings *w, const char *prefix);
  * samples, many samples of no image. */
 void report_check_set(struct report_warnings *w, const struct dcpi_profset *set);
 
-/* An estimated count printed to the digits its confidence carries: H
- * three significant digits, M two, L its order of magnitude with '~'
- * ("~3G"); from 1,000 on with a k, M, G, T suffix ("20.1M"); any other conf
- * (E: exact) in full.  Returns buf. */
-const char *report_estimate(double v, char conf, char *buf, size_t len);
-
 /* The last path component. */
 const char *report_base(const char *path);
 /* On stderr, the images of set whose file name starts like want's. */

@@ -1,6 +1,7 @@
 /* Block frequencies and CPI from flat samples: see dcpi/calc.h. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -454,4 +455,27 @@ void dcpi_calc_free(struct dcpi_calc *c)
 	free(c->insns);
 	free(c->edges);
 	memset(c, 0, sizeof(*c));
+}
+
+const char *dcpi_estimate_str(double v, char conf, char *buf, size_t len)
+{
+	static const char sfx[] = { 0, 'k', 'M', 'G', 'T', 'P' };
+	int digits = conf == 'H' ? 3 : conf == 'M' ? 2 : conf == 'L' ? 1 : 0, k = 0, lead;
+	double m, scale = 1;
+
+	if (!digits || !(v > 0) || !isfinite(v)) { /* exact, or nothing to round */
+		snprintf(buf, len, "%.0f", v > 0 && isfinite(v) ? v : 0);
+		return buf;
+	}
+	/* round to the digits first: 999.6 at three digits is 1.00k */
+	lead = (int)floor(log10(v));
+	m = pow(10, lead - digits + 1);
+	v = round(v / m) * m;
+	while (v >= 1e3 * scale && k < 5)
+		scale *= 1e3, k++;
+	lead = (int)floor(log10(v / scale));
+	snprintf(buf, len, "%s%.*f%.*s", conf == 'L' ? "~" : "",
+		 digits - 1 - lead > 0 ? digits - 1 - lead : 0, v / scale, sfx[k] ? 1 : 0,
+		 &sfx[k]);
+	return buf;
 }

@@ -39,15 +39,17 @@ static void dot_block(FILE *f, const struct dcpi_calc *c, const struct dcpi_dot_
 	double heat = maxs ? (double)s / (double)maxs : 0;
 	double font = 9 + 15 * (maxfreq > 0 ? cb->freq / maxfreq : 0);
 	double side = 1 + 3 * sqrt(total ? (double)s / (double)total : 0);
+	char est[32];
 
 	if (pct < o->cutoff || (o->cutoff > 0 && !s)) {
 		fprintf(f, "  B%zu [label=\"B%zu\", shape=box, fontsize=8, width=0.3, height=0.2, "
 			"style=dashed];\n", b, b);
 		return;
 	}
-	fprintf(f, "  B%zu [label=\"B%zu%s  0x%" PRIx64 "\\n%zu insns  %s %.0f (%c)\\n", b, b,
+	fprintf(f, "  B%zu [label=\"B%zu%s  0x%" PRIx64 "\\n%zu insns  %s %s (%c)\\n", b, b,
 		entered_from_outside(&c->cfg, b) ? " entry" : "", bl->start, bl->ninsns,
-		c->absolute ? "freq" : "rel.freq", cb->freq, cb->conf);
+		c->absolute ? "freq" : "rel.freq", dcpi_estimate_str(cb->freq, cb->conf, est, sizeof(est)),
+		cb->conf);
 	if (cb->cpi >= 0)
 		fprintf(f, "cpi %.2f  best %.2f\\n", cb->cpi, cb->best_cpi);
 	else
@@ -61,6 +63,7 @@ int dcpi_dot_write(FILE *f, const struct dcpi_calc *c, const struct dcpi_dot_opt
 	const struct dcpi_cfg *g = &c->cfg;
 	double maxfreq = 0, maxcount = 0;
 	uint64_t total = 0, maxs = 0;
+	char est[32];
 
 	for (size_t b = 0; b < g->nblocks; b++) {
 		uint64_t s = o->block_samples ? o->block_samples[b] : c->blocks[b].time;
@@ -83,8 +86,9 @@ int dcpi_dot_write(FILE *f, const struct dcpi_calc *c, const struct dcpi_dot_opt
 
 		if (ge->from >= g->nblocks || ge->to >= g->nblocks)
 			continue;
-		fprintf(f, "  B%zu -> B%zu [label=\"%.0f\", penwidth=%.2f%s];\n", ge->from, ge->to,
-			c->edges[e].count, 0.5 + 4.5 * w,
+		fprintf(f, "  B%zu -> B%zu [label=\"%s\", penwidth=%.2f%s];\n", ge->from, ge->to,
+			dcpi_estimate_str(c->edges[e].count, c->edges[e].conf, est, sizeof(est)),
+			0.5 + 4.5 * w,
 			ge->kind == DCPI_EDGE_FALL ? "" : ", style=bold");
 	}
 	fprintf(f, "}\n");

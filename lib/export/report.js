@@ -1,0 +1,326 @@
+/* dcpi report: draws a page from the JSON the dcpi tools printed, which
+ * the page carries (<script type="application/json">).  Every string goes
+ * in as text (textContent), never as markup; nothing is fetched. */
+'use strict';
+(function () {
+	function data(id) {
+		var e = document.getElementById(id);
+		return e ? JSON.parse(e.textContent) : null;
+	}
+	/* el('td', {class: 'num'}, 'text', node, ...) */
+	function el(tag, attrs) {
+		var e = document.createElement(tag);
+		for (var k in attrs || {}) {
+			if (attrs[k] === null || attrs[k] === undefined) continue;
+			if (k === 'class') e.className = attrs[k];
+			else e.setAttribute(k, attrs[k]);
+		}
+		for (var i = 2; i < arguments.length; i++) add(e, arguments[i]);
+		return e;
+	}
+	function add(e, kid) {
+		if (kid === null || kid === undefined) return;
+		if (Array.isArray(kid)) kid.forEach(function (k) { add(e, k); });
+		else e.appendChild(typeof kid === 'object' ? kid : document.createTextNode(String(kid)));
+	}
+	var main = document.getElementById('main');
+	function section(title, id) {
+		var s = el('section', { id: id }, el('h2', null, title));
+		main.appendChild(s);
+		return s;
+	}
+	function base(p) { var i = String(p).lastIndexOf('/'); return i < 0 ? p : p.slice(i + 1); }
+	function pct(v) { return v === null || v === undefined ? '' : Number(v).toFixed(2) + '%'; }
+	function fixed(v, d) { return v === null || v === undefined ? '' : Number(v).toFixed(d); }
+
+	/* An estimated count to the digits its confidence carries, as the text
+	 * tools print it (dcpi_estimate_str): H three significant digits, M two,
+	 * L its order of magnitude with '~'; E (exact) in full. */
+	function estimate(v, conf) {
+		var sfx = ['', 'k', 'M', 'G', 'T', 'P'];
+		var digits = conf === 'H' ? 3 : conf === 'M' ? 2 : conf === 'L' ? 1 : 0;
+		var k = 0, scale = 1, lead, m, d;
+		if (!digits || !(v > 0) || !isFinite(v)) return (v > 0 && isFinite(v) ? v : 0).toFixed(0);
+		lead = Math.floor(Math.log10(v));
+		m = Math.pow(10, lead - digits + 1);
+		v = Math.round(v / m) * m;
+		while (v >= 1e3 * scale && k < 5) { scale *= 1e3; k++; }
+		lead = Math.floor(Math.log10(v / scale));
+		d = digits - 1 - lead > 0 ? digits - 1 - lead : 0;
+		return (conf === 'L' ? '~' : '') + (v / scale).toFixed(d) + sfx[k];
+	}
+	var confName = { H: 'high confidence', M: 'medium confidence', L: 'low confidence: an order of magnitude', E: 'exact (dcpix)' };
+	function estCell(v, conf) {
+		return el('td', { class: 'num est conf-' + conf, title: 'estimate, ' + (confName[conf] || conf), 'data-v': v },
+			estimate(v, conf), ' ', el('span', { class: 'conf' }, conf));
+	}
+
+	/* A table that sorts by a column (click its head) and filters rows by
+	 * the text in them.  cols: {label, num, cell(row) -> td, key(row)}. */
+	function table(cols, rows, opts) {
+		opts = opts || {};
+		var wrap = el('div', { class: 'table' });
+		var tbody = el('tbody');
+		var count = el('span', { class: 'count' });
+		var trs = rows.map(function (r, i) {
+			var tr = el('tr', opts.rowAttrs ? opts.rowAttrs(r) : null);
+			cols.forEach(function (c) { tr.appendChild(c.cell(r)); });
+			tr._row = r;
+			tr._i = i;
+			return tr;
+		});
+		function show() {
+			var q = filter ? filter.value.toLowerCase() : '', n = 0;
+			trs.forEach(function (tr) {
+				var on = !q || tr.textContent.toLowerCase().indexOf(q) >= 0;
+				tr.classList.toggle('hidden', !on);
+				n += on;
+			});
+			count.textContent = n + ' of ' + trs.length + ' rows';
+		}
+		var heads = cols.map(function (c, ci) {
+			var th = el('th', { class: c.num ? 'num' : null, title: c.title }, c.label);
+			th.addEventListener('click', function () {
+				var desc = !th.classList.contains('sorted-desc');
+				heads.forEach(function (h) { h.classList.remove('sorted-desc', 'sorted-asc'); });
+				th.classList.add(desc ? 'sorted-desc' : 'sorted-asc');
+				trs.sort(function (a, b) {
+					var x = c.key(a._row), y = c.key(b._row), r;
+					r = typeof x === 'number' ? x - y : String(x).localeCompare(String(y));
+					return (desc ? -r : r) || a._i - b._i;
+				});
+				trs.forEach(function (tr) { tbody.appendChild(tr); });
+			});
+			return th;
+		});
+		var filter = rows.length > 10 ? el('input', { class: 'filter', type: 'search', placeholder: 'filter rows' }) : null;
+		if (filter) filter.addEventListener('input', show);
+		add(wrap, [filter, count, el('table', { class: opts.cls }, el('thead', null, el('tr', null, heads)), tbody)]);
+		trs.forEach(function (tr) { tbody.appendChild(tr); });
+		show();
+		return wrap;
+	}
+	function numCol(label, get, digits, title) {
+		return { label: label, num: true, title: title, key: function (r) { var v = get(r); return v === null ? -Infinity : v; },
+			cell: function (r) { var v = get(r); return el('td', { class: 'num' }, v === null || v === undefined ? '' : digits === undefined ? v : fixed(v, digits)); } };
+	}
+	function textCol(label, get, link) {
+		return { label: label, key: get, cell: function (r) {
+			var t = get(r), href = link ? link(r) : null;
+			return el('td', { class: 'name' }, href ? el('a', { href: href }, t) : t);
+		} };
+	}
+	function imageCol() {
+		return { label: 'image', key: function (r) { return r.image; }, cell: function (r) {
+			return el('td', { class: 'name', title: r.image }, base(r.image));
+		} };
+	}
+	/* a count and a share column per event of doc */
+	function eventCols(doc) {
+		var cols = [];
+		doc.events.forEach(function (ev, i) {
+			cols.push(numCol(ev.name, function (r) { return r.counts[i]; }, undefined, 'samples of ' + ev.name));
+			cols.push(numCol('%', function (r) { return r.percent[i]; }, 2, 'share of ' + ev.name + ' samples'));
+		});
+		return cols;
+	}
+
+	function warnings(docs) {
+		var seen = {}, out = [];
+		docs.forEach(function (d) {
+			if (!d) return;
+			(d.warnings || []).forEach(function (w) { if (!seen[w]) { seen[w] = 1; out.push(el('div', { class: 'warn' }, w)); } });
+			if (d.error) out.push(el('div', { class: 'err' }, d.error));
+		});
+		return out;
+	}
+	function facts(doc, extra) {
+		var dl = el('dl', { class: 'facts' });
+		function f(k, v) { add(dl, [el('dt', null, k), el('dd', null, v)]); }
+		f('Database', doc.database);
+		f('Epochs', doc.epochs.join(', '));
+		f('Hosts', doc.hosts.join(', '));
+		doc.events.forEach(function (ev) {
+			f('Event ' + ev.name, ev.total + ' samples, period ' + ev.period);
+		});
+		f('Samples', doc.samples + ', lost ' + doc.lost + ', unknown ' + doc.unknown +
+			' (' + (doc.samples ? (100 * doc.unknown / doc.samples).toFixed(2) : '0.00') + '%), throttled ' + doc.throttled);
+		if (doc.clock_khz) f('Clock', (doc.clock_khz / 1e6).toFixed(3) + ' GHz (measured by the collector)');
+		(extra || []).forEach(function (x) { f(x[0], x[1]); });
+		return dl;
+	}
+
+	/* ---- the epoch ---- */
+	function whatcg(doc, s) {
+		if (!doc || doc.error) { add(s, warnings([doc])); return; }
+		add(s, el('p', { class: 'note' }, 'Estimated from the samples and a static cost model (dcpiwhatcg), in ' + doc.unit +
+			'; a culprit is a range min..max, as a stall with several possible culprits counts towards each.'));
+		doc.images.forEach(function (im) {
+			var t = im.total || 1, rows = [], box = el('div', { class: 'whatcg' });
+			rows.push(['Execution', im.execution, null, 'k-exec']);
+			rows.push(['Static stalls', im.static_stall, null, 'k-static']);
+			rows.push(['Dynamic stalls', im.dynamic_stall, null, 'k-dyn']);
+			im.culprits.forEach(function (c) { if (c.max > 0) rows.push(['  ' + c.name + ' (' + c.code + ')', c.min, c.max, 'k-range']); });
+			rows.push(['  Unexplained stall', im.unexplained_stall, null, 'k-unexp']);
+			rows.push(['Unexplained gain', im.unexplained_gain, null, 'k-unexp']);
+			rows.push(['Not analysed', im.not_analysed, null, 'k-unexp']);
+			var tb = el('tbody');
+			rows.forEach(function (r) {
+				var lo = Math.max(0, r[1]) / t * 100, hi = r[2] === null ? lo : Math.max(0, r[2]) / t * 100;
+				var bar = el('div', { class: 'bar', style: 'height:12px;width:30em;border:0' },
+					el('span', { class: r[3] === 'k-range' ? 'k-dyn' : r[3], style: 'width:' + Math.min(lo, 100) + '%' }),
+					hi > lo ? el('span', { class: 'k-range', style: 'width:' + Math.min(hi - lo, 100 - Math.min(lo, 100)) + '%' }) : null);
+				add(tb, el('tr', null, el('td', { class: 'mono', style: 'white-space:pre' }, r[0]),
+					el('td', { class: 'num' }, r[2] === null ? fixed(r[1], 0) : fixed(r[1], 0) + '..' + fixed(r[2], 0)),
+					el('td', { class: 'num' }, r[2] === null ? fixed(r[1] / t * 100, 1) + '%' : fixed(r[1] / t * 100, 1) + '%..' + fixed(r[2] / t * 100, 1) + '%'),
+					el('td', null, bar)));
+			});
+			add(tb, el('tr', null, el('td', null, 'Total sampled'), el('td', { class: 'num' }, fixed(im.total, 0)), el('td', { class: 'num' }, '100.0%'), el('td')));
+			add(box, [el('h3', { title: im.image }, base(im.image)), el('table', null, tb),
+				el('p', { class: 'note' }, 'Net sampling error (1 s.e.) \u00b1' + fixed(im.sampling_error, 0) +
+					'; samples with confidence H or M: ' + fixed(im.confident_percent, 1) + '%.' +
+					(im.unexplained_gain < 0 ? ' The code ran faster than the model says it can (unexplained gain): read Execution and Static stalls as upper bounds.' : ''))]);
+			add(s, box);
+		});
+	}
+	function stallCols(withProc) {
+		var cols = [numCol('stall', function (r) { return r.stall; }, 0, 'stall ' + 'cycles above the static best case'),
+			numCol('%', function (r) { return r.percent; }, 2),
+			{ label: 'count', num: true, key: function (r) { return r.count; }, cell: function (r) { return estCell(r.count, r.conf); } },
+			numCol('avg', function (r) { return r.avg_stall; }, 3, 'stall cycles per execution'),
+			textCol('culprits', function (r) { return (r.culprits || []).map(function (c) { return c.code || c; }).join(' ') || '?'; }),
+			textCol('address', function (r) { return r.address; }, withProc ? null : function (r) { return '#i' + r.address; })];
+		if (withProc) cols.push(textCol('procedure', function (r) { return r.procedure; }, function (r) { return pageOf(r.image, r.procedure); }));
+		cols.push(textCol('instruction', function (r) { return r.instruction; }));
+		cols.push(textCol('line', function (r) { return r.file ? base(r.file) + ':' + r.line : ''; }));
+		return cols;
+	}
+	var pages = {};
+	function pageOf(image, proc) { return pages[image + '\u0000' + proc] || null; }
+
+	function indexPage() {
+		var I = data('images'), P = data('procs'), W = data('whatcg'), S = data('stalls'), L = data('labels');
+		(data('pages') || []).forEach(function (p) { pages[p.image + '\u0000' + p.procedure] = p.page; });
+		var s = section('The epoch', 'epoch');
+		add(s, facts(I));
+		add(s, warnings([I, P]));
+		if (L && !L.error && L.rows.some(function (r) { return r.label !== null; })) {
+			s = section('Labels', 'labels');
+			add(s, table([textCol('label', function (r) { return r.label === null ? '(unlabelled)' : r.label; }),
+				numCol('profiles', function (r) { return r.profiles; })].concat(eventCols(L)), L.rows));
+		}
+		s = section('Images', 'images');
+		add(s, table([textCol('image', function (r) { return r.image; })].concat(eventCols(I)), I.rows, { rowAttrs: function () { return { class: 'image' }; } }));
+		s = section('Procedures', 'procedures');
+		add(s, el('p', { class: 'note' }, 'The ' + P.rows.length + ' procedures with most samples; those with a page are links.'));
+		add(s, table([textCol('procedure', function (r) { return r.procedure; }, function (r) { return pageOf(r.image, r.procedure); }), imageCol()].concat(eventCols(P)),
+			P.rows, { rowAttrs: function () { return { class: 'procedure' }; } }));
+		s = section('Where the cycles went', 'whatcg');
+		whatcg(W, s);
+		s = section('Top stalls', 'stalls');
+		if (S && !S.error) {
+			add(s, el('p', { class: 'note' }, 'Instructions with the most stall ' + S.stall_unit + ' (dcpitopstalls); counts are estimates with their confidence.'));
+			add(s, table(stallCols(true), S.rows));
+		} else add(s, warnings([S]));
+	}
+
+	/* ---- a procedure ---- */
+	function procPage() {
+		var Li = data('list'), C = data('calc'), S = data('stalls');
+		var s = section('The procedure', 'procedure');
+		if (Li.error) { add(s, warnings([Li])); return; }
+		add(s, facts(Li, [['Image', Li.image], ['Procedure', Li.procedure], ['Addresses', Li.lo + '..' + Li.hi]]));
+		add(s, warnings([Li, C, S]));
+		(Li.notes || []).forEach(function (n) { add(s, el('div', { class: 'note' }, n)); });
+		var cfg = document.getElementById('cfg');
+		s = section('Control-flow graph', 'graph');
+		if (cfg) {
+			add(s, el('p', { class: 'note' }, 'Blocks with their estimated counts and confidence (dcpicalc -svg); a block\'s colour is its share of the samples. Click a block for its instructions.'));
+			s.appendChild(cfg);
+			var starts = {};
+			if (C && C.blocks) C.blocks.forEach(function (b) { starts['B' + b.id] = b.start; });
+			Array.prototype.forEach.call(cfg.querySelectorAll('g.node'), function (g) {
+				var t = g.querySelector('title'), at = t ? starts[t.textContent] : null;
+				if (at) g.addEventListener('click', function () { location.hash = '#i' + at; });
+			});
+		} else add(s, el('p', { class: 'note' }, 'No graph could be drawn.'));
+		if (C && C.blocks) {
+			s = section('Basic blocks', 'blocks');
+			add(s, el('p', { class: 'note' }, (C.absolute ? 'Estimated executions' : 'Estimated relative frequencies') +
+				' of each block (dcpicalc, mode ' + C.mode + '): H, M and L are the estimate\'s confidence; L is an order of magnitude.'));
+			add(s, table([textCol('block', function (r) { return 'B' + r.id; }, function (r) { return '#i' + r.start; }),
+				textCol('start', function (r) { return r.start; }),
+				numCol('insns', function (r) { return r.instructions; }),
+				{ label: C.absolute ? 'executions' : 'rel. freq', num: true, key: function (r) { return r.freq; }, cell: function (r) { return estCell(r.freq, r.conf); } },
+				numCol('samples', function (r) { return r.samples[0]; }),
+				numCol('cpi', function (r) { return r.cpi; }, 2),
+				numCol('best cpi', function (r) { return r.best_cpi; }, 2),
+				textCol('bound', function (r) { return r.bound; })], C.blocks));
+		} else if (C) add(s, warnings([C]));
+		s = section('Source and instructions', 'listing');
+		add(s, listing(Li));
+		s = section('Stalls', 'stalls');
+		if (S && !S.error && S.rows.length) add(s, table(stallCols(false), S.rows));
+		else if (S && S.error) add(s, warnings([S]));
+		else add(s, el('p', { class: 'note' }, 'No stall was estimated in this procedure.'));
+		if (location.hash) { var t = document.getElementById(location.hash.slice(1)); if (t) t.scrollIntoView(); }
+	}
+	function heat(p) { return p > 0 ? 'background:hsl(0,85%,' + (97 - Math.min(p, 100) * 0.37).toFixed(1) + '%)' : null; }
+	function listing(Li) {
+		var tb = el('tbody'), last = -1, ev = Li.events.map(function (e) { return e.name; });
+		var head = el('tr', null, el('th', null, 'address'), el('th', null, 'instruction'),
+			ev.map(function (n) { return [el('th', { class: 'num' }, n), el('th', { class: 'num' }, '%')]; }));
+		(Li.instructions || []).forEach(function (x) {
+			if (x.line_index !== null && x.line_index !== undefined && x.line_index !== last) {
+				var l = Li.lines[x.line_index];
+				last = x.line_index;
+				add(tb, el('tr', { class: 'srcline', style: heat(l.percent[0]) },
+					el('td', { class: 'mono' }, base(l.file) + ':' + l.line), el('td', { class: 'src' }, l.text === null ? '' : l.text),
+					ev.map(function (n, i) { return [el('td', { class: 'num' }, l.counts[i]), el('td', { class: 'num' }, pct(l.percent[i]))]; })));
+			}
+			add(tb, el('tr', { class: 'insn', id: 'i' + x.address, style: heat(x.percent[0]) },
+				el('td', { class: 'code' }, x.address), el('td', { class: 'code' }, x.mnemonic + (x.operands ? ' ' + x.operands : '')),
+				ev.map(function (n, i) { return [el('td', { class: 'num' }, x.counts[i]), el('td', { class: 'num' }, pct(x.percent[i]))]; })));
+		});
+		if (!Li.instructions || !Li.instructions.length)
+			(Li.lines || []).forEach(function (l) {
+				add(tb, el('tr', { class: 'srcline', style: heat(l.percent[0]) }, el('td', { class: 'mono' }, base(l.file) + ':' + l.line),
+					el('td', { class: 'src' }, l.text === null ? '' : l.text),
+					ev.map(function (n, i) { return [el('td', { class: 'num' }, l.counts[i]), el('td', { class: 'num' }, pct(l.percent[i]))]; })));
+			});
+		return el('table', { class: 'listing' }, el('thead', null, head), tb);
+	}
+
+	/* ---- two epochs ---- */
+	function diffPage() {
+		var DI = data('diff-images'), D = data('diff');
+		var s = section('The comparison', 'comparison');
+		var dl = el('dl', { class: 'facts' });
+		[['A', D.a], ['B', D.b]].forEach(function (x) {
+			add(dl, [el('dt', null, 'Side ' + x[0]), el('dd', null, x[1].epochs.join(', ') + ' on ' + x[1].hosts.join(', ') + ': ' + x[1].total + ' samples of ' + D.event)]);
+		});
+		add(dl, [el('dt', null, 'Compared'), el('dd', null, D.compare + '; a change is marked significant when an exact Poisson test says it is more than sampling noise (95%)')]);
+		add(s, [dl].concat(warnings([D.a, D.b])));
+		function cols(first) {
+			return first.concat([numCol('A', function (r) { return r.a; }), numCol('B', function (r) { return r.b; }),
+				{ label: 'change', num: true, key: function (r) { return r.delta; }, cell: function (r) {
+					return el('td', { class: 'num ' + (r.delta > 0 ? 'up' : r.delta < 0 ? 'down' : '') + (r.significant ? ' sig' : '') },
+						(r.delta > 0 ? '+' : '') + fixed(r.delta, 0)); } },
+				numCol('B/A', function (r) { return r.ratio; }, 2),
+				numCol('% of A', function (r) { return r.share_a; }, 2), numCol('% of B', function (r) { return r.share_b; }, 2),
+				numCol('change, points', function (r) { return r.delta_pp; }, 2),
+				{ label: 'significant', key: function (r) { return r.significant ? 1 : 0; }, cell: function (r) {
+					return el('td', { class: r.significant ? 'sig' : 'note', title: 'p = ' + r.p }, r.significant ? 'yes' : 'no'); } }]);
+		}
+		s = section('Images', 'images');
+		add(s, table(cols([textCol('image', function (r) { return r.image; })]), DI.rows, { rowAttrs: function (r) { return { class: 'image' + (r.significant ? ' significant' : '') }; } }));
+		s = section('Procedures', 'procedures');
+		add(s, table(cols([textCol('procedure', function (r) { return r.procedure; }), imageCol()]), D.rows, { rowAttrs: function (r) { return { class: 'procedure' + (r.significant ? ' significant' : '') }; } }));
+	}
+
+	var kind = document.body.getAttribute('data-page');
+	main.textContent = '';
+	if (kind === 'index') indexPage();
+	else if (kind === 'proc') procPage();
+	else if (kind === 'diff') diffPage();
+}());
