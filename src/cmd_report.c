@@ -373,6 +373,8 @@ int cmd_report(int argc, char **argv)
 
 	cli_parse(&cli, argc, argv, &r.co, &r);
 	if (r.diff) {
+		if (r.co.epoch)
+			cli_usage_error("-diff names both epochs: no -epoch with it");
 		if (optind != argc - 1)
 			cli_usage_error("-diff EPOCH_A wants EPOCH_B as its one operand");
 		make_dirs(&r);
@@ -397,6 +399,13 @@ int cmd_report(int argc, char **argv)
 	for (size_t i = 0; i < npages; i++)
 		proc_page(&r, t.rows[i], i);
 	index_page(&r, &t, npages);
+	for (size_t i = npages;; i++) { /* an earlier report's pages past these */
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/p/%zu.html", r.out, i);
+		if (unlink(path))
+			break;
+	}
 	printf("%s/index.html: epoch %s, %zu procedure pages\n", r.out, r.epoch, npages);
 	if (r.nwarn)
 		cli_warn("%u of the tools' documents carry warnings: the report shows them", r.nwarn);

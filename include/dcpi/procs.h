@@ -78,4 +78,9 @@ size_t dcpi_procs_shown(const struct dcpi_procs *t, int col, uint64_t keep, doub
 void dcpi_procs_name(const struct dcpi_profile *p, const struct dcpi_symtab *st, uint64_t off,
 		     char *buf, size_t len);
 
+/* The same into *buf, grown (realloc) to hold the whole name however long
+ * (a C++ name passes 4 KiB): 0, or -ENOMEM. */
+int dcpi_procs_name_grow(const struct dcpi_profile *p, const struct dcpi_symtab *st,
+			 uint64_t off, char **buf, size_t *cap);
+
 #endif

@@ -1,6 +1,7 @@
 /* Every sampled address, named: see dcpi/addrs.h. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dcpi/addrs.h"
@@ -81,7 +82,8 @@ static int walk_entry(struct dcpi_objcache *objs,
 {
 	const struct dcpi_profile *p = &e->prof;
 	struct entry_ctx x = { e, NULL, NULL, 0 };
-	char proc[4200];
+	char *proc = NULL;
+	size_t pcap = 0;
 	struct dcpi_addr a;
 	int err = 0;
 
@@ -94,7 +96,8 @@ static int walk_entry(struct dcpi_objcache *objs,
 		if (!a.has_vaddr)
 			a.vaddr = a.offset;
 		map_of(&x, &a);
-		dcpi_procs_name(p, x.st, a.offset, proc, sizeof(proc));
+		if ((err = dcpi_procs_name_grow(p, x.st, a.offset, &proc, &pcap)))
+			break;
 		a.procedure = proc;
 		if (a.has_vaddr)
 			frames_of(x.sl, a.vaddr - x.delta, &a);
@@ -102,6 +105,7 @@ static int walk_entry(struct dcpi_objcache *objs,
 			a.counts[e->col[ev]] += p->counts[r * p->nevents + ev];
 		err = cb(arg, &a);
 	}
+	free(proc);
 	return err;
 }
 

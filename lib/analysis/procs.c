@@ -193,6 +193,31 @@ void dcpi_procs_name(const struct dcpi_profile *p, const struct dcpi_symtab *st,
 			 sec ? " " : "", sec ? sec : "");
 }
 
+/* *buf holds at least s's whole name and its @0xADDR, or a region's. */
+static int proc_room(char **buf, size_t *cap, const struct dcpi_sym *s)
+{
+	size_t need = (s ? strlen(dcpi_sym_demangled(s)) : 0) + 512;
+	char *v;
+
+	if (need <= *cap)
+		return 0;
+	if (!(v = realloc(*buf, need)))
+		return dcpi_error(ENOMEM, "out of memory");
+	*buf = v;
+	*cap = need;
+	return 0;
+}
+
+int dcpi_procs_name_grow(const struct dcpi_profile *p, const struct dcpi_symtab *st,
+			 uint64_t off, char **buf, size_t *cap)
+{
+	int err = proc_room(buf, cap, st ? dcpi_symtab_lookup(st, off) : NULL);
+
+	if (!err)
+		dcpi_procs_name(p, st, off, *buf, *cap);
+	return err;
+}
+
 /* ---- building ----------------------------------------------------------------- */
 
 /* Sampled symbols of one profile that share their name with another
@@ -288,7 +313,8 @@ static int add_entry(struct build *b, const struct dcpi_profset_entry *e)
 	const struct dcpi_sym *s, *last = NULL;
 	struct dcpi_proc_row *w = NULL;
 	struct twins tw = { NULL, 0 };
-	char proc[4200], region[64], group[512];
+	char *proc = NULL, region[64], group[512];
+	size_t pcap = 0;
 	int err = 0;
 
 	if (b->o->by && dcpi_profile_label_value(p->label, b->o->by, group, sizeof(group)))
@@ -314,9 +340,12 @@ static int add_entry(struct build *b, const struct dcpi_profset_entry *e)
 				continue;
 			}
 			last = s;
-			dcpi_procs_name(p, st, p->offsets[row], proc, sizeof(proc));
+			/* a name is never cut: C++ names pass 4 KiB */
+			if ((err = proc_room(&proc, &pcap, s)))
+				break;
+			dcpi_procs_name(p, st, p->offsets[row], proc, pcap);
 			if (s && is_twin(&tw, s)) /* NAME@0xADDR: which of them */
-				snprintf(proc + strlen(proc), sizeof(proc) - strlen(proc),
+				snprintf(proc + strlen(proc), pcap - strlen(proc),
 					 "@0x%" PRIx64, s->vaddr);
 			err = row_get(b->t, img, proc, pid, b->o->by ? group : NULL, &w);
 			if (!err)
@@ -327,6 +356,7 @@ static int add_entry(struct build *b, const struct dcpi_profset_entry *e)
 		if (!err)
 			add_counts(b->t, w, e, row);
 	}
+	free(proc);
 	free(tw.v);
 	return err;
 }

@@ -253,7 +253,10 @@
 				numCol('insns', function (r) { return r.instructions; }),
 				{ label: C.absolute ? 'executions' : 'rel. freq', num: true, key: function (r) { return r.freq; }, cell: function (r) { return estCell(r.freq, r.conf); } },
 				numCol('samples', function (r) { return r.samples[0]; }),
-				numCol('cpi', function (r) { return r.cpi; }, 2),
+				{ label: 'cpi', num: true, key: function (r) { return r.cpi === null ? -Infinity : r.cpi; }, cell: function (r) {
+					var below = r.cpi !== null && r.cpi < r.best_cpi;
+					return el('td', { class: 'num', title: below ? 'below the best case, which no block can run: its count is over-estimated, or the cost model is slower than this core' : null },
+						r.cpi === null ? '-' : fixed(r.cpi, 2) + (below ? '!' : '')); } },
 				numCol('best cpi', function (r) { return r.best_cpi; }, 2),
 				textCol('bound', function (r) { return r.bound; })], C.blocks));
 		} else if (C) add(s, warnings([C]));

@@ -55,7 +55,7 @@ EOF2
 # -help lists does what it says there; every other letter is refused as
 # above, never taken for the start of a longer option.
 for c in dcpid dcpictl dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpitopstalls dcpiwhatcg dcpicoverage dcpidiff dcpistats \
-	 dcpilabel dcpitar dcpi-record; do
+	 dcpilabel dcpitar dcpi-record dcpi-report; do
 	help=$("$DCPI_BIN/$c" -help 2>&1)
 	documented="" nrefused=0 bad=""
 	for l in {a..z} {A..Z}; do
@@ -80,7 +80,7 @@ done
 # -version and --version, on every command, wherever they stand before --
 want=$(cat "$DCPI_ROOT/VERSION")
 for c in dcpid dcpictl dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpitopstalls dcpiwhatcg dcpicoverage dcpidiff dcpistats \
-	 dcpilabel dcpitar dcpi-record; do
+	 dcpilabel dcpitar dcpi-record dcpi-report; do
 	out=$("$DCPI_BIN/$c" -version 2>&1); rc=$?
 	out2=$("$DCPI_BIN/$c" --version 2>&1)
 	[ $rc -eq 0 ] && [ "$out" = "$c (dcpi) $want" ] && [ "$out2" = "$out" ] &&
@@ -104,7 +104,7 @@ for v in --version -version -V; do
 done
 # --help and the man pages agree: every option -help lists is documented
 for cmd in dcpid dcpictl dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpitopstalls dcpiwhatcg dcpicoverage dcpidiff dcpistats \
-	 dcpilabel dcpitar dcpi-record; do
+	 dcpilabel dcpitar dcpi-record dcpi-report; do
 	man=$DCPI_ROOT/man/$cmd.1
 	[ -f "$man" ] || man=$DCPI_ROOT/man/$cmd.8
 	missing=

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# dcpi report in a real browser: a workload whose time goes to one loop is
+# recorded, the report made, and headless Chromium renders its pages; the
+# DOM it builds must hold the same procedures and counts as dcpiprof -json,
+# the same block estimates as dcpicalc prints, every link must resolve
+# inside the report, and nothing may name a network address.  Hostile
+# names (markup, quotes, control bytes, 10 KiB) render as text.  The diff
+# view marks the change dcpidiff finds significant.
+. "$DCPI_ROOT/tests/tap.sh"
+
+BROWSER=$(command -v chromium || command -v chromium-browser)
+if [ -z "$BROWSER" ]; then
+	skip "Chromium is not installed (scripts/install-deps installs Debian's chromium)"
+	done_testing
+fi
+REC="$DCPI_BIN/dcpi-record"
+REP="$DCPI_BIN/dcpi"
+
+# The DOM Chromium builds for a page once its script has run.
+dom() {
+	timeout 120 "$BROWSER" --headless --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$T/chrome" --virtual-time-budget=5000 --dump-dom "file://$1" \
+		2>"$T/chrome.err"
+}
+
+cp "$DCPI_ROOT/tests/workloads/srcline_hot.c" "$T/hot.c"
+(cd "$T" && cc -g -O2 -o "$T/hot" hot.c) || fail "build the workload"
+"$REC" -quiet -db "$T/db" -- "$T/hot" 300000000 >"$T/rec.out" 2>&1 ||
+	fail "dcpi record" "$(cat "$T/rec.out")"
+
+out=$("$REP" report -db "$T/db" -o "$T/r" -n 5 2>"$T/err"); rc=$?
+[ $rc -eq 0 ] && grep -q "^$T/r/index.html: epoch " <<<"$out" && pass "dcpi report says where it wrote: $out" ||
+	fail "dcpi report" "rc=$rc $out $(cat "$T/err")"
+n=$(ls "$T/r/p" | wc -l)
+[ -f "$T/r/index.html" ] && [ -f "$T/r/report.js" ] && [ -f "$T/r/report.css" ] && [ "$n" -ge 1 ] &&
+	[ "$n" -le 5 ] && pass "index.html, report.js, report.css and $n procedure pages (-n 5)" ||
+	fail "the report's files" "$(ls -R "$T/r")"
+
+dom "$T/r/index.html" >"$T/index.dom"
+"$DCPI_BIN/dcpiprof" -db "$T/db" -i -json -keep 500 >"$T/procs.json"
+"$DCPI_BIN/dcpiprof" -db "$T/db" -json >"$T/images.json"
+check "the browser's DOM holds dcpiprof's procedures and images, counts and shares" \
+	python3 - "$T/index.dom" "$T/procs.json" "$T/images.json" <<'EOF'
+import html.parser, json, sys
+class Rows(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.rows = {}; s.cls = None; s.cell = None; s.row = None
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if tag == 'tr' and a.get('class') in ('procedure', 'image'):
+            s.row = []; s.rows.setdefault(a['class'], []).append(s.row)
+        elif tag == 'td' and s.row is not None:
+            s.cell = ''
+    def handle_endtag(s, tag):
+        if tag == 'td' and s.cell is not None:
+            s.row.append(s.cell); s.cell = None
+        elif tag == 'tr':
+            s.row = None
+    def handle_data(s, d):
+        if s.cell is not None: s.cell += d
+p = Rows(); p.feed(open(sys.argv[1]).read())
+procs, images = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+got, want = p.rows.get('procedure', []), procs['rows']
+assert len(got) == len(want) > 0, (len(got), len(want))
+for g, w in zip(got, want):
+    assert g[0] == w['procedure'], (g, w)
+    assert g[1] == w['image'].rsplit('/', 1)[-1], (g, w)
+    assert g[2] == str(w['counts'][0]) and g[3] == '%.2f' % w['percent'][0], (g, w)
+gi = p.rows.get('image', [])
+assert [(g[0], g[1]) for g in gi] == [(w['image'], str(w['counts'][0])) for w in images['rows']], gi
+assert got[0][0] == 'hot_loop', got[0]
+print('#', len(got), 'procedures,', len(gi), 'images; top', got[0][:3])
+EOF
+
+# the top procedure's page: the graph's blocks, the estimates as dcpicalc
+# prints them, every instruction of dcpilist
+top=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"][0]["procedure"])' "$T/procs.json")
+dom "$T/r/p/0.html" >"$T/p0.dom"
+"$DCPI_BIN/dcpicalc" -db "$T/db" hot_loop "$T/hot" >"$T/calc.txt"
+"$DCPI_BIN/dcpilist" -db "$T/db" -both -json hot_loop "$T/hot" >"$T/list.json"
+check "the procedure page of $top: its graph, dcpicalc's estimates, dcpilist's instructions" \
+	python3 - "$T/p0.dom" "$T/calc.txt" "$T/list.json" <<'EOF'
+import html.parser, json, re, sys
+class P(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.nodes = 0; s.est = []; s.insns = []; s.cell = None; s.title = 0
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if tag == 'g' and a.get('class') == 'node': s.nodes += 1
+        if tag == 'tr' and a.get('class') == 'insn': s.insns.append(a.get('id'))
+        if tag == 'td' and 'est' in (a.get('class') or '').split(): s.cell = ''
+    def handle_endtag(s, tag):
+        if tag == 'td' and s.cell is not None: s.est.append(s.cell); s.cell = None
+    def handle_data(s, d):
+        if s.cell is not None: s.cell += d
+p = P(); p.feed(open(sys.argv[1]).read())
+text = open(sys.argv[2]).read().split('\nEdges')[0]   # the block table, before the edges
+blocks = [l.split() for l in text.splitlines() if re.match(r'B\d+\s+0x', l)]
+want = ['%s %s' % (b[4], b[5]) for b in blocks]   # freq and its confidence, as printed
+assert p.nodes == len(blocks) > 0, (p.nodes, len(blocks))
+assert p.est[:len(want)] == want, (p.est, want)   # the block table, then the stalls'
+li = json.load(open(sys.argv[3]))
+assert p.insns == ['i' + x['address'] for x in li['instructions']], (p.insns[:3], len(li['instructions']))
+print('#', p.nodes, 'blocks drawn, estimates', want[:3], len(p.insns), 'instructions')
+EOF
+
+# links resolve inside the report; nothing names the network
+for f in "$T/r/index.html" "$T/r"/p/*.html; do dom "$f" >"$f.dom"; done
+check "every link of every page resolves inside the report" \
+	python3 - "$T/r" <<'EOF'
+import glob, html.parser, os, sys
+class L(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.links = []; s.ids = set()
+    def handle_starttag(s, tag, a):
+        for k, v in a:
+            if k == 'id': s.ids.add(v)
+            if k in ('href', 'src', 'xlink:href') and v is not None: s.links.append(v)
+root = sys.argv[1]; n = 0
+for d in glob.glob(root + '/*.html.dom') + glob.glob(root + '/p/*.html.dom'):
+    p = L(); p.feed(open(d).read()); here = os.path.dirname(d)
+    for l in p.links:
+        path, _, frag = l.partition('#')
+        assert ':' not in path, (d, l)
+        target = os.path.normpath(os.path.join(here, path)) if path else d[:-4]
+        assert os.path.isfile(target), (d, l)
+        assert os.path.realpath(target).startswith(os.path.realpath(root) + '/'), (d, l)
+        if frag:
+            t = p if not path else L()
+            if path: t.feed(open(target + '.dom').read() if os.path.exists(target + '.dom') else open(target).read())
+            assert frag in t.ids, (d, l)
+        n += 1
+assert n > 0
+print('#', n, 'links')
+EOF
+urls=$(grep -rlE 'https?:|ftp:|//[a-z0-9]' "$T/r" --include='*.html' --include='*.js' --include='*.css' --include='*.dom')
+[ -z "$urls" ] && pass "no http, https or protocol-relative address in any file or rendered DOM" ||
+	fail "addresses of the network in the report" "$(grep -rhoE '.{20}(https?:|//[a-z0-9]).{20}' $urls | head -5)"
+sz=$(du -sk "$T/r" | cut -f1)
+pass "the report is ${sz} KiB"
+
+# hostile names: markup, quotes, entities, control bytes, 10 KiB; in a
+# directory named with them too
+d=$T/$'we<i>rd"&\x01dir'
+mkdir -p "$d"
+long=$(printf 'A%.0s' $(seq 1 10240))
+name=$'<script>alert(1)</script>"&amp;\x01\x1b[31m'"$long"
+objcopy --redefine-sym "hot_loop=$name" "$T/hot" "$d/prog" || fail "objcopy"
+"$REC" -quiet -db "$T/hdb" -- "$d/prog" 300000000 >"$T/rec.out" 2>&1 || fail "dcpi record" "$(cat "$T/rec.out")"
+"$REP" report -db "$T/hdb" -o "$T/h" -n 1 >"$T/out" 2>"$T/err" || fail "dcpi report, hostile names" "$(cat "$T/err")"
+dom "$T/h/index.html" >"$T/h.dom"
+dom "$T/h/p/0.html" >"$T/h0.dom"
+check "a hostile procedure name and path render as text, whole, never as markup" \
+	python3 - "$T/h.dom" "$T/h0.dom" "$T/h/index.html" <<'EOF'
+import html.parser, sys
+want = '<script>alert(1)</script>"&amp;\x01\x1b[31m' + 'A' * 10240
+class P(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.scripts = 0; s.text = ''; s.bad = []
+    def handle_starttag(s, tag, a):
+        if tag == 'script' and not dict(a).get('type') and not dict(a).get('src'): s.scripts += 1
+        if tag in ('i', 'b') or any(k.startswith('on') for k, v in a): s.bad.append((tag, a))
+    def handle_data(s, d): s.text += d
+for f in sys.argv[1:3]:
+    p = P(); p.feed(open(f, encoding='utf-8', errors='replace').read())
+    assert p.scripts == 0 and not p.bad, (f, p.scripts, p.bad[:2])
+    assert want in p.text, (f, len(p.text))
+raw = open(sys.argv[3], encoding='utf-8', errors='replace').read()
+assert '<script>alert' not in raw and 'we<i>rd' not in raw
+print('# the name, 10 KiB, is text on both pages; no markup came from it')
+EOF
+grep -q '"error"' "$T/h/p/0.html" && fail "the hostile procedure's page has its listing" "$(grep -o '"error": "[^"]\{0,200\}' "$T/h/p/0.html")" ||
+	pass "the hostile procedure's page has its listing and graph"
+
+# two epochs compared: the procedure rows as dcpidiff prints them, the
+# significant change marked
+"$REC" -quiet -db "$T/db" -- "$T/hot" 900000000 >"$T/rec.out" 2>&1 || fail "dcpi record, B"
+read -r ea eb < <(ls "$T/db" | grep -E '^[0-9]{8}T' | sort | head -2 | tr '\n' ' ')
+"$REP" report -db "$T/db" -diff "$ea" "$eb" -o "$T/d" >"$T/out" 2>"$T/err" ||
+	fail "dcpi report -diff" "$(cat "$T/err")"
+dom "$T/d/index.html" >"$T/d.dom"
+"$DCPI_BIN/dcpidiff" -db "$T/db" -i -json -keep 500 "$ea" "$eb" >"$T/diff.json"
+check "the diff view: dcpidiff's procedures, amounts, and which changes are significant" \
+	python3 - "$T/d.dom" "$T/diff.json" <<'EOF'
+import html.parser, json, sys
+class Rows(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.rows = []; s.cell = None; s.row = None
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if tag == 'tr' and (a.get('class') or '').startswith('procedure'):
+            s.row = [a['class']]; s.rows.append(s.row)
+        elif tag == 'td' and s.row is not None: s.cell = ''
+    def handle_endtag(s, tag):
+        if tag == 'td' and s.cell is not None: s.row.append(s.cell); s.cell = None
+        elif tag == 'tr': s.row = None
+    def handle_data(s, d):
+        if s.cell is not None: s.cell += d
+p = Rows(); p.feed(open(sys.argv[1]).read())
+want = json.load(open(sys.argv[2]))['rows']
+assert len(p.rows) == len(want) > 0
+for g, w in zip(p.rows, want):
+    assert g[1] == w['procedure'] and g[3] == str(w['a']) and g[4] == str(w['b']), (g, w)
+    assert ('significant' in g[0].split()) == w['significant'] and g[-1] == ('yes' if w['significant'] else 'no'), (g, w)
+hot = [g for g in p.rows if g[1] == 'hot_loop'][0]
+assert hot[-1] == 'yes', hot
+print('# hot_loop:', hot[1:6], 'significant')
+EOF
+
+# refusals
+out=$("$REP" report -db "$T/db" -diff "$ea" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "EPOCH_B" <<<"$out" && pass "-diff without EPOCH_B: usage error" || fail "-diff alone" "rc=$rc $out"
+out=$("$REP" report -db "$T/db" -o "$T/nonexistent/deeper" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "nonexistent/deeper" <<<"$out" && pass "an -o whose parent is missing: an error naming it" ||
+	fail "-o in a missing directory" "rc=$rc $out"
+ln -s "$T/r" "$T/link"
+out=$("$REP" report -db "$T/db" -o "$T/link" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "not a directory" <<<"$out" && pass "-o a symbolic link: refused" || fail "-o a link" "rc=$rc $out"
+out=$("$REP" report -db "$T/nodb" 2>&1); rc=$?
+[ $rc -ne 0 ] && [ ! -e dcpi-report ] && pass "no database: an error, nothing written ($(head -1 <<<"$out"))" ||
+	fail "no database" "rc=$rc $out"
+done_testing
