@@ -7,6 +7,7 @@
 
 int dcpi_html_text(struct dcpi_buf *b, const char *s, size_t n)
 {
+	size_t from = 0;
 	int err = 0;
 
 	if (n == (size_t)-1)
@@ -18,9 +19,13 @@ int dcpi_html_text(struct dcpi_buf *b, const char *s, size_t n)
 				(c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ? "\xef\xbf\xbd" :
 				NULL;
 
-		err = e ? dcpi_buf_put(b, e, strlen(e)) : dcpi_buf_put(b, &s[i], 1);
+		if (!e)
+			continue;
+		err = dcpi_buf_put(b, s + from, i - from);
+		err = err ? err : dcpi_buf_put(b, e, strlen(e));
+		from = i + 1;
 	}
-	return err;
+	return err ? err : dcpi_buf_put(b, s + from, n - from);
 }
 
 int dcpi_html_begin(struct dcpi_buf *b, const struct dcpi_html_page *p)
@@ -85,7 +90,7 @@ static int has_word(const char *s, size_t n, const char *word)
 	size_t w = strlen(word);
 
 	for (size_t i = 0; i + w <= n; i++)
-		if (!strncasecmp(s + i, word, w))
+		if ((s[i] | 32) == (word[0] | 32) && !strncasecmp(s + i, word, w))
 			return 1;
 	return 0;
 }
@@ -132,10 +137,10 @@ int dcpi_html_svg(struct dcpi_buf *b, const char *id, const char *svg, size_t n)
 	err = err ? err : put_id(b, id);
 	err = err ? err : dcpi_buf_printf(b, "\">\n");
 	while (p < end && !err) {
-		const char *skip = NULL;
+		const char *skip = NULL, *run = p + 1;
 		size_t k;
 
-		if (end - p >= 4 && !strncmp(p, "<!--", 4)) { /* a comment, to its end */
+		if (*p == '<' && end - p >= 4 && !strncmp(p, "<!--", 4)) { /* a comment, to its end */
 			const char *c = p + 4;
 
 			while (c + 3 <= end && strncmp(c, "-->", 3))
@@ -145,7 +150,7 @@ int dcpi_html_svg(struct dcpi_buf *b, const char *id, const char *svg, size_t n)
 			p = c + 3;
 			continue;
 		}
-		for (k = 0; k < 2 && !skip; k++)
+		for (k = 0; k < 2 && !skip && *p == ' '; k++)
 			if ((size_t)(end - p) > strlen(xmlns[k]) &&
 			    !strncmp(p, xmlns[k], strlen(xmlns[k])))
 				skip = memchr(p + strlen(xmlns[k]), '"',
@@ -154,8 +159,10 @@ int dcpi_html_svg(struct dcpi_buf *b, const char *id, const char *svg, size_t n)
 			p = skip + 1;
 			continue;
 		}
-		err = dcpi_buf_put(b, p, 1);
-		p++;
+		while (run < end && *run != '<' && *run != ' ') /* up to the next tag or attribute */
+			run++;
+		err = dcpi_buf_put(b, p, run - p);
+		p = run;
 	}
 	return err ? err : dcpi_buf_printf(b, "</div>\n");
 }
