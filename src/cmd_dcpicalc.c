@@ -434,12 +434,84 @@ static void print_json(const struct calc *k)
 
 /* ---- the graph ---------------------------------------------------------------------- */
 
+#define SRC_LINES 4     /* source lines drawn in a block, then "+N more" */
+
+/* Whether an instruction of block b before insns[i] (at most 256 back) is
+ * of the same source line. */
+static int seen_in_block(const struct calc *k, size_t i, size_t b)
+{
+	for (size_t j = i, n = 0; j-- > 0 && n < 256; n++) {
+		if (dcpi_cfg_block_at(&k->c.cfg, k->a.insns[j].insn.vaddr) != b)
+			return 0;
+		if (k->a.insns[j].line_index == k->a.insns[i].line_index && k->a.insns[j].line)
+			return 1;
+	}
+	return 0;
+}
+
+/* Each block's source lines, as DCPI's dcpisource drew them in the graph:
+ * "LINE: text" for the procedure's own file, "FILE:LINE: text" for
+ * another (an inlined header), in address order, each once. */
+static char **block_sources(const struct calc *k)
+{
+	size_t nb = k->c.cfg.nblocks;
+	char **v = calloc(nb ? nb : 1, sizeof(*v));
+	size_t *shown = calloc(nb ? nb : 1, sizeof(*shown)), *more = calloc(nb ? nb : 1, sizeof(*more));
+	const char *own = NULL;
+
+	if (!v || !shown || !more)
+		cli_die("out of memory");
+	for (size_t i = 0; i < k->a.ninsns && k->a.has_lines; i++) {
+		const struct dcpi_annot_insn *x = &k->a.insns[i];
+		const struct dcpi_annot_line *l;
+		size_t b = dcpi_cfg_block_at(&k->c.cfg, x->insn.vaddr), len;
+		const char *text;
+		char line[160];
+		char *nv;
+
+		if (b >= nb || !x->line || x->line_index >= k->a.nlines || seen_in_block(k, i, b))
+			continue;
+		l = &k->a.lines[x->line_index];
+		own = own ? own : l->file;
+		if (shown[b] == SRC_LINES) {
+			more[b]++;
+			continue;
+		}
+		for (text = l->text ? l->text : ""; *text == ' ' || *text == '\t'; text++)
+			;
+		if (!strcmp(l->file, own))
+			snprintf(line, sizeof(line), "%u: %.48s", l->line, text);
+		else
+			snprintf(line, sizeof(line), "%s:%u: %.48s", report_base(l->file), l->line, text);
+		len = v[b] ? strlen(v[b]) : 0;
+		if (!(nv = realloc(v[b], len + strlen(line) + 2)))
+			cli_die("out of memory");
+		snprintf(nv + len, strlen(line) + 2, "%s%s", len ? "\n" : "", line);
+		v[b] = nv;
+		shown[b]++;
+	}
+	for (size_t b = 0; b < nb; b++)
+		if (more[b]) {
+			size_t len = strlen(v[b]);
+			char *nv = realloc(v[b], len + 40);
+
+			if (!nv)
+				cli_die("out of memory");
+			snprintf(nv + len, 40, "\n(+%zu more lines)", more[b]);
+			v[b] = nv;
+		}
+	free(shown);
+	free(more);
+	return v;
+}
+
 static void emit_dot(FILE *f, void *arg)
 {
 	const struct calc *k = arg;
 	int col = k->cols.mode == DCPI_CALC_RETIRED ? k->cols.retired : k->cols.time;
 	uint64_t *s = calloc(k->c.cfg.nblocks ? k->c.cfg.nblocks : 1, sizeof(*s));
-	struct dcpi_dot_opts o = { k->name, s, k->o.cutoff };
+	char **src = block_sources(k);
+	struct dcpi_dot_opts o = { k->name, s, k->o.cutoff, (const char *const *)src };
 
 	if (!s)
 		cli_die("out of memory");
@@ -447,6 +519,9 @@ static void emit_dot(FILE *f, void *arg)
 		s[b] = block_samples(k, b, (unsigned)(col < 0 ? 0 : col));
 	if (dcpi_dot_write(f, &k->c, &o))
 		cli_die("%s", dcpi_errmsg());
+	for (size_t b = 0; b < k->c.cfg.nblocks; b++)
+		free(src[b]);
+	free(src);
 	free(s);
 }
 

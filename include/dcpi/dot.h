@@ -7,7 +7,9 @@
  * samples, and its fill colour with that share (white to red: the heat).
  * Blocks holding less than cutoff percent of the samples shrink to a
  * small stub labelled with their name.  Edges are drawn thicker by count
- * and labelled with it.  Names and labels are escaped for DOT; a layout
+ * and labelled with it; an estimate is printed to the digits its
+ * confidence carries (dcpi_estimate_str).  A block's source lines, when
+ * given, close its label.  Names and labels are escaped for DOT; a layout
  * bound (nslimit, mclimit) keeps dot's work bounded on large graphs.
  */
 #ifndef DCPI_DOT_H
@@ -22,6 +24,9 @@ struct dcpi_dot_opts {
 	const char *title;              /* the procedure's name, or NULL */
 	const uint64_t *block_samples;  /* per block, of the estimating event */
 	double cutoff;                  /* percent, 0..100 */
+	const char *const *block_src;   /* per block, its source lines as DCPI's
+					   dcpisource drew them, '\n' between
+					   them; NULL (or a NULL entry): none */
 };
 
 /* Write c as DOT to f: 0, or -EIO when writing failed. */

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "dcpi/dot.h"
 #include "dcpi/error.h"
@@ -54,8 +55,18 @@ static void dot_block(FILE *f, const struct dcpi_calc *c, const struct dcpi_dot_
 		fprintf(f, "cpi %.2f  best %.2f\\n", cb->cpi, cb->best_cpi);
 	else
 		fprintf(f, "best cpi %.2f\\n", cb->best_cpi);
-	fprintf(f, "%.1f%% of samples\", shape=box, style=filled, fillcolor=\"0.000 %.3f 1.000\", "
-		"fontsize=%.1f, width=%.2f, height=%.2f];\n", pct, heat, font, side * 1.6, side * 0.6);
+	fprintf(f, "%.1f%% of samples", pct);
+	for (const char *l = o->block_src ? o->block_src[b] : NULL; l && *l;) { /* dcpisource */
+		const char *nl = strchr(l, '\n');
+		char line[128];
+
+		snprintf(line, sizeof(line), "%.*s", (int)(nl ? (size_t)(nl - l) : strlen(l)), l);
+		fprintf(f, "\\n");
+		dot_str(f, line);
+		l = nl ? nl + 1 : "";
+	}
+	fprintf(f, "\", shape=box, style=filled, fillcolor=\"0.000 %.3f 1.000\", "
+		"fontsize=%.1f, width=%.2f, height=%.2f];\n", heat, font, side * 1.6, side * 0.6);
 }
 
 int dcpi_dot_write(FILE *f, const struct dcpi_calc *c, const struct dcpi_dot_opts *o)

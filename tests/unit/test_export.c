@@ -895,7 +895,9 @@ static char *dot_of(double cutoff, const uint64_t *samples, const char *title)
 	struct dcpi_calc_edge ce[6] = { { 40, 0.4, 'H' }, { 60, 0.6, 'H' }, { 30, 0.75, 'M' },
 					{ 10, 0.25, 'M' }, { 100, 1, 'L' }, { 100, 1, 'H' } };
 	struct dcpi_calc c;
-	struct dcpi_dot_opts o = { title, samples, cutoff };
+	static const char *const src[3] = { "13: for (i = 0; i < n; i++)\n14: acc += \"q\" \\ x",
+					    NULL, "lib.h:7: return *p;" };
+	struct dcpi_dot_opts o = { title, samples, cutoff, src };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -936,16 +938,20 @@ static void test_dot(void)
 	T_OK(g && !strncmp(g, "digraph cfg {\n  label=\"f(\\\"x\\\")\\\\yz\";\n", 38),
 	     "the title: quotes and backslashes escaped, control bytes dropped");
 	T_OK(strstr(g, "  B0 [label=\"B0 entry  0x1000\\n4 insns  freq 100 (H)\\n"
-		     "cpi 1.25  best 0.50\\n60.0% of samples\""),
-	     "B0: entered from outside, its address, size, frequency, CPIs, share");
+		     "cpi 1.25  best 0.50\\n60.0% of samples\\n13: for (i = 0; i < n; i++)\\n"
+		     "14: acc += \\\"q\\\" \\\\ x\""),
+	     "B0: entered from outside, its address, size, frequency, CPIs, share, source lines "
+	     "(quotes and backslashes escaped)");
 	T_OK(strstr(g, "  B1 [label=\"B1  0x1010\\n3 insns  freq 40 (M)\\nbest cpi 0.75\\n"
 		     "30.0% of samples\""), "B1: no entry, no CPI (none known), its share");
-	T_OK(strstr(g, "  B2 [label=\"B2  0x1020\\n2 insns  freq 100 (L)\\ncpi 2.00  best 1.00\\n"
-		     "10.0% of samples\""), "B2: its fields");
-	T_OK(strstr(g, "  B0 -> B1 [label=\"40\", penwidth=2.30];\n") &&
-	     strstr(g, "  B0 -> B2 [label=\"60\", penwidth=3.20, style=bold];\n") &&
+	T_OK(strstr(g, "  B2 [label=\"B2  0x1020\\n2 insns  freq ~100 (L)\\ncpi 2.00  best 1.00\\n"
+		     "10.0% of samples\\nlib.h:7: return *p;\""),
+	     "B2: its fields, the estimate to its confidence's digits (L: ~), its source line");
+	T_OK(strstr(g, "  B0 -> B1 [label=\"40.0\", penwidth=2.30];\n") &&
+	     strstr(g, "  B0 -> B2 [label=\"60.0\", penwidth=3.20, style=bold];\n") &&
 	     strstr(g, "  B1 -> B2 [label=\"30\", penwidth=1.85];\n"),
-	     "edges between blocks: counts, widths, jumps bold");
+	     "edges between blocks: counts to their confidence's digits (H 40.0, M 30), widths, "
+	     "jumps bold");
 	T_EQ(count_of(g, "->"), 3, "no edge to or from the outside and unknown nodes");
 	T_OK(!strstr(g, "B3") && !strstr(g, "B4"), "the outside and unknown nodes not drawn");
 	T_OK(g && strlen(g) > 2 && !strcmp(g + strlen(g) - 2, "}\n"), "the graph is closed");
