@@ -41,6 +41,9 @@ struct rep {
 	char epoch[256];                /* the epoch the children are given */
 	unsigned nwarn;                 /* documents that carried warnings */
 	unsigned nfailed;               /* pages whose tool failed */
+	unsigned nocode;                /* procedure pages without code to analyse */
+	pid_t pid;                      /* ours, in the graphs' file names */
+	int last_nocode;                /* the last document said "has_code": false */
 };
 
 static void own_option(void *ctx, int c, const char *arg)
@@ -201,6 +204,7 @@ static void embed_tool(struct rep *r, struct dcpi_buf *b, const char *id, int fa
 	} else if (memmem(out.data, out.len, "\"warnings\": [\"", 14)) {
 		r->nwarn++;
 	}
+	r->last_nocode = !st && memmem(out.data, out.len, "\"has_code\": false", 17);
 	if (dcpi_html_data(b, id, (const char *)out.data, out.len))
 		cli_die("%s: out of memory", id);
 	dcpi_buf_release(&out);
@@ -208,6 +212,15 @@ static void embed_tool(struct rep *r, struct dcpi_buf *b, const char *id, int fa
 }
 
 /* ---- the pages ------------------------------------------------------------------------- */
+
+struct page {
+	const struct dcpi_proc_row *row;
+	struct dcpi_html_page p;
+	struct dcpi_buf b;
+	int code;                       /* dcpilist found code: graph, estimates, stalls */
+};
+
+static void index_page(struct rep *r, const struct dcpi_procs *t, size_t npages);
 
 static void write_file(const struct rep *r, const char *name, const void *p, size_t n)
 {
@@ -228,45 +241,103 @@ static void page_done(const struct rep *r, struct dcpi_buf *b, const struct dcpi
 	dcpi_buf_release(b);
 }
 
-/* The graph of a procedure drawn by dcpicalc -svg, inline in page b. */
-static void embed_cfg(struct rep *r, struct dcpi_buf *b, const char *proc, const char *image)
+/* Where page k's graph is drawn. */
+static void cfg_path(const struct rep *r, size_t k, char *path, size_t len)
 {
-	char path[PATH_MAX], *v[TOOL_ARGS];
+	snprintf(path, len, "%s/p/.cfg.%zu.%ld.svg", r->out, k, (long)r->pid);
+}
+
+/* The graphs of the pages with code, drawn by dcpicalc -svg in one child
+ * while the parent makes the rest: Graphviz's layout is most of a
+ * report's time (1.6 s of a 300-block procedure's page). */
+static pid_t draw_graphs(const struct rep *r, const struct page *pg, size_t n)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	if ((pid = fork()) < 0)
+		cli_die("fork: %s", strerror(errno));
+	if (pid)
+		return pid;
+	for (size_t k = 0; k < n; k++) {
+		char path[PATH_MAX], *v[TOOL_ARGS];
+		struct dcpi_buf out = DCPI_BUF_INIT;
+
+		if (!pg[k].code)
+			continue;
+		cfg_path(r, k, path, sizeof(path));
+		tool_argv(r, r->epoch, v, "dcpicalc", "-svg", path, "--", pg[k].row->proc,
+			  pg[k].row->image, NULL);
+		if (run_tool(cmd_dcpicalc, "dcpicalc", v, &out, NULL))
+			unlink(path);
+		dcpi_buf_release(&out);
+	}
+	_exit(0);
+}
+
+/* Page k's graph, drawn by draw_graphs, inline. */
+static void embed_cfg(struct rep *r, struct page *pg, size_t k)
+{
+	char path[PATH_MAX];
 	uint8_t *svg = NULL;
 	size_t len = 0;
 
-	snprintf(path, sizeof(path), "%s/p/.cfg.%ld.svg", r->out, (long)getpid());
-	tool_argv(r, r->epoch, v, "dcpicalc", "-svg", path, "--", proc, image, NULL);
-	if (run_tool(cmd_dcpicalc, "dcpicalc", v, &(struct dcpi_buf)DCPI_BUF_INIT, NULL) ||
-	    dcpi_file_read(path, MAX_OUT, &svg, &len) ||
-	    dcpi_html_svg(b, "cfg", (const char *)svg, len)) {
+	cfg_path(r, k, path, sizeof(path));
+	if (dcpi_file_read(path, MAX_OUT, &svg, &len) ||
+	    dcpi_html_svg(&pg->b, "cfg", (const char *)svg, len)) {
 		r->nfailed++;
-		if (dcpi_buf_printf(b, "<p class=\"note\">No graph: dcpicalc -svg could not draw "
-				    "this procedure.</p>\n"))
+		if (dcpi_buf_printf(&pg->b, "<p class=\"note\">No graph: dcpicalc -svg could not "
+				    "draw this procedure.</p>\n"))
 			cli_die("out of memory");
 	}
 	free(svg);
 	unlink(path);
 }
 
-static void proc_page(struct rep *r, const struct dcpi_proc_row *row, size_t k)
+/* The procedure pages: the listing of each first (it says whether there
+ * is code), then the graphs drawn in a child while the estimates and
+ * stalls are made here, then the index; last the graphs go in. */
+static void proc_pages(struct rep *r, const struct dcpi_procs *t, size_t n)
 {
-	struct dcpi_buf b = DCPI_BUF_INIT;
-	struct dcpi_html_page p = { row->proc, "proc", "../" };
+	struct page *pg = calloc(n ? n : 1, sizeof(*pg));
 	char *v[TOOL_ARGS], name[64];
+	pid_t helper;
+	int status;
 
-	if (dcpi_html_begin(&b, &p))
+	if (!pg)
 		cli_die("out of memory");
-	tool_argv(r, r->epoch, v, "dcpilist", "-both", "-json", "--", row->proc, row->image, NULL);
-	embed_tool(r, &b, "list", 0, cmd_dcpilist, v);
-	tool_argv(r, r->epoch, v, "dcpicalc", "-json", "--", row->proc, row->image, NULL);
-	embed_tool(r, &b, "calc", 0, cmd_dcpicalc, v);
-	tool_argv(r, r->epoch, v, "dcpitopstalls", "-json", "-n", "50", "-proc", row->proc,
-		  "--", row->image, NULL);
-	embed_tool(r, &b, "stalls", 0, cmd_dcpitopstalls, v);
-	embed_cfg(r, &b, row->proc, row->image);
-	snprintf(name, sizeof(name), "p/%zu.html", k);
-	page_done(r, &b, &p, name);
+	for (size_t k = 0; k < n; k++) {
+		pg[k].row = t->rows[k];
+		pg[k].p = (struct dcpi_html_page){ t->rows[k]->proc, "proc", "../" };
+		if (dcpi_html_begin(&pg[k].b, &pg[k].p))
+			cli_die("out of memory");
+		tool_argv(r, r->epoch, v, "dcpilist", "-both", "-json", "--", pg[k].row->proc,
+			  pg[k].row->image, NULL);
+		embed_tool(r, &pg[k].b, "list", 0, cmd_dcpilist, v);
+		pg[k].code = !r->last_nocode; /* the kernel's code unread, say: samples only */
+		r->nocode += !pg[k].code;
+	}
+	helper = draw_graphs(r, pg, n);
+	for (size_t k = 0; k < n; k++) {
+		if (!pg[k].code)
+			continue;
+		tool_argv(r, r->epoch, v, "dcpicalc", "-json", "--", pg[k].row->proc,
+			  pg[k].row->image, NULL);
+		embed_tool(r, &pg[k].b, "calc", 0, cmd_dcpicalc, v);
+		tool_argv(r, r->epoch, v, "dcpitopstalls", "-json", "-n", "50", "-proc",
+			  pg[k].row->proc, "--", pg[k].row->image, NULL);
+		embed_tool(r, &pg[k].b, "stalls", 0, cmd_dcpitopstalls, v);
+	}
+	index_page(r, t, n);
+	while (waitpid(helper, &status, 0) < 0 && errno == EINTR)
+		;
+	for (size_t k = 0; k < n; k++) {
+		if (pg[k].code)
+			embed_cfg(r, &pg[k], k);
+		snprintf(name, sizeof(name), "p/%zu.html", k);
+		page_done(r, &pg[k].b, &pg[k].p, name);
+	}
+	free(pg);
 }
 
 /* The pages of the procedures as JSON: [{"image", "procedure", "page"}]. */
@@ -396,9 +467,8 @@ int cmd_report(int argc, char **argv)
 	npages = dcpi_procs_shown(&t, 0, r.pages, 0);
 	make_dirs(&r);
 	assets(&r);
-	for (size_t i = 0; i < npages; i++)
-		proc_page(&r, t.rows[i], i);
-	index_page(&r, &t, npages);
+	r.pid = getpid();
+	proc_pages(&r, &t, npages);
 	for (size_t i = npages;; i++) { /* an earlier report's pages past these */
 		char path[PATH_MAX];
 
@@ -409,6 +479,9 @@ int cmd_report(int argc, char **argv)
 	printf("%s/index.html: epoch %s, %zu procedure pages\n", r.out, r.epoch, npages);
 	if (r.nwarn)
 		cli_warn("%u of the tools' documents carry warnings: the report shows them", r.nwarn);
+	if (r.nocode)
+		cli_warn("%u of the procedures have no code to read (dcpilist says why on their "
+			 "pages): no graph or estimates for them", r.nocode);
 	if (r.nfailed)
 		cli_warn("%u parts could not be made: the pages say which", r.nfailed);
 	dcpi_procs_free(&t);

@@ -243,7 +243,7 @@
 				var t = g.querySelector('title'), at = t ? starts[t.textContent] : null;
 				if (at) g.addEventListener('click', function () { location.hash = '#i' + at; });
 			});
-		} else add(s, el('p', { class: 'note' }, 'No graph could be drawn.'));
+		} else add(s, el('p', { class: 'note' }, Li.has_code === false ? 'No code to read for this procedure (see the notes above): no graph, estimates or stalls; its samples are below.' : 'No graph could be drawn.'));
 		if (C && C.blocks) {
 			s = section('Basic blocks', 'blocks');
 			add(s, el('p', { class: 'note' }, (C.absolute ? 'Estimated executions' : 'Estimated relative frequencies') +
@@ -265,7 +265,8 @@
 		s = section('Stalls', 'stalls');
 		if (S && !S.error && S.rows.length) add(s, table(stallCols(false), S.rows));
 		else if (S && S.error) add(s, warnings([S]));
-		else add(s, el('p', { class: 'note' }, 'No stall was estimated in this procedure.'));
+		else if (S) add(s, el('p', { class: 'note' }, 'No stall was estimated in this procedure.'));
+		else add(s, el('p', { class: 'note' }, 'Stalls need the code: none.'));
 		if (location.hash) { var t = document.getElementById(location.hash.slice(1)); if (t) t.scrollIntoView(); }
 	}
 	function heat(p) { return p > 0 ? 'background:hsl(0,85%,' + (97 - Math.min(p, 100) * 0.37).toFixed(1) + '%)' : null; }

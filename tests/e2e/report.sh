@@ -216,7 +216,7 @@ out=$("$REP" report -db "$T/db" -o "$T/nonexistent/deeper" 2>&1); rc=$?
 ln -s "$T/r" "$T/link"
 out=$("$REP" report -db "$T/db" -o "$T/link" 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "not a directory" <<<"$out" && pass "-o a symbolic link: refused" || fail "-o a link" "rc=$rc $out"
-out=$("$REP" report -db "$T/nodb" 2>&1); rc=$?
-[ $rc -ne 0 ] && [ ! -e dcpi-report ] && pass "no database: an error, nothing written ($(head -1 <<<"$out"))" ||
+out=$(cd "$T" && "$REP" report -db "$T/nodb" 2>&1); rc=$?
+[ $rc -ne 0 ] && [ ! -e "$T/dcpi-report" ] && pass "no database: an error, nothing written ($(head -1 <<<"$out"))" ||
 	fail "no database" "rc=$rc $out"
 done_testing
