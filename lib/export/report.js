@@ -95,7 +95,7 @@
 		});
 		var filter = rows.length > 10 ? el('input', { class: 'filter', type: 'search', placeholder: 'filter rows' }) : null;
 		if (filter) filter.addEventListener('input', show);
-		add(wrap, [filter, count, el('table', { class: opts.cls }, el('thead', null, el('tr', null, heads)), tbody)]);
+		add(wrap, [filter, count, el('div', { class: rows.length > 25 ? 'scroll' : null }, el('table', { class: opts.cls }, el('thead', null, el('tr', null, heads)), tbody))]);
 		trs.forEach(function (tr) { tbody.appendChild(tr); });
 		show();
 		return wrap;
@@ -155,8 +155,10 @@
 		if (!doc || doc.error) { add(s, warnings([doc])); return; }
 		add(s, el('p', { class: 'note' }, 'Estimated from the samples and a static cost model (dcpiwhatcg), in ' + doc.unit +
 			'; a culprit is a range min..max, as a stall with several possible culprits counts towards each.'));
-		doc.images.forEach(function (im) {
+		var none = [];
+		doc.images.slice().sort(function (a, b) { return b.total - a.total; }).forEach(function (im) {
 			var t = im.total || 1, rows = [], box = el('div', { class: 'whatcg' });
+			if (im.not_analysed >= im.total) { none.push(base(im.image)); return; }
 			rows.push(['Execution', im.execution, null, 'k-exec']);
 			rows.push(['Static stalls', im.static_stall, null, 'k-static']);
 			rows.push(['Dynamic stalls', im.dynamic_stall, null, 'k-dyn']);
@@ -182,6 +184,8 @@
 					(im.unexplained_gain < 0 ? ' The code ran faster than the model says it can (unexplained gain): read Execution and Static stalls as upper bounds.' : ''))]);
 			add(s, box);
 		});
+		if (none.length)
+			add(s, el('p', { class: 'note' }, 'Not analysed (no code to read, so every sample is unexplained): ' + none.join(', ') + '.'));
 	}
 	function stallCols(withProc) {
 		var cols = [numCol('stall', function (r) { return r.stall; }, 0, 'stall ' + 'cycles above the static best case'),
@@ -211,12 +215,12 @@
 		}
 		s = section('Images', 'images');
 		add(s, table([textCol('image', function (r) { return r.image; })].concat(eventCols(I)), I.rows, { rowAttrs: function () { return { class: 'image' }; } }));
+		s = section('Where the cycles went', 'whatcg');
+		whatcg(W, s);
 		s = section('Procedures', 'procedures');
 		add(s, el('p', { class: 'note' }, 'The ' + P.rows.length + ' procedures with most samples; those with a page are links.'));
 		add(s, table([textCol('procedure', function (r) { return r.procedure; }, function (r) { return pageOf(r.image, r.procedure); }), imageCol()].concat(eventCols(P)),
 			P.rows, { rowAttrs: function () { return { class: 'procedure' }; } }));
-		s = section('Where the cycles went', 'whatcg');
-		whatcg(W, s);
 		s = section('Top stalls', 'stalls');
 		if (S && !S.error) {
 			add(s, el('p', { class: 'note' }, 'Instructions with the most stall ' + S.stall_unit + ' (dcpitopstalls); counts are estimates with their confidence.'));
