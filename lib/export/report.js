@@ -117,11 +117,16 @@
 	}
 	/* a count and a share column per event of doc */
 	function eventCols(doc) {
-		var cols = [];
-		doc.events.forEach(function (ev, i) {
-			cols.push(numCol(ev.name, function (r) { return r.counts[i]; }, undefined, 'samples of ' + ev.name));
-			cols.push(numCol('%', function (r) { return r.percent[i]; }, 2, 'share of ' + ev.name + ' samples'));
+		var cols = [], ev = doc.events;
+		ev.forEach(function (e, i) {
+			cols.push(numCol(e.name, function (r) { return r.counts[i]; }, undefined, 'samples of ' + e.name));
+			cols.push(numCol('%', function (r) { return r.percent[i]; }, 2, 'share of ' + e.name + ' samples'));
 		});
+		/* two events: the ratio of their samples, as dcpiprof -ratio B/A prints it */
+		if (ev.length >= 2)
+			cols.push({ label: ev[1].name + '/' + ev[0].name, num: true, title: 'dcpiprof -ratio ' + ev[1].name + '/' + ev[0].name + ': the ratio of their samples',
+				key: function (r) { return r.counts[0] ? r.counts[1] / r.counts[0] : -Infinity; },
+				cell: function (r) { return el('td', { class: 'num ratio' }, r.counts[0] ? (r.counts[1] / r.counts[0]).toFixed(3) : '-'); } });
 		return cols;
 	}
 

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# dcpi report of the golden database (cycles and instructions sampled, the
+# committed program prog), rendered by headless Chromium: the DOM must hold
+# the numbers the text tools print for it -- dcpiprof -ratio's column, the
+# lost and unknown samples of the header, dcpicalc's estimates of hot's
+# blocks (retired mode) and dcpitopstalls -proc's rows -- whatever the
+# compiler, since prog and its samples are fixed.
+. "$DCPI_ROOT/tests/tap.sh"
+. "$DCPI_ROOT/tests/golden/fixture.bash"
+BROWSER=$(command -v chromium || command -v chromium-browser)
+if [ -z "$BROWSER" ]; then
+	skip "Chromium is not installed (scripts/install-deps installs Debian's chromium)"
+	done_testing
+fi
+golden_setup || done_testing
+dom() {
+	timeout 120 "$BROWSER" --headless --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$T/chrome" --virtual-time-budget=5000 --dump-dom "file://$1" \
+		2>"$T/chrome.err"
+}
+
+(cd "$T" && "$DCPI_BIN/dcpi" report -db "$DB" -o "$T/r" -n 3) >"$T/out" 2>"$T/err" ||
+	fail "dcpi report of the golden database" "$(cat "$T/err")"
+grep -q "3 procedure pages" "$T/out" && pass "three pages (-n 3): $(cat "$T/out" | sed "s|$T|@TMP@|")" ||
+	fail "three pages" "$(cat "$T/out")"
+dom "$T/r/index.html" >"$T/index.dom"
+(cd "$T" && "$DCPI_BIN/dcpiprof" -db "$DB" -i -ratio instructions/cycles) >"$T/ratio.txt" 2>/dev/null
+"$DCPI_BIN/dcpiprof" -db "$DB" -json >"$T/images.json" 2>/dev/null
+check "the index: dcpiprof -ratio's column, the header's samples, lost and unknown" \
+	python3 - "$T/index.dom" "$T/ratio.txt" "$T/images.json" <<'EOF'
+import html.parser, json, re, sys
+class P(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.rows = []; s.row = None; s.cell = None; s.dd = None; s.facts = []
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if tag == 'tr' and a.get('class') == 'procedure': s.row = []; s.rows.append(s.row)
+        elif tag == 'td' and s.row is not None: s.cell = ''
+        elif tag == 'dd': s.dd = ''
+    def handle_endtag(s, tag):
+        if tag == 'td' and s.cell is not None: s.row.append(s.cell); s.cell = None
+        elif tag == 'tr': s.row = None
+        elif tag == 'dd' and s.dd is not None: s.facts.append(s.dd); s.dd = None
+    def handle_data(s, d):
+        if s.cell is not None: s.cell += d
+        if s.dd is not None: s.dd += d
+p = P(); p.feed(open(sys.argv[1]).read())
+# dcpiprof -ratio: "cycles % cum% instructions % cum% instructions/cycles procedure image"
+want = {}
+for l in open(sys.argv[2]):
+    f = l.split()
+    if len(f) >= 9 and re.match(r'^\d+$', f[0]) and f[1].endswith('%') and re.match(r'^[\d.]+$|^-$', f[6]):
+        # the text escapes control bytes (\xNN); the page shows the name itself
+        want[re.sub(r'\\x([0-9a-f]{2})', lambda m: chr(int(m.group(1), 16)), f[7])] = f[6]
+got = {r[0]: r[-1] for r in p.rows}
+assert want and all(got.get(k) == v for k, v in want.items()), (want, got)
+d = json.load(open(sys.argv[3]))
+line = '%d, lost %d, unknown %d' % (d['samples'], d['lost'], d['unknown'])
+assert any(f.startswith(line) for f in p.facts), (line, p.facts)
+assert d['lost'] > 0 and d['unknown'] > 0
+print('# ratios', want, '; samples', line)
+EOF
+
+# hot's page: dcpicalc's estimates (instructions sampled: retired mode) and
+# its stalls as dcpitopstalls -proc prints them
+page=$(python3 - "$T/r/index.html" <<'EOF'
+import re, json, sys
+s = open(sys.argv[1]).read()
+m = re.search(r'<script type="application/json" id="pages">(.*?)</script>', s, re.S)
+print([p['page'] for p in json.loads(m.group(1)) if p['procedure'] == 'hot'][0])
+EOF
+)
+dom "$T/r/$page" >"$T/hot.dom"
+(cd "$T" && "$DCPI_BIN/dcpicalc" -db "$DB" hot prog) >"$T/calc.txt" 2>/dev/null
+(cd "$T" && "$DCPI_BIN/dcpitopstalls" -db "$DB" -json -n 50 -proc hot prog) >"$T/stalls.json" 2>/dev/null
+check "hot's page ($page): dcpicalc's estimates and dcpitopstalls -proc's rows" \
+	python3 - "$T/hot.dom" "$T/calc.txt" "$T/stalls.json" <<'EOF'
+import html.parser, json, re, sys
+class P(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.est = []; s.cell = None; s.rows = []; s.row = None; s.intable = 0
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if tag == 'td' and 'est' in (a.get('class') or '').split(): s.cell = ''
+        if tag == 'section' and a.get('id') == 'stalls': s.intable = 1
+        if tag == 'tr' and s.intable: s.row = []; s.rows.append(s.row)
+        if tag == 'td' and s.row is not None and s.cell is None: s.cell = ''
+    def handle_endtag(s, tag):
+        if tag == 'td' and s.cell is not None:
+            (s.row if s.row is not None else s.est).append(s.cell); s.cell = None
+        if tag == 'tr': s.row = None
+    def handle_data(s, d):
+        if s.cell is not None: s.cell += d
+p = P(); p.feed(open(sys.argv[1]).read())
+text = open(sys.argv[2]).read().split('\nEdges')[0]
+blocks = [l.split() for l in text.splitlines() if re.match(r'B\d+\s+0x', l)]
+assert 'Mode: retired' in text
+# "block address insns cycles instructions freq c ..."
+want = ['%s %s' % (b[5], b[6]) for b in blocks]
+assert p.est[:len(want)] == want, (p.est, want)
+st = json.load(open(sys.argv[3]))['rows']
+rows = [r for r in p.rows if r]
+assert len(rows) == len(st) > 0, (rows, st)
+for g, w in zip(rows, st):
+    assert g[0] == '%.0f' % w['stall'] and g[1] == '%.2f' % w['percent'] and g[5] == w['address'], (g, w)
+print('# blocks', want, '; stalls', [(r[5], r[0]) for r in rows])
+EOF
+done_testing
