@@ -946,7 +946,8 @@ static void open_sampling(struct daemon *d)
 		.bypid = d->bypid, .nbypid = d->nbypid, .unknown_per_pid = d->unknown_per_pid,
 		.label_keys = d->label_keys, .dirmode = d->dirmode, .filemode = d->filemode,
 		.jit_budget_per_uid = d->jitmem, .jit_budget = d->jitmem * 4,
-		.clock_khz = d->clock_khz, .drain_thread = 1, .on_warning = on_warning,
+		.clock_khz = d->clock_khz, .sample_cost_ns = (uint64_t)(d->ns_per_sample + 0.5),
+		.drain_thread = 1, .on_warning = on_warning,
 		.on_unknown = d->logmaps ? on_unknown : NULL,
 		.on_merged = d->imagecache ? on_merged : NULL, .arg = d,
 	};

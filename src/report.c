@@ -166,6 +166,7 @@ void report_print_header(FILE *f, const char *db, const struct dcpi_profset *set
 			 const uint64_t *total, const struct report_warnings *w)
 {
 	const struct dcpi_epoch_stats *st = &set->stats;
+	double pct, irq;
 
 	fprintf(f, "Database: %s\nEpoch%s:", cli_safe(db), set->nepochs > 1 ? "s" : "");
 	for (size_t i = 0; i < set->nepochs; i++)
@@ -192,6 +193,16 @@ void report_print_header(FILE *f, const char *db, const struct dcpi_profset *set
 	}
 	if (st->clock_khz)
 		fprintf(f, "Clock: %.3f GHz (measured by the collector)\n", st->clock_khz / 1e6);
+	if (!dcpi_stats_overhead(st, &pct, &irq)) {
+		fprintf(f, "Overhead: %.2f%% of the CPU time monitored: the collector's own %.2f s "
+			"(measured)", pct, st->collector_cpu_ns / 1e9);
+		if (st->sample_cost_ns)
+			fprintf(f, " and interrupts ~%.2f s (estimated: %" PRIu64 " ns a sample)", irq,
+				st->sample_cost_ns);
+		else
+			fprintf(f, "; interrupts not measured");
+		fprintf(f, "\n");
+	}
 	report_warn_print(w, "");
 }
 
@@ -199,6 +210,7 @@ void report_json_header(struct dcpi_json *j, const struct dcpi_profset *set,
 			const uint64_t *total, const struct report_warnings *w)
 {
 	const struct dcpi_epoch_stats *st = &set->stats;
+	double pct, irq;
 
 	dcpi_json_key_strs(j, "epochs", (const char *const *)set->epochs, set->nepochs);
 	dcpi_json_key_strs(j, "hosts", (const char *const *)set->hosts, set->nhosts);
@@ -206,6 +218,23 @@ void report_json_header(struct dcpi_json *j, const struct dcpi_profset *set,
 	dcpi_json_key_u64(j, "samples", st->samples);
 	if (st->clock_khz)
 		dcpi_json_key_u64(j, "clock_khz", st->clock_khz);
+	if (!dcpi_stats_overhead(st, &pct, &irq)) {
+		dcpi_json_key(j, "overhead");
+		dcpi_json_obj_begin(j);
+		dcpi_json_key_fixed(j, "percent", 1, pct, 4);
+		dcpi_json_key_u64(j, "collector_cpu_ns", st->collector_cpu_ns);
+		dcpi_json_key(j, "sample_cost_ns");
+		if (st->sample_cost_ns)
+			dcpi_json_u64(j, st->sample_cost_ns);
+		else
+			dcpi_json_null(j);
+		dcpi_json_key(j, "interrupt_ns"); /* samples x sample_cost_ns: an estimate */
+		if (st->sample_cost_ns)
+			dcpi_json_u64(j, (uint64_t)(irq * 1e9 + 0.5));
+		else
+			dcpi_json_null(j);
+		dcpi_json_obj_end(j);
+	}
 	dcpi_json_key_u64(j, "lost", st->lost);
 	dcpi_json_key_u64(j, "unknown", st->unknown);
 	dcpi_json_key_u64(j, "throttled", st->throttled);

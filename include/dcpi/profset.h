@@ -42,6 +42,9 @@ struct dcpi_profset {
 				   latest merge (whole seconds), summed over
 				   epochs; 0 when unknown */
 	size_t nstats;          /* statistics files read */
+	uint64_t cost_samples;  /* samples of the statistics that give a
+				   sample_cost_ns (stats.sample_cost_ns is their
+				   samples-weighted mean) */
 	/* stats.clock_khz: the clock every statistics file read measured (their
 	   mean), or 0 when one has none or two disagree by more than
 	   DCPI_PROFSET_CLOCK_SPREAD: samples of unknown or mixed clocks are

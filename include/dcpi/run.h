@@ -62,6 +62,9 @@ struct dcpi_run_opts {
 	uint64_t clock_khz;            /* the CPU clock (dcpi/cpuclock.h), into each
 					  epoch's statistics; 0: not measured (a
 					  continued epoch keeps the one it has) */
+	uint64_t sample_cost_ns;       /* one sample's interrupt cost, measured
+					  (dcpi/overhead.h), into each epoch's
+					  statistics; 0: not measured */
 	/* read the rings in a thread of their own (dcpi_sampler_thread_new),
 	   so that attribution, perf maps, pseudo-images and merges never keep
 	   them from being read: what dcpid and dcpi record do */

@@ -35,6 +35,12 @@ struct dcpi_epoch_stats {
 				   (dcpi/cpuclock.h), kHz; 0: not measured (and
 				   in files older writers wrote).  Converts time
 				   samples to cycles */
+	uint64_t collector_cpu_ns;  /* the collector's own CPU time (user + system,
+				   every thread) in this epoch, measured; 0:
+				   not known (older writers) */
+	uint64_t sample_cost_ns;    /* what one sample's interrupt costs the task
+				   it interrupts, as the collector measured it
+				   (dcpi/overhead.h); 0: not measured */
 	uint32_t ncpus;
 	uint32_t nevents;
 	struct dcpi_stats_event ev[DCPI_MAX_EVENTS];
@@ -42,6 +48,16 @@ struct dcpi_epoch_stats {
 
 /* The highest clock_khz a reader accepts: 100 GHz, ten times any CPU's. */
 #define DCPI_STATS_CLOCK_KHZ_MAX 100000000ull
+/* The highest sample_cost_ns a reader accepts: 1 ms. */
+#define DCPI_STATS_SAMPLE_COST_MAX 1000000ull
+
+/* What collecting cost, from st: the collector's CPU time (measured) and
+ * the sampling interrupts' (samples times sample_cost_ns, an estimate)
+ * as a share of the CPU time monitored (the first event's enabled time).
+ * 0, or -ENOENT when st does not say (collector_cpu_ns or the enabled
+ * time is 0). */
+int dcpi_stats_overhead(const struct dcpi_epoch_stats *st, double *percent,
+			double *interrupt_seconds);
 
 int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsigned mode);
 /* Parse; unknown keys are ignored (newer writers), malformed lines are

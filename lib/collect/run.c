@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "dcpi/db.h"
@@ -26,6 +27,8 @@ struct dcpi_run {
 	int kernel;                  /* kernel-mode samples are taken */
 	unsigned nepochs;            /* entered so far */
 	uint64_t cpu_ns;             /* dcpi_run_set_cpu_time; 0: not known */
+	uint64_t self_base;          /* our CPU time when the epoch was entered */
+	uint64_t self_carried;       /* the continued epoch's collector_cpu_ns */
 	int randomized;              /* some event has an R period */
 	uint64_t rerandomized_ns;    /* CLOCK_MONOTONIC of the last fresh periods */
 	/* the counters' times when the epoch began */
@@ -283,6 +286,17 @@ static int same_events(const struct dcpi_epoch_stats *a, const struct dcpi_epoch
 	return 1;
 }
 
+/* This process's CPU time, every thread, user and system (ns). */
+static uint64_t self_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
+}
+
 /* The counts of the epoch's statistics: those of its epoch.stats when it
  * counts the same events (a continued epoch), else zeros from now. */
 static void begin_stats(struct dcpi_run *r)
@@ -304,6 +318,10 @@ static void begin_stats(struct dcpi_run *r)
 	st->label_other = old.label_other;
 	st->start = old.start;
 	st->clock_khz = r->o.clock_khz ? r->o.clock_khz : old.clock_khz;
+	st->sample_cost_ns = r->o.sample_cost_ns ? r->o.sample_cost_ns : old.sample_cost_ns;
+	r->self_carried = old.collector_cpu_ns;
+	r->self_base = self_cpu_ns();
+	st->collector_cpu_ns = r->self_carried;
 	for (unsigned e = 0; e < st->nevents; e++)
 		st->ev[e].samples = old.ev[e].samples;
 	snprintf(st->epoch, sizeof(st->epoch), "%s", r->epoch);
@@ -427,6 +445,12 @@ int dcpi_run_merge(struct dcpi_run *r)
 	if (!r->platdir[0])
 		return dcpi_error(EINVAL, "no epoch to merge into");
 	dcpi_run_update_times(r);
+	{ /* what collecting this epoch has cost us so far */
+		uint64_t now = self_cpu_ns();
+
+		dcpi_collector_stats(r->col)->collector_cpu_ns =
+			r->self_carried + (now > r->self_base ? now - r->self_base : 0);
+	}
 	err = dcpi_collector_merge(r->col, r->platdir);
 	dcpi_loadmap_reap(dcpi_collector_loadmap(r->col));
 	if (!err)

@@ -151,6 +151,11 @@
 		f('Samples', doc.samples + ', lost ' + doc.lost + ', unknown ' + doc.unknown +
 			' (' + (doc.samples ? (100 * doc.unknown / doc.samples).toFixed(2) : '0.00') + '%), throttled ' + doc.throttled);
 		if (doc.clock_khz) f('Clock', (doc.clock_khz / 1e6).toFixed(3) + ' GHz (measured by the collector)');
+		if (doc.overhead) {
+			var o = doc.overhead;
+			f('Overhead', o.percent.toFixed(2) + '% of the CPU time monitored: the collector\'s own ' + (o.collector_cpu_ns / 1e9).toFixed(2) + ' s (measured)' +
+				(o.sample_cost_ns ? ' and interrupts ~' + (o.interrupt_ns / 1e9).toFixed(2) + ' s (estimated: ' + o.sample_cost_ns + ' ns a sample)' : '; interrupts not measured'));
+		}
 		(extra || []).forEach(function (x) { f(x[0], x[1]); });
 		return dl;
 	}

@@ -247,6 +247,15 @@ static void add_stats_file(struct dcpi_profset *s, const char *path, struct span
 	if (st.updated > sp->updated)
 		sp->updated = st.updated;
 	add_stats_events(s, &st);
+	s->stats.collector_cpu_ns = dcpi_sat_add(s->stats.collector_cpu_ns, st.collector_cpu_ns);
+	if (st.sample_cost_ns && st.samples) { /* the mean over samples of what one cost */
+		double w = (double)s->cost_samples;
+
+		s->stats.sample_cost_ns = (uint64_t)(((double)s->stats.sample_cost_ns * w +
+						      (double)st.sample_cost_ns * (double)st.samples) /
+						     (w + (double)st.samples) + 0.5);
+		s->cost_samples += st.samples;
+	}
 	/* (stats_overflow: none of these sums wraps; unknown and kernel are
 	   at most samples) */
 	s->stats.samples += st.samples;

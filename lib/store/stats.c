@@ -62,6 +62,10 @@ int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsign
 		st->lost, st->throttled, st->unknown, st->kernel, st->images);
 	if (!err && st->clock_khz)
 		err = dcpi_buf_printf(&b, "clock_khz %" PRIu64 "\n", st->clock_khz);
+	if (!err && st->collector_cpu_ns)
+		err = dcpi_buf_printf(&b, "collector_cpu_ns %" PRIu64 "\n", st->collector_cpu_ns);
+	if (!err && st->sample_cost_ns)
+		err = dcpi_buf_printf(&b, "sample_cost_ns %" PRIu64 "\n", st->sample_cost_ns);
 	if (!err && st->labels[0])
 		err = dcpi_buf_printf(&b, "labels %s\nlabel_values %" PRIu64 "\nlabel_other %"
 				      PRIu64 "\n", st->labels, st->label_values, st->label_other);
@@ -134,6 +138,8 @@ static int parse_line(char *line, struct dcpi_epoch_stats *st)
 		{ "label_values", offsetof(struct dcpi_epoch_stats, label_values) },
 		{ "label_other", offsetof(struct dcpi_epoch_stats, label_other) },
 		{ "clock_khz", offsetof(struct dcpi_epoch_stats, clock_khz) },
+		{ "collector_cpu_ns", offsetof(struct dcpi_epoch_stats, collector_cpu_ns) },
+		{ "sample_cost_ns", offsetof(struct dcpi_epoch_stats, sample_cost_ns) },
 	};
 	char *val = strchr(line, ' ');
 	uint64_t x;
@@ -183,6 +189,10 @@ static int stats_possible(const struct dcpi_epoch_stats *st)
 	if (st->clock_khz > DCPI_STATS_CLOCK_KHZ_MAX)
 		return dcpi_error(EBADMSG, "clock_khz %" PRIu64 " is above %llu (100 GHz)",
 				  st->clock_khz, DCPI_STATS_CLOCK_KHZ_MAX);
+	if (st->sample_cost_ns > DCPI_STATS_SAMPLE_COST_MAX)
+		return dcpi_error(EBADMSG, "sample_cost_ns %" PRIu64 " is above %llu (1 ms: no "
+				  "interrupt costs that)", st->sample_cost_ns,
+				  DCPI_STATS_SAMPLE_COST_MAX);
 	return 0;
 }
 
@@ -339,4 +349,17 @@ int dcpi_stats_recover(const char *root, const char *host, const char *platform,
 		e2 = dcpi_stats_recount(p, host, mode, added);
 	dcpi_db_names_free(epochs, n);
 	return err ? err : e2;
+}
+
+int dcpi_stats_overhead(const struct dcpi_epoch_stats *st, double *percent,
+			double *interrupt_seconds)
+{
+	double monitored = st->nevents ? (double)st->ev[0].time_enabled : 0;
+	double irq = (double)st->samples * (double)st->sample_cost_ns;
+
+	if (!st->collector_cpu_ns || !(monitored > 0))
+		return -ENOENT;
+	*percent = 100.0 * ((double)st->collector_cpu_ns + irq) / monitored;
+	*interrupt_seconds = irq / 1e9;
+	return 0;
 }

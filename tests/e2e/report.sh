@@ -72,6 +72,11 @@ assert got[0][0] == 'hot_loop', got[0]
 print('#', len(got), 'procedures,', len(gi), 'images; top', got[0][:3])
 EOF
 
+# the header's overhead line (dcpi record measured its own CPU time) on the page
+want=$("$DCPI_BIN/dcpiprof" -db "$T/db" 2>/dev/null | sed -n 's/^Overhead: //p')
+[ -n "$want" ] && grep -qF "<dd>$want</dd>" "$T/index.dom" && pass "the overhead, as dcpiprof says it: $want" ||
+	fail "the overhead on the index" "want '$want'; $(grep -o '<dt>Overhead</dt><dd>[^<]*' "$T/index.dom")"
+
 # the top procedure's page: the graph's blocks, the estimates as dcpicalc
 # prints them, every instruction of dcpilist
 top=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"][0]["procedure"])' "$T/procs.json")

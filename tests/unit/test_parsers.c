@@ -6,6 +6,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -133,6 +134,7 @@ static void test_stats_fields(void)
 		"epoch " EPOCH "\nplatform hostA\nstart 1700000000\nupdated 1700000600\n"
 		"samples 1000\nlost 7\nthrottled 3\nunknown 11\nkernel 13\nimages 17\n"
 		"labels comm,uid\nlabel_values 19\nlabel_other 23\nclock_khz 2900000\ncpus 8\n"
+		"collector_cpu_ns 41000000\nsample_cost_ns 1500\n"
 		"event cycles period 1000 samples 600 enabled 5000 running 4000\n"
 		"event cpu-clock period 250000 running 31 enabled 37 samples 400\n"
 		"future_key whatever it is\n";
@@ -155,6 +157,17 @@ static void test_stats_fields(void)
 	T_EQ(st.label_other, 23, "stats: label_other");
 	T_EQ(st.clock_khz, 2900000, "stats: clock_khz");
 	T_EQ(st.ncpus, 8, "stats: cpus");
+	T_EQ(st.collector_cpu_ns, 41000000, "stats: collector_cpu_ns");
+	T_EQ(st.sample_cost_ns, 1500, "stats: sample_cost_ns");
+	{
+		double pct = 0, irq = 0;
+
+		/* (41 ms + 1000 samples x 1.5 us) / 5000 ns enabled of cycles */
+		T_OK(dcpi_stats_overhead(&st, &pct, &irq) == 0 &&
+		     fabs(pct - 100.0 * (41000000 + 1500000) / 5000) < 1e-6 && fabs(irq - 0.0015) < 1e-12,
+		     "stats: overhead from the collector's CPU, the samples' cost and the first "
+		     "event's enabled time (%.1f%%, %.4f s)", pct, irq);
+	}
 	T_EQ(st.nevents, 2, "stats: two events");
 	T_OK(!strcmp(st.ev[0].name, "cycles") && st.ev[0].period == 1000 &&
 	     st.ev[0].samples == 600 && st.ev[0].time_enabled == 5000 &&
@@ -221,6 +234,20 @@ static void test_stats_refusals(void)
 	     st.start == INT64_MAX, "stats: a start of 2^63 - 1 accepted");
 	T_OK(dcpi_stats_parse("samples 5\nunknown 5\nkernel 5\n", 29, &st) == 0,
 	     "stats: unknown and kernel equal to samples accepted");
+	T_OK(dcpi_stats_parse("sample_cost_ns 1000001\n", 23, &st) == -EBADMSG &&
+	     says("sample_cost_ns 1000001 is above"), "stats: a sample cost above 1 ms refused");
+	T_OK(dcpi_stats_parse("sample_cost_ns 1000000\n", 23, &st) == 0,
+	     "stats: a sample cost of 1 ms accepted");
+	{
+		double pct, irq;
+
+		T_OK(dcpi_stats_parse("samples 5\nevent e period 1 enabled 10\n", 37, &st) == 0 &&
+		     dcpi_stats_overhead(&st, &pct, &irq) == -ENOENT,
+		     "stats: no collector CPU time: no overhead");
+		T_OK(dcpi_stats_parse("collector_cpu_ns 5\n", 19, &st) == 0 &&
+		     dcpi_stats_overhead(&st, &pct, &irq) == -ENOENT,
+		     "stats: no enabled time: no overhead");
+	}
 }
 
 /* ---- perf maps ----------------------------------------------------------------- */

@@ -2,6 +2,7 @@
  * counter, the kernel samples too, which no report prints, so the golden
  * tests (tests/golden) cannot see a wrong sum of them. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,40 @@ static int plant_stats(const char *r, const char *epoch, const char *host, const
 	return fclose(f);
 }
 
+/* What collecting cost, over hosts: the collectors' CPU times add up; the
+ * cost of a sample is the mean over the samples of those that measured
+ * it (a host that did not measure it does not weigh). */
+static void check_overhead_sums(void)
+{
+	char r[] = "/tmp/dcpi-test-profset3.XXXXXX", cmd[600];
+	const char *ep = "20240101T000000Z";
+	struct dcpi_profset s;
+	double pct, irq;
+
+	if (!mkdtemp(r))
+		return;
+	T_EQ(plant_stats(r, ep, "a", "samples 100\ncollector_cpu_ns 1000\nsample_cost_ns 1000\n"
+			 "event e period 1 enabled 1000000\n"), 0, "host a: 100 samples at 1 us");
+	T_EQ(plant_stats(r, ep, "b", "samples 300\ncollector_cpu_ns 2000\nsample_cost_ns 3000\n"
+			 "event e period 1 enabled 1000000\n"), 0, "host b: 300 samples at 3 us");
+	T_EQ(plant_stats(r, ep, "c", "samples 600\ncollector_cpu_ns 4000\n"
+			 "event e period 1 enabled 1000000\n"), 0, "host c: 600, cost not measured");
+	if (dcpi_profset_load(r, ep, "all", &s) == 0) {
+		T_EQ(s.stats.collector_cpu_ns, 7000, "the collectors' CPU times summed");
+		T_EQ(s.stats.sample_cost_ns, 2500, "the cost: (100 x 1000 + 300 x 3000) / 400");
+		T_OK(dcpi_stats_overhead(&s.stats, &pct, &irq) == 0 &&
+		     fabs(irq - 1000 * 2500e-9) < 1e-12 &&
+		     fabs(pct - 100.0 * (7000 + 1000 * 2500.0) / 3000000) < 1e-9,
+		     "the overhead: %.4f%% (interrupts %.6f s)", pct, irq);
+		dcpi_profset_free(&s);
+	} else {
+		T_OK(0, "the set loads: %s", dcpi_errmsg());
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", r);
+	if (system(cmd)) {
+	}
+}
+
 /* A set never holds a sum that wrapped: impossible statistics and the
  * files that would carry a sum past 2^64 are left out, counted and named. */
 static void check_set_refusals(void)
@@ -223,6 +258,7 @@ int main(void)
 		return 1;
 	check_parse_refusals();
 	check_set_refusals();
+	check_overhead_sums();
 	T_EQ(add("20240101T000000Z", "a", 1), 0, "epoch 1 host a written");
 	T_EQ(add("20240101T000000Z", "b", 10), 0, "epoch 1 host b written");
 	T_EQ(add("20240102T000000Z", "a", 100), 0, "epoch 2 host a written");
