@@ -16,6 +16,7 @@
 #include "dcpi/error.h"
 #include "dcpi/json.h"
 #include "dcpi/source.h"
+#include "dcpi/stall.h"
 #include "render.h"
 #include "report.h"
 
@@ -436,6 +437,48 @@ static void print_json(const struct calc *k)
 
 #define SRC_LINES 4     /* source lines drawn in a block, then "+N more" */
 
+/* Each block's stall line, "stalls: dDw", the possible culprits of its
+ * stalled instructions (dcpitopstalls' codes; '?' none found), first in
+ * v[b]. */
+static void block_stalls(const struct calc *k, char **v)
+{
+	struct dcpi_stall_insn *s;
+	double *stall;
+	unsigned *mask;
+	unsigned char *any;
+	size_t nb = k->c.cfg.nblocks;
+
+	if (k->cols.time < 0 || !k->a.has_code || !nb ||
+	    dcpi_stall_explain(k->img, &k->set, k->cols.time, &k->a, &k->c, &s, &stall))
+		return; /* no stalls to say (no time samples, no code): the graph without */
+	mask = calloc(nb, sizeof(*mask));
+	any = calloc(nb, 1);
+	if (!mask || !any)
+		cli_die("out of memory");
+	for (size_t i = 0; i < k->a.ninsns; i++) {
+		size_t b = dcpi_cfg_block_at(&k->c.cfg, k->a.insns[i].insn.vaddr);
+
+		if (b < nb && stall[i] > 0) {
+			mask[b] |= s[i].culprits;
+			any[b] = 1;
+		}
+	}
+	for (size_t b = 0; b < nb; b++) {
+		char codes[DCPI_STALL_NKINDS + 2];
+
+		if (!any[b])
+			continue;
+		dcpi_stall_codes(mask[b], codes);
+		if (!(v[b] = malloc(strlen(codes) + 16)))
+			cli_die("out of memory");
+		snprintf(v[b], strlen(codes) + 16, "stalls: %s", codes);
+	}
+	free(mask);
+	free(any);
+	free(s);
+	free(stall);
+}
+
 /* Whether an instruction of block b before insns[i] (at most 256 back) is
  * of the same source line. */
 static int seen_in_block(const struct calc *k, size_t i, size_t b)
@@ -461,6 +504,7 @@ static char **block_sources(const struct calc *k)
 
 	if (!v || !shown || !more)
 		cli_die("out of memory");
+	block_stalls(k, v);
 	for (size_t i = 0; i < k->a.ninsns && k->a.has_lines; i++) {
 		const struct dcpi_annot_insn *x = &k->a.insns[i];
 		const struct dcpi_annot_line *l;

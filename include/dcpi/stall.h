@@ -137,6 +137,14 @@ struct dcpi_stall_proc {
 
 typedef int (*dcpi_stall_proc_fn)(struct dcpi_stall_proc *p, void *arg);
 
+/* One procedure's stalled instructions explained: a annotated from img, c
+ * its estimates, tcol the set column of time samples.  *s and *stall get
+ * a->ninsns culprits and stall samples (the caller frees them).  0,
+ * -EINVAL (no instructions or graph), -ENOMEM. */
+int dcpi_stall_explain(struct dcpi_annot_image *img, const struct dcpi_profset *set, int tcol,
+		       const struct dcpi_annotation *a, const struct dcpi_calc *c,
+		       struct dcpi_stall_insn **s, double **stall);
+
 /* For each procedure (symbol) of img holding samples, in address order:
  * annotate, estimate (cols; mode TIME or RETIRED with a time column) and
  * explain its stalled instructions, evidence from set's columns

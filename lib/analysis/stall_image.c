@@ -24,43 +24,58 @@ static int evidence(const struct dcpi_profset *set, const struct dcpi_annotation
 	return 0;
 }
 
-static int explain(struct dcpi_annot_image *img, const struct dcpi_profset *set, int tcol,
-		   struct dcpi_stall_proc *p)
+int dcpi_stall_explain(struct dcpi_annot_image *img, const struct dcpi_profset *set, int tcol,
+		       const struct dcpi_annotation *a, const struct dcpi_calc *c,
+		       struct dcpi_stall_insn **sp, double **stallp)
 {
 	struct dcpi_stall_input in = { 0 };
 	uint64_t *ev[DCPI_STALL_NKINDS] = { 0 }, *time = NULL;
+	struct dcpi_stall_insn *s = calloc(a->ninsns ? a->ninsns : 1, sizeof(*s));
+	double *stall = calloc(a->ninsns ? a->ninsns : 1, sizeof(double));
 	unsigned char *want = NULL;
 	int err;
 
-	p->s = calloc(p->a.ninsns, sizeof(*p->s));
-	p->stall = calloc(p->a.ninsns, sizeof(double));
-	time = calloc(p->a.ninsns, sizeof(*time));
-	want = calloc(p->a.ninsns, 1);
-	err = !p->s || !p->stall || !time || !want ? dcpi_error(ENOMEM, "out of memory")
-						    : evidence(set, &p->a, ev);
+	time = calloc(a->ninsns ? a->ninsns : 1, sizeof(*time));
+	want = calloc(a->ninsns ? a->ninsns : 1, 1);
+	err = !s || !stall || !time || !want ? dcpi_error(ENOMEM, "out of memory")
+					      : evidence(set, a, ev);
 	if (err)
 		goto out;
-	for (size_t i = 0; i < p->a.ninsns; i++)
-		time[i] = p->a.insns[i].counts[tcol];
-	for (size_t i = 0; i < p->a.ninsns; i++) {
-		p->stall[i] = dcpi_stall_samples(&p->c, time, i);
-		want[i] = p->stall[i] > 0;
+	for (size_t i = 0; i < a->ninsns; i++)
+		time[i] = tcol >= 0 ? a->insns[i].counts[tcol] : 0;
+	for (size_t i = 0; i < a->ninsns; i++) {
+		stall[i] = dcpi_stall_samples(c, time, i);
+		want[i] = stall[i] > 0;
 	}
 	in.arch = dcpi_annot_image_arch(img);
-	in.insns = &p->a.insns[0].insn;
-	in.n = p->a.ninsns;
-	in.stride = sizeof(p->a.insns[0]);
-	in.cfg = &p->c.cfg;
+	in.insns = &a->insns[0].insn;
+	in.n = a->ninsns;
+	in.stride = sizeof(a->insns[0]);
+	in.cfg = &c->cfg;
 	in.want = want;
 	for (int k = 0; k < DCPI_STALL_NKINDS; k++)
 		in.evidence[k] = ev[k];
-	err = dcpi_stall_culprits(&in, p->s);
+	err = dcpi_stall_culprits(&in, s);
 out:
 	for (int k = 0; k < DCPI_STALL_NKINDS; k++)
 		free(ev[k]);
 	free(time);
 	free(want);
+	if (err) {
+		free(s);
+		free(stall);
+		s = NULL;
+		stall = NULL;
+	}
+	*sp = s;
+	*stallp = stall;
 	return err;
+}
+
+static int explain(struct dcpi_annot_image *img, const struct dcpi_profset *set, int tcol,
+		   struct dcpi_stall_proc *p)
+{
+	return dcpi_stall_explain(img, set, tcol, &p->a, &p->c, &p->s, &p->stall);
 }
 
 static void proc_free(struct dcpi_stall_proc *p)
