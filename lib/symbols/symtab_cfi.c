@@ -129,10 +129,7 @@ static int32_t get_s32(const uint8_t *p)
 			 (uint32_t)p[3] << 24);
 }
 
-/* The table's pairs, as v[2i] the FDE's start and v[2i+1] the FDE's own
- * address, sorted by start (the format requires it; a table out of order
- * is taken as corrupt and ignored). */
-static size_t read_table(const uint8_t *d, size_t len, uint64_t hdr_vaddr, uint64_t **out)
+size_t dcpi_eh_frame_hdr_table(const uint8_t *d, size_t len, uint64_t hdr_vaddr, uint64_t **out)
 {
 	size_t n, off = 8;
 	uint64_t *v;
@@ -251,7 +248,7 @@ int dcpi_symelf_load_cfi(struct dcpi_symtab *st, const struct symelf *f)
 	err = collect(&sc, f->elf, &hdr);
 	if (!err && hdr && gelf_getshdr(hdr, &sh) && (data = elf_getdata(hdr, NULL)) &&
 	    data->d_buf && data->d_size <= sh.sh_size)
-		n = read_table(data->d_buf, data->d_size, sh.sh_addr, &v);
+		n = dcpi_eh_frame_hdr_table(data->d_buf, data->d_size, sh.sh_addr, &v);
 	if (!err && n)
 		err = add_from_table(&sc, v, n);
 	free(v);

@@ -112,6 +112,12 @@ int dcpi_symelf_load_syms(struct dcpi_symtab *st, const struct symelf *f, unsign
  * sections that holds no symbol's start becomes a local symbol named
  * "IMAGE@0xVADDR".  Returns how many were added, or -ENOMEM. */
 int dcpi_symelf_load_cfi(struct dcpi_symtab *st, const struct symelf *f);
+/* .eh_frame_hdr's table at d (len bytes, the section at hdr_vaddr): its
+ * pairs as (*out)[2i] an FDE's start and (*out)[2i+1] the FDE's own
+ * address, sorted by start (the format requires it; a table out of order,
+ * or of encodings other than every Linux toolchain's, is taken as none).
+ * The number of pairs (0: none; *out malloc'd otherwise). */
+size_t dcpi_eh_frame_hdr_table(const uint8_t *d, size_t len, uint64_t hdr_vaddr, uint64_t **out);
 /* symtab_plt.c: x86-64 PLT stubs (.plt, .plt.sec, .plt.got) named
  * "SYM@plt" after the relocation of the GOT slot each jumps through, as
  * objdump and perf name them.  Returns how many were named, or -ENOMEM. */

@@ -1,0 +1,38 @@
+/* libFuzzer target for the unwind-table compiler (dcpi/unwind.h): the
+ * input is an ELF file (seeds: a small shared object with known CFI), read
+ * from memory through a memfd as dcpid reads an image.  Whatever libelf
+ * and libdw make of it, the table must come out sorted with no two
+ * adjacent rows alike, or be refused. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "dcpi/unwind.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct dcpi_unwind_table t;
+	int fd = memfd_create("fuzz-elf", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) == (ssize_t)size &&
+	    dcpi_unwind_table_build_fd(fd, "fuzz", &t) == 0) {
+		for (size_t i = 1; i < t.n; i++) {
+			const struct dcpi_unwind_row *p = &t.rows[i - 1], *q = &t.rows[i];
+
+			if (q->start <= p->start ||
+			    (p->kind == q->kind && p->cfa_off == q->cfa_off && p->bp_off == q->bp_off))
+				abort();
+		}
+		for (size_t i = 0; i < t.n; i++)
+			if (dcpi_unwind_lookup(&t, t.rows[i].start) != &t.rows[i])
+				abort();
+		dcpi_unwind_table_free(&t);
+	}
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,359 @@
+/* Unwind tables compiled from CFI, and the step that uses them: see
+ * dcpi/unwind.h.
+ *
+ * Building: every FDE's start comes from .eh_frame_hdr's sorted table
+ * (dcpi_eh_frame_hdr_table); from each start, libdw gives the frame state
+ * of an address and the range [start, end) it holds for
+ * (dwarf_cfi_addrframe, dwarf_frame_info), so the FDE is walked row by
+ * row, each row read once.  The rules taken are the ones compilers emit
+ * for x86-64 code: the CFA as rsp or rbp plus an offset (DW_OP_bregN), the
+ * return address saved at CFA - 8, rbp saved at CFA + N or untouched, and
+ * the PLT's expression (rsp + 8, + 8 past the entry's push).  Any other
+ * rule makes a row of kind NONE, counted: the walk stops there rather
+ * than guess. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dcpi/error.h"
+#include "dcpi/unwind.h"
+#include "symtab_int.h"
+
+#define REG_BP 6
+#define REG_SP 7
+#define REG_RA 16
+#define MAX_ROWS (1u << 24)
+#define USER_TOP 0x800000000000ull   /* x86-64 user addresses lie below */
+
+struct build {
+	struct dcpi_unwind_table *t;
+	size_t cap;
+};
+
+static int push(struct build *b, const struct dcpi_unwind_row *r)
+{
+	struct dcpi_unwind_table *t = b->t;
+
+	if (t->n && t->rows[t->n - 1].start == r->start) { /* an empty row before: replaced */
+		t->rows[t->n - 1] = *r;
+		goto merge;
+	}
+	if (t->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 1024;
+		struct dcpi_unwind_row *v;
+
+		if (cap > MAX_ROWS || !(v = realloc(t->rows, cap * sizeof(*v))))
+			return dcpi_error(ENOMEM, "unwind table: out of memory (%zu rows)", t->n);
+		t->rows = v;
+		b->cap = cap;
+	}
+	t->rows[t->n++] = *r;
+merge:	/* the same rule as the row before: one row */
+	if (t->n >= 2) {
+		struct dcpi_unwind_row *p = &t->rows[t->n - 2], *q = &t->rows[t->n - 1];
+
+		if (p->kind == q->kind && p->cfa_off == q->cfa_off && p->bp_off == q->bp_off)
+			t->n--;
+	}
+	return 0;
+}
+
+/* The location of a register as "CFA + off": 1 and *off, or 0 (not that
+ * shape).  libdw writes an offset rule as DW_OP_call_frame_cfa, then
+ * nothing, DW_OP_plus_uconst N, or DW_OP_consts N; DW_OP_plus. */
+static int cfa_plus(const Dwarf_Op *ops, size_t n, int64_t *off)
+{
+	if (n < 1 || ops[0].atom != DW_OP_call_frame_cfa)
+		return 0;
+	if (n == 1) {
+		*off = 0;
+		return 1;
+	}
+	if (n == 2 && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return 1;
+	}
+	if (n == 3 && (ops[1].atom == DW_OP_consts || ops[1].atom == DW_OP_constu) &&
+	    ops[2].atom == DW_OP_plus) {
+		*off = (int64_t)ops[1].number;
+		return 1;
+	}
+	return 0;
+}
+
+/* "register + offset": DW_OP_bregN, or DW_OP_bregx (libdw writes a
+ * DW_CFA_def_cfa rule so: the register, then the offset). */
+static int breg(const Dwarf_Op *o, int *reg, int64_t *off)
+{
+	if (o->atom >= DW_OP_breg0 && o->atom <= DW_OP_breg31) {
+		*reg = o->atom - DW_OP_breg0;
+		*off = (int64_t)o->number;
+		return 1;
+	}
+	if (o->atom == DW_OP_bregx && o->number < 128) {
+		*reg = (int)o->number;
+		*off = (int64_t)o->number2;
+		return 1;
+	}
+	return 0;
+}
+
+/* The PLT's CFA expression, as binutils writes it for .plt and .plt.sec:
+ * DW_OP_breg7 8; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_litN;
+ * DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus.  N, or -1. */
+static int plt_threshold(const Dwarf_Op *o, size_t n)
+{
+	if (n != 9 || o[0].atom != DW_OP_breg7 || o[0].number != 8 ||
+	    o[1].atom != DW_OP_breg16 || o[1].number != 0 || o[2].atom != DW_OP_lit15 ||
+	    o[3].atom != DW_OP_and || o[4].atom < DW_OP_lit0 || o[4].atom > DW_OP_lit15 ||
+	    o[5].atom != DW_OP_ge || o[6].atom != DW_OP_lit3 || o[7].atom != DW_OP_shl ||
+	    o[8].atom != DW_OP_plus)
+		return -1;
+	return o[4].atom - DW_OP_lit0;
+}
+
+/* The row of one frame state. */
+static void row_of(Dwarf_Frame *fr, uint64_t start, struct dcpi_unwind_row *r)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	int64_t off;
+	int plt, reg;
+
+	memset(r, 0, sizeof(*r));
+	r->start = start;
+	r->kind = DCPI_UW_NONE;
+	r->bp_off = DCPI_UW_SAME;
+	/* the return address: saved at CFA - 8, or undefined (outermost) */
+	if (dwarf_frame_register(fr, REG_RA, mem, &ops, &n) != 0)
+		return;
+	if (n == 0 && ops == mem) {
+		r->kind = DCPI_UW_END;
+		return;
+	}
+	if (!cfa_plus(ops, n, &off) || off != -8)
+		return;
+	if (dwarf_frame_cfa(fr, &ops, &n) != 0 || n == 0)
+		return;
+	if (n == 1 && breg(&ops[0], &reg, &off) && (reg == REG_SP || reg == REG_BP) &&
+	    off >= INT32_MIN && off <= INT32_MAX) {
+		r->kind = reg == REG_SP ? DCPI_UW_SP : DCPI_UW_BP;
+		r->cfa_off = (int32_t)off;
+	} else if ((plt = plt_threshold(ops, n)) >= 0) {
+		r->kind = DCPI_UW_PLT;
+		r->cfa_off = plt;
+	} else {
+		return;
+	}
+	/* rbp: untouched, or saved at CFA + off */
+	if (dwarf_frame_register(fr, REG_BP, mem, &ops, &n) != 0) {
+		r->kind = DCPI_UW_NONE;
+		return;
+	}
+	if (n == 0 && !ops)
+		return; /* same value */
+	if (n && cfa_plus(ops, n, &off) && off > INT16_MIN && off <= INT16_MAX) {
+		r->bp_off = (int16_t)off;
+		return;
+	}
+	if (n == 0) /* undefined: the caller's rbp is lost; frames above need no rbp rule */
+		return;
+	r->kind = DCPI_UW_NONE;
+}
+
+/* The rows of the FDE that starts at lo, up to hi at most. */
+static int walk_fde(struct build *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
+{
+	uint64_t a = lo;
+	int err = 0;
+
+	while (a < hi && !err) {
+		Dwarf_Frame *fr = NULL;
+		Dwarf_Addr s, e;
+		struct dcpi_unwind_row r;
+
+		if (dwarf_cfi_addrframe(cfi, a, &fr) != 0 || !fr)
+			break; /* no FDE here after all: what follows is the next's */
+		if (dwarf_frame_info(fr, &s, &e, NULL) < 0 || e <= a) {
+			free(fr);
+			break;
+		}
+		row_of(fr, a, &r);
+		b->t->unsupported += r.kind == DCPI_UW_NONE;
+		free(fr);
+		err = push(b, &r);
+		a = e;
+	}
+	/* past the FDE: nothing known until the next one */
+	if (!err && a < hi)
+		err = push(b, &(struct dcpi_unwind_row){ .start = a, .kind = DCPI_UW_NONE,
+							 .bp_off = DCPI_UW_SAME });
+	return err;
+}
+
+/* .eh_frame_hdr as the program headers locate it (PT_GNU_EH_FRAME, as
+ * the dynamic linker's unwinder finds it): no section name is read. */
+static const uint8_t *eh_frame_hdr(Elf *elf, uint64_t *vaddr, size_t *len)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME || !ph.p_filesz ||
+		    ph.p_filesz > (64u << 20))
+			continue;
+		if (!(d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE)) ||
+		    !d->d_buf || d->d_size != ph.p_filesz)
+			return NULL;
+		*vaddr = ph.p_vaddr;
+		*len = d->d_size;
+		return d->d_buf;
+	}
+	return NULL;
+}
+
+static int build(Elf *elf, const char *name, struct dcpi_unwind_table *t)
+{
+	struct build b = { t, 0 };
+	GElf_Ehdr eh;
+	Dwarf_CFI *cfi;
+	const uint8_t *hdr;
+	uint64_t *v = NULL, hdr_vaddr = 0;
+	size_t n = 0, hdr_len = 0;
+	int err = 0;
+
+	if (!gelf_getehdr(elf, &eh))
+		return dcpi_error(EBADMSG, "%s: not an ELF file", name);
+	if (eh.e_machine != EM_X86_64)
+		return dcpi_error(ENOTSUP, "%s: unwinding is for x86-64 code only", name);
+	if (!(hdr = eh_frame_hdr(elf, &hdr_vaddr, &hdr_len)) ||
+	    !(n = dcpi_eh_frame_hdr_table(hdr, hdr_len, hdr_vaddr, &v)))
+		return dcpi_error(ENOENT, "%s: no .eh_frame_hdr table to unwind with", name);
+	if (!(cfi = dwarf_getcfi_elf(elf))) {
+		free(v);
+		return dcpi_error(EBADMSG, "%s: .eh_frame: %s", name, dwarf_errmsg(-1));
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t lo = v[2 * i], hi = i + 1 < n ? v[2 * i + 2] : UINT64_MAX;
+
+		t->fdes++;
+		err = walk_fde(&b, cfi, lo, hi);
+	}
+	dwarf_cfi_end(cfi);
+	free(v);
+	if (err) {
+		dcpi_unwind_table_free(t);
+		return err;
+	}
+	return 0;
+}
+
+int dcpi_unwind_table_build_fd(int fd, const char *name, struct dcpi_unwind_table *t)
+{
+	Elf *elf;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	elf_version(EV_CURRENT);
+	if (!(elf = elf_begin(fd, ELF_C_READ, NULL)))
+		return dcpi_error(EBADMSG, "%s: %s", name, elf_errmsg(-1));
+	err = build(elf, name, t);
+	elf_end(elf);
+	return err;
+}
+
+int dcpi_unwind_table_build(const char *path, struct dcpi_unwind_table *t)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	memset(t, 0, sizeof(*t));
+	if (fd < 0)
+		return dcpi_error(errno, "%s: %s", path, strerror(errno));
+	err = dcpi_unwind_table_build_fd(fd, path, t);
+	close(fd);
+	return err;
+}
+
+void dcpi_unwind_table_free(struct dcpi_unwind_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct dcpi_unwind_row *dcpi_unwind_lookup(const struct dcpi_unwind_table *t,
+						 uint64_t vaddr)
+{
+	size_t l = 0, h = t->n;
+
+	while (l < h) { /* the first row starting past vaddr */
+		size_t m = l + (h - l) / 2;
+
+		if (t->rows[m].start <= vaddr)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l ? &t->rows[l - 1] : NULL;
+}
+
+/* The 8 bytes at address a of the copy: 0, or -1 when they lie outside. */
+static int read64(const struct dcpi_unwind_stack *s, uint64_t a, uint64_t *v)
+{
+	if (a < s->base || a - s->base > s->len || s->len - (a - s->base) < 8)
+		return -1;
+	memcpy(v, s->data + (a - s->base), 8);
+	return 0;
+}
+
+enum dcpi_unwind_step_result dcpi_unwind_step(const struct dcpi_unwind_row *row,
+					      struct dcpi_unwind_regs *r,
+					      const struct dcpi_unwind_stack *s, int fp_fallback)
+{
+	uint64_t cfa, ra, bp = r->bp;
+
+	if (!row || row->kind == DCPI_UW_NONE) {
+		if (!fp_fallback || !r->bp)
+			return DCPI_UW_STOP_NORULE;
+		if (r->bp < r->sp) /* a chain that goes down: a loop, or no chain */
+			return DCPI_UW_STOP_BAD;
+		/* the frame-pointer chain: push rbp; mov rsp, rbp */
+		cfa = r->bp + 16;
+		if (cfa < r->bp)
+			return DCPI_UW_STOP_BAD;
+		if (read64(s, r->bp + 8, &ra) || read64(s, r->bp, &bp))
+			return DCPI_UW_STOP_TRUNCATED;
+	} else if (row->kind == DCPI_UW_END) {
+		return DCPI_UW_STOP_END;
+	} else {
+		uint64_t base = row->kind == DCPI_UW_BP ? r->bp : r->sp;
+
+		if (row->kind == DCPI_UW_PLT)
+			cfa = r->sp + 8 + ((r->ip & 15) >= (uint64_t)row->cfa_off ? 8 : 0);
+		else
+			cfa = base + (uint64_t)(int64_t)row->cfa_off;
+		if (read64(s, cfa - 8, &ra))
+			return cfa - 8 < s->base ? DCPI_UW_STOP_BAD : DCPI_UW_STOP_TRUNCATED;
+		if (row->bp_off != DCPI_UW_SAME && read64(s, cfa + (uint64_t)(int64_t)row->bp_off, &bp))
+			return DCPI_UW_STOP_TRUNCATED;
+	}
+	/* a caller's frame lies above its callee's; code is in user space */
+	if (cfa <= r->sp || cfa >= USER_TOP)
+		return DCPI_UW_STOP_BAD;
+	if (ra == 0)
+		return DCPI_UW_STOP_END;
+	if (ra >= USER_TOP)
+		return DCPI_UW_STOP_BAD;
+	r->ip = ra;
+	r->sp = cfa;
+	r->bp = bp;
+	return DCPI_UW_OK;
+}

@@ -1,0 +1,228 @@
+/* Unwind tables (dcpi/unwind.h) against CFI known by construction: a
+ * shared object assembled here from explicit .cfi directives (the
+ * assembler writes them as written, whatever the compiler), whose rows are
+ * checked one by one -- a frame-pointer prologue and epilogue, a leaf that
+ * moves rsp, the outermost frame, a rule the table does not take -- then
+ * the step on synthetic stacks: a three-frame walk to the end, a copy that
+ * runs out, hostile stacks (a loop, a return address in the kernel, a CFA
+ * that falls), the frame-pointer fallback, and the tables of the real
+ * libc and liblzma (no frame pointers) built whole. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dcpi/error.h"
+#include "dcpi/unwind.h"
+#include "fixture.h"
+#include "tap.h"
+
+static const char fixture_s[] =
+	"	.text\n"
+	"	.globl f_std\n	.type f_std, @function\n"
+	"f_std:\n	.cfi_startproc\n"
+	"	push %rbp\n	.cfi_def_cfa_offset 16\n	.cfi_offset %rbp, -16\n"
+	"	mov %rsp, %rbp\n	.cfi_def_cfa_register %rbp\n"
+	"	nop\n"
+	"	pop %rbp\n	.cfi_def_cfa %rsp, 8\n	.cfi_restore %rbp\n"
+	"	ret\n	.cfi_endproc\n	.size f_std, .-f_std\n"
+	"	.globl f_leaf\n	.type f_leaf, @function\n"
+	"f_leaf:\n	.cfi_startproc\n"
+	"	sub $40, %rsp\n	.cfi_def_cfa_offset 48\n"
+	"	nop\n"
+	"	add $40, %rsp\n	.cfi_def_cfa_offset 8\n"
+	"	ret\n	.cfi_endproc\n	.size f_leaf, .-f_leaf\n"
+	"	.globl f_end\n	.type f_end, @function\n"
+	"f_end:\n	.cfi_startproc\n	.cfi_undefined %rip\n"
+	"	xor %ebp, %ebp\n	hlt\n	.cfi_endproc\n	.size f_end, .-f_end\n"
+	"	.globl f_expr\n	.type f_expr, @function\n"
+	"f_expr:\n	.cfi_startproc\n"
+	"	.cfi_escape 0x0f, 0x03, 0x77, 0x08, 0x06\n" /* def_cfa_expression: breg7 8; deref */
+	"	nop\n	ret\n	.cfi_endproc\n	.size f_expr, .-f_expr\n"
+	"	.section .note.GNU-stack, \"\", @progbits\n";
+
+static const struct dcpi_unwind_row no_row = { 0, 0, 0, 0xff, 0 };
+
+static const struct dcpi_unwind_row *at(const struct dcpi_unwind_table *t, uint64_t a)
+{
+	const struct dcpi_unwind_row *r = dcpi_unwind_lookup(t, a);
+
+	return r ? r : &no_row;
+}
+
+#define ROW(t, a, k, off, bp) \
+	(at(t, a)->kind == (k) && at(t, a)->cfa_off == (off) && at(t, a)->bp_off == (bp))
+
+static void test_fixture(void)
+{
+	struct dcpi_unwind_table t;
+	uint64_t std, leaf, end, expr, sz;
+	const char *so = fx_path("fx.so");
+	FILE *f = fopen(fx_path("fx.s"), "w");
+	int err;
+
+	if (!f || fputs(fixture_s, f) < 0 || fclose(f) ||
+	    fx_sh("cc -shared -nostdlib -o '%s' '%s'", so, fx_path("fx.s")) ||
+	    fx_nm("nm", so, "f_std", &std, &sz) || fx_nm("nm", so, "f_leaf", &leaf, &sz) ||
+	    fx_nm("nm", so, "f_end", &end, &sz) || fx_nm("nm", so, "f_expr", &expr, &sz)) {
+		T_SKIP("cc, as or nm cannot make the fixture");
+		return;
+	}
+	err = dcpi_unwind_table_build(so, &t);
+	T_EQ(err, 0, "the fixture's table builds%s%s", err ? ": " : "", err ? dcpi_errmsg() : "");
+	if (err)
+		return;
+	T_EQ(t.fdes, 4, "four FDEs read");
+	T_OK(ROW(&t, std, DCPI_UW_SP, 8, DCPI_UW_SAME), "f_std+0: CFA rsp+8, rbp untouched");
+	T_OK(ROW(&t, std + 1, DCPI_UW_SP, 16, -16), "f_std+1 (after push): CFA rsp+16, rbp at CFA-16");
+	T_OK(ROW(&t, std + 4, DCPI_UW_BP, 16, -16), "f_std+4 (after mov): CFA rbp+16");
+	T_OK(ROW(&t, std + 5, DCPI_UW_BP, 16, -16), "f_std+5 (the nop): the same row");
+	T_OK(ROW(&t, std + 6, DCPI_UW_SP, 8, DCPI_UW_SAME), "f_std+6 (after pop): CFA rsp+8, rbp restored");
+	T_OK(ROW(&t, leaf, DCPI_UW_SP, 8, DCPI_UW_SAME), "f_leaf+0: CFA rsp+8");
+	T_OK(ROW(&t, leaf + 4, DCPI_UW_SP, 48, DCPI_UW_SAME), "f_leaf+4 (after sub 40): CFA rsp+48");
+	T_OK(ROW(&t, leaf + 9, DCPI_UW_SP, 8, DCPI_UW_SAME), "f_leaf+9 (after add): CFA rsp+8");
+	T_OK(at(&t, end)->kind == DCPI_UW_END && at(&t, end + 2)->kind == DCPI_UW_END,
+	     "f_end: the return address undefined: the outermost frame");
+	T_OK(at(&t, expr)->kind == DCPI_UW_NONE && t.unsupported >= 1,
+	     "f_expr: a CFA expression not taken: no rule (%zu such rows)", t.unsupported);
+	T_OK(dcpi_unwind_lookup(&t, std - 1) == NULL || at(&t, std - 1)->kind == DCPI_UW_NONE,
+	     "before the first FDE: nothing known");
+	for (size_t i = 1; i < t.n; i++)
+		if (t.rows[i].start <= t.rows[i - 1].start ||
+		    (t.rows[i].kind == t.rows[i - 1].kind && t.rows[i].cfa_off == t.rows[i - 1].cfa_off &&
+		     t.rows[i].bp_off == t.rows[i - 1].bp_off)) {
+			T_OK(0, "rows sorted and adjacent rows differ (row %zu)", i);
+			break;
+		}
+	T_OK(1, "%zu rows, sorted, adjacent ones different", t.n);
+	dcpi_unwind_table_free(&t);
+}
+
+/* A stack copy of words at base. */
+struct fake {
+	uint64_t w[64];
+	struct dcpi_unwind_stack s;
+};
+
+static void fake_init(struct fake *f, uint64_t base)
+{
+	memset(f, 0, sizeof(*f));
+	f->s.data = (const uint8_t *)f->w;
+	f->s.len = sizeof(f->w);
+	f->s.base = base;
+}
+
+static void test_step(void)
+{
+	const uint64_t base = 0x7ffd00001000ull;
+	struct dcpi_unwind_row leaf = { 0, 48, DCPI_UW_SAME, DCPI_UW_SP, 0 };
+	struct dcpi_unwind_row fp = { 0, 16, -16, DCPI_UW_BP, 0 };
+	struct dcpi_unwind_row end = { 0, 0, DCPI_UW_SAME, DCPI_UW_END, 0 };
+	struct dcpi_unwind_row plt = { 0, 11, DCPI_UW_SAME, DCPI_UW_PLT, 0 };
+	struct dcpi_unwind_regs r;
+	struct fake f;
+
+	/* leaf (rsp+48: return address at w[5]) -> fp frame (rbp = base+0x60:
+	   saved rbp at w[12], return address at w[13]) -> outermost */
+	fake_init(&f, base);
+	f.w[5] = 0x401234;
+	f.w[12] = 0x7ffd00001200ull;   /* the caller's caller's rbp */
+	f.w[13] = 0x405678;
+	r = (struct dcpi_unwind_regs){ 0x401000, base, base + 0x60 };
+	T_EQ(dcpi_unwind_step(&leaf, &r, &f.s, 0), DCPI_UW_OK, "leaf: one frame up");
+	T_OK(r.ip == 0x401234 && r.sp == base + 48 && r.bp == base + 0x60,
+	     "leaf: the return address, CFA as rsp, rbp kept");
+	T_EQ(dcpi_unwind_step(&fp, &r, &f.s, 0), DCPI_UW_OK, "fp frame: one frame up");
+	T_OK(r.ip == 0x405678 && r.sp == base + 0x70 && r.bp == 0x7ffd00001200ull,
+	     "fp frame: CFA rbp+16, rbp from CFA-16");
+	T_EQ(dcpi_unwind_step(&end, &r, &f.s, 0), DCPI_UW_STOP_END, "the outermost frame ends it");
+
+	/* the copy runs out: a CFA past it */
+	r = (struct dcpi_unwind_regs){ 0x401000, base + 0x1f0, 0 };
+	T_EQ(dcpi_unwind_step(&leaf, &r, &f.s, 0), DCPI_UW_STOP_TRUNCATED,
+	     "a return address past the copy: truncated");
+	/* hostile: the CFA does not rise (rbp below rsp) */
+	r = (struct dcpi_unwind_regs){ 0x401000, base + 0x80, base };
+	T_EQ(dcpi_unwind_step(&fp, &r, &f.s, 0), DCPI_UW_STOP_BAD, "a CFA below rsp: refused");
+	/* hostile: a return address in the kernel */
+	f.w[5] = 0xffffffff81000000ull;
+	r = (struct dcpi_unwind_regs){ 0x401000, base, 0 };
+	T_EQ(dcpi_unwind_step(&leaf, &r, &f.s, 0), DCPI_UW_STOP_BAD,
+	     "a return address in the kernel: refused");
+	/* hostile: a frame-pointer loop (rbp pointing at itself) */
+	f.w[8] = base + 0x40;
+	f.w[9] = 0x401111;
+	r = (struct dcpi_unwind_regs){ 0x401000, base + 0x40, base + 0x40 };
+	{
+		int steps = 0, res;
+
+		while ((res = dcpi_unwind_step(NULL, &r, &f.s, 1)) == DCPI_UW_OK && steps < 1000)
+			steps++;
+		T_OK(steps <= 1 && res == DCPI_UW_STOP_BAD,
+		     "a frame-pointer loop ends at once (%d steps, %d)", steps, res);
+	}
+	/* the frame-pointer fallback where no row is known */
+	fake_init(&f, base);
+	f.w[2] = base + 0x100;   /* saved rbp */
+	f.w[3] = 0x409999;       /* return address */
+	r = (struct dcpi_unwind_regs){ 0x401000, base, base + 0x10 };
+	T_EQ(dcpi_unwind_step(NULL, &r, &f.s, 0), DCPI_UW_STOP_NORULE, "no row, no fallback: stop");
+	T_EQ(dcpi_unwind_step(NULL, &r, &f.s, 1), DCPI_UW_OK, "no row: the frame-pointer chain");
+	T_OK(r.ip == 0x409999 && r.sp == base + 0x20 && r.bp == base + 0x100,
+	     "the chain: return address at rbp+8, rbp at rbp, rsp rbp+16");
+	/* a PLT entry: before its push CFA rsp+8, after it rsp+16 */
+	fake_init(&f, base);
+	f.w[0] = 0x40aaaa;
+	f.w[1] = 0x40bbbb;
+	r = (struct dcpi_unwind_regs){ 0x401020, base, 0 };
+	T_OK(dcpi_unwind_step(&plt, &r, &f.s, 0) == DCPI_UW_OK && r.ip == 0x40aaaa,
+	     "a PLT entry's jmp: the return address at rsp");
+	r = (struct dcpi_unwind_regs){ 0x40102b, base, 0 };
+	T_OK(dcpi_unwind_step(&plt, &r, &f.s, 0) == DCPI_UW_OK && r.ip == 0x40bbbb,
+	     "past its push: at rsp+8");
+	/* a copy of nothing */
+	f.s.len = 0;
+	r = (struct dcpi_unwind_regs){ 0x401000, base, 0 };
+	T_EQ(dcpi_unwind_step(&leaf, &r, &f.s, 0), DCPI_UW_STOP_TRUNCATED, "an empty copy: truncated");
+}
+
+static void test_real(const char *path)
+{
+	struct dcpi_unwind_table t;
+	int err = dcpi_unwind_table_build(path, &t);
+	size_t none = 0;
+
+	if (err == -ENOENT && access(path, R_OK)) {
+		T_SKIP("%s is not here", path);
+		return;
+	}
+	T_EQ(err, 0, "%s: the table builds%s%s", path, err ? ": " : "", err ? dcpi_errmsg() : "");
+	if (err)
+		return;
+	for (size_t i = 0; i < t.n; i++)
+		none += t.rows[i].kind == DCPI_UW_NONE;
+	T_OK(t.fdes > 100 && t.n > t.fdes && t.unsupported * 100 < t.n,
+	     "%s: %zu FDEs, %zu rows, %zu rules not taken, %zu gaps", path, t.fdes, t.n,
+	     t.unsupported, none);
+	dcpi_unwind_table_free(&t);
+}
+
+int main(void)
+{
+	struct dcpi_unwind_table t;
+
+	if (fx_setup("unwind"))
+		return 1;
+	test_fixture();
+	test_step();
+	test_real("/usr/lib/x86_64-linux-gnu/libc.so.6");
+	test_real("/usr/lib/x86_64-linux-gnu/liblzma.so.5");
+	T_OK(dcpi_unwind_table_build("/nonexistent", &t) == -ENOENT && t.n == 0,
+	     "a missing file: -ENOENT, an empty table");
+	T_OK(dcpi_unwind_table_build(fx_path("fx.s"), &t) == -EBADMSG && t.n == 0,
+	     "a file that is not ELF: -EBADMSG");
+	fx_cleanup();
+	return t_done();
+}
