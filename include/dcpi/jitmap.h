@@ -125,7 +125,11 @@ int dcpi_jitmap_settle(struct dcpi_jitmap *jm, dcpi_jitmap_settle_fn fn, void *a
  * jit-N.dump: the jitdump convention.  The file is opened through
  * PROCROOT/PID/map_files (the file mapped, whatever its path says), checked
  * like a perf map, and its records are read as samples need them.  Call it
- * as records are read. */
+ * as records are read.  The runtime maps the file before it writes to it
+ * (node: through a stdio buffer, its first write some milliseconds later,
+ * longer on a loaded machine), so a file still shorter than a header is
+ * kept open and its header checked as it grows; one still without a
+ * header when its process exits is refused. */
 int dcpi_jitmap_watch_dump(struct dcpi_jitmap *jm, int32_t pid, uint64_t start, uint64_t end,
 			   const char *path);
 /* The command of pid if it was looked at (it mapped anonymous executable
@@ -193,8 +197,8 @@ size_t dcpi_jitmap_users(const struct dcpi_jitmap *jm, struct dcpi_jitmap_user *
 int dcpi_jitmap_feed_text(struct dcpi_jitmap *jm, int32_t pid, const char *text, size_t len);
 
 /* A jitdump in memory taken as pid's (a memfd stands for the file): its
- * header is checked now, its records read as samples need them, as from
- * a file.  For tests and fuzzing.  0, or -errno when no memfd could be
+ * header is checked now (shorter than one: at pid's exit, as a file
+ * being written), its records read as samples need them, as from a file.  For tests and fuzzing.  0, or -errno when no memfd could be
  * made. */
 int dcpi_jitmap_feed_dump(struct dcpi_jitmap *jm, int32_t pid, const void *data, size_t len);
 

@@ -360,7 +360,7 @@ void dcpi_jitmap_exit(struct dcpi_jitmap *jm, int32_t pid)
 	if (p->fd < 0 && !p->gave_up && p->nspid)
 		dcpi_jm_open(jm, p);
 	dcpi_jm_read(jm, p, 1);
-	dcpi_jm_dump_read(jm, p, UINT64_MAX);
+	dcpi_jm_dump_last(jm, p);
 	p->retired = 1;
 }
 

@@ -337,6 +337,53 @@ static int next_record(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t size,
 	return 1;
 }
 
+/* Refuse p's open dump: closed, nothing more read. */
+static void dump_refuse(struct dcpi_jitmap *jm, struct jm_proc *p, const char *why)
+{
+	dcpi_jm_refuse(jm, p, "jitdump", p->dump_path, why);
+	close(p->dump_fd);
+	p->dump_fd = -1;
+	p->dump_done = 1;
+	p->dump_headless = 0;
+}
+
+/* The header of p's open dump: 0 when good; -EAGAIN when the file is
+ * still shorter than one (p->dump_headless set: a runtime maps the file
+ * before it writes to it, node writes through a stdio buffer, so the
+ * header may reach the file long after the mapping is seen); else
+ * -EINVAL, the dump refused and closed. */
+static int check_header(struct dcpi_jitmap *jm, struct jm_proc *p)
+{
+	uint8_t h[JD_HEADER];
+	uint32_t magic, size;
+	const char *why = NULL;
+
+	if (pread(p->dump_fd, h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
+		p->dump_headless = 1;
+		return -EAGAIN;
+	}
+	p->dump_headless = 0;
+	if ((magic = get32(h)) == JD_MAGIC_SWAPPED)
+		why = "written with the other byte order";
+	else if (magic != JD_MAGIC)
+		why = "not a jitdump (bad magic)";
+	else if (get32(h + 4) < 1)
+		why = "jitdump version 0";
+	else if ((size = get32(h + 8)) < JD_HEADER || size > 4096)
+		why = "a header of impossible size";
+	if (why) {
+		dump_refuse(jm, p, why);
+		return -EINVAL;
+	}
+	p->dump_pos = get32(h + 8);
+	p->dump_timeless = (get64(h + 32) & JD_FLAG_ARCH_TIMESTAMP) != 0;
+	if (p->dump_timeless)
+		dcpi_jm_warn(jm, "jitdump %s of process %d is stamped with the CPU's clock, not "
+			     "CLOCK_MONOTONIC: its code is applied in file order, not by time",
+			     p->dump_path, (int)p->pid);
+	return 0;
+}
+
 int dcpi_jm_dump_read(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t time)
 {
 	struct stat st;
@@ -347,6 +394,8 @@ int dcpi_jm_dump_read(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t time)
 		return 0;
 	p->dump_checked = dcpi_jm_now();
 	p->dump_next = 0;
+	if (p->dump_headless && check_header(jm, p))
+		return 0; /* not written yet, or refused (then closed) */
 	size = (uint64_t)st.st_size < DCPI_JITMAP_MAX_DUMP ? (uint64_t)st.st_size
 							   : DCPI_JITMAP_MAX_DUMP;
 	while (!err && !p->dump_done && p->dump_pos < size) {
@@ -365,35 +414,6 @@ int dcpi_jm_dump_read(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t time)
 
 /* ---- opening ----------------------------------------------------------------- */
 
-static int check_header(struct dcpi_jitmap *jm, struct jm_proc *p)
-{
-	uint8_t h[JD_HEADER];
-	uint32_t magic, size;
-	const char *why = NULL;
-
-	if (pread(p->dump_fd, h, sizeof(h), 0) != (ssize_t)sizeof(h))
-		why = "shorter than a jitdump header";
-	else if ((magic = get32(h)) == JD_MAGIC_SWAPPED)
-		why = "written with the other byte order";
-	else if (magic != JD_MAGIC)
-		why = "not a jitdump (bad magic)";
-	else if (get32(h + 4) < 1)
-		why = "jitdump version 0";
-	else if ((size = get32(h + 8)) < JD_HEADER || size > 4096)
-		why = "a header of impossible size";
-	if (why) {
-		dcpi_jm_refuse(jm, p, "jitdump", p->dump_path, why);
-		return -EINVAL;
-	}
-	p->dump_pos = get32(h + 8);
-	p->dump_timeless = (get64(h + 32) & JD_FLAG_ARCH_TIMESTAMP) != 0;
-	if (p->dump_timeless)
-		dcpi_jm_warn(jm, "jitdump %s of process %d is stamped with the CPU's clock, not "
-			     "CLOCK_MONOTONIC: its code is applied in file order, not by time",
-			     p->dump_path, (int)p->pid);
-	return 0;
-}
-
 static int take_dump(struct dcpi_jitmap *jm, struct jm_proc *p, int fd, const char *path)
 {
 	struct stat st;
@@ -404,14 +424,17 @@ static int take_dump(struct dcpi_jitmap *jm, struct jm_proc *p, int fd, const ch
 		return -EPERM;
 	}
 	p->dump_fd = fd;
-	if (check_header(jm, p)) {
-		close(fd);
-		p->dump_fd = -1;
-		p->dump_done = 1;
+	if (check_header(jm, p) == -EINVAL)
 		return -EINVAL;
-	}
 	jm->st.dumps++;
 	return 0;
+}
+
+void dcpi_jm_dump_last(struct dcpi_jitmap *jm, struct jm_proc *p)
+{
+	dcpi_jm_dump_read(jm, p, UINT64_MAX);
+	if (p->dump_fd >= 0 && p->dump_headless)
+		dump_refuse(jm, p, "shorter than a jitdump header");
 }
 
 int dcpi_jitmap_watch_dump(struct dcpi_jitmap *jm, int32_t pid, uint64_t start, uint64_t end,

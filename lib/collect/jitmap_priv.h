@@ -80,6 +80,7 @@ struct jm_proc {
 	uint64_t dump_checked;  /* when the file was last looked at for growth */
 	uint8_t dump_done;      /* CLOSE seen, or corrupt: nothing more read */
 	uint8_t dump_timeless;  /* timestamps not CLOCK_MONOTONIC: applied in file order */
+	uint8_t dump_headless;  /* open, its header not written yet: checked on each read */
 	char dump_path[256];
 	struct jm_deferred *defer;
 	size_t ndefer, defer_cap;
@@ -137,6 +138,9 @@ void dcpi_jm_open(struct dcpi_jitmap *jm, struct jm_proc *p);
 int dcpi_jm_read(struct dcpi_jitmap *jm, struct jm_proc *p, int final);
 /* Apply the jitdump's records stamped up to time (all: UINT64_MAX). */
 int dcpi_jm_dump_read(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t time);
+/* The process is gone: apply the rest of its jitdump; one still without
+ * a header now is refused (warned about) and closed. */
+void dcpi_jm_dump_last(struct dcpi_jitmap *jm, struct jm_proc *p);
 /* Add an entry (name: nlen bytes, not NUL-terminated; code: NULL or size
  * bytes, or code_off already in p->code when code is NULL and code_off is
  * not JM_NO_CODE).  Skipped entries are counted and warned about once. */

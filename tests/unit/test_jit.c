@@ -578,6 +578,66 @@ static void test_dump_after_exit(void)
 	unlink(file);
 }
 
+/* A settle callback counting the kept samples named. */
+static int count_hits(void *arg, int32_t pid, uint64_t ip, unsigned ev, int hit, int64_t key,
+		      uint64_t offset)
+{
+	(void)pid, (void)ip, (void)ev, (void)key, (void)offset;
+	*(int *)arg += hit;
+	return 0;
+}
+
+/* node maps its jitdump as soon as it has created it (O_TRUNC, empty)
+ * and writes the header through a stdio buffer some milliseconds later,
+ * more on a loaded machine: a look between the two found a file shorter
+ * than a header, refused it for good, and every JIT sample of the run was
+ * anonymous memory (e2e/jit_node beside two CPU hogs, 1 run of 15).  The
+ * empty file is kept open and its header checked as it grows; one never
+ * written is refused when its process exits. */
+static void test_dump_before_header(void)
+{
+	struct dcpi_jitmap *jm;
+	struct dcpi_buf b = DCPI_BUF_INIT;
+	char file[300];
+	int64_t key = 0;
+	uint64_t off = 0;
+	int hits = 0;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s/jit-121.dump", tmp);
+	f = fopen(file, "w");
+	if (!f || fclose(f)) {
+		T_OK(0, "empty dump made");
+		return;
+	}
+	warnings[0] = '\0';
+	jm = jm_own(1);
+	T_EQ(dcpi_jitmap_watch_dump(jm, 121, 0x10000, 0x11000, file), 0,
+	     "the dump watched while still empty");
+	T_EQ(dcpi_jitmap_resolve(jm, 121, 0x5002, 150, &key, &off), 0, "nothing named yet");
+	T_EQ(dcpi_jitmap_defer(jm, 121, 0x5002, 150, 0), 1, "the sample kept for later");
+	T_OK(!strstr(warnings, "jitdump"), "an empty dump is not refused: %s", warnings);
+	dump_header(&b, 0);
+	dump_load(&b, 100, 0x5000, "JS:*f x.js:1:1", code_f, sizeof(code_f));
+	f = fopen(file, "a");
+	if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f))
+		T_OK(0, "dump written");
+	dcpi_buf_release(&b);
+	T_EQ(dcpi_jitmap_settle(jm, count_hits, &hits), 0, "settled");
+	T_EQ(hits, 1, "the kept sample named once the runtime wrote its dump");
+	T_EQ(dcpi_jitmap_resolve(jm, 121, 0x5003, 160, &key, &off), 1, "and later ones too");
+	dcpi_jitmap_free(jm);
+
+	T_EQ(truncate(file, 0), 0, "the dump empty again");
+	jm = jm_own(1);
+	dcpi_jitmap_watch_dump(jm, 121, 0x10000, 0x11000, file);
+	dcpi_jitmap_exit(jm, 121);
+	T_OK(strstr(warnings, "shorter than a jitdump header") != NULL,
+	     "a dump with no header when its process exits: refused, and said: %s", warnings);
+	dcpi_jitmap_free(jm);
+	unlink(file);
+}
+
 static void test_dump(void)
 {
 	struct dcpi_jitmap *jm = new_jm();
@@ -700,6 +760,7 @@ static void test_dump(void)
 			     "%s: read", cases[i].what);
 			T_EQ(dcpi_jitmap_resolve(jm, 122, 0x5001, UINT64_MAX, &key, &off), 0,
 			     "%s: nothing applied", cases[i].what);
+			dcpi_jitmap_exit(jm, 122); /* a short header: refused at exit */
 			T_OK(strstr(warnings, cases[i].expect) != NULL, "%s: said: %s", cases[i].what,
 			     warnings);
 			dcpi_jitmap_free(jm);
@@ -957,6 +1018,7 @@ int main(void)
 		test_collector();
 		test_collector_unstorable();
 		test_dump_after_exit();
+		test_dump_before_header();
 	}
 	test_dump();
 	test_ctl_image();
