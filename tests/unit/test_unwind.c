@@ -223,6 +223,12 @@ int main(void)
 	     "a missing file: -ENOENT, an empty table");
 	T_OK(dcpi_unwind_table_build(fx_path("fx.s"), &t) == -EBADMSG && t.n == 0,
 	     "a file that is not ELF: -EBADMSG");
+	if (fx_sh("head -c 2000 '%s' >'%s'", fx_path("fx.so"), fx_path("cut.so")) == 0)
+		T_OK(dcpi_unwind_table_build(fx_path("cut.so"), &t) == -EBADMSG &&
+		     strstr(dcpi_errmsg(), "headers lie past its end"),
+		     "a file cut short, its section headers past its end: refused before libelf "
+		     "allocates for them (%s)", dcpi_errmsg());
+	T_OK(dcpi_unwind_table_build("/dev/null", &t) == -EINVAL, "not a regular file: refused");
 	fx_cleanup();
 	return t_done();
 }
