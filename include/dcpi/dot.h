@@ -6,7 +6,9 @@
  * with its execution count, its area with its share of the procedure's
  * samples, and its fill colour with that share (white to red: the heat).
  * Blocks holding less than cutoff percent of the samples shrink to a
- * small stub labelled with their name.  Edges are drawn thicker by count
+ * small stub labelled with their name.  A graph of more than
+ * DCPI_DOT_LARGE blocks gets layout bounds for speed (dot spends most of
+ * its time routing splines).  Edges are drawn thicker by count
  * and labelled with it; an estimate is printed to the digits its
  * confidence carries (dcpi_estimate_str).  A block's source lines, when
  * given, close its label.  Names and labels are escaped for DOT; a layout
@@ -19,6 +21,10 @@
 #include <stdio.h>
 
 #include "dcpi/calc.h"
+
+/* Past this many blocks a graph is laid out for time: straight edges,
+ * short searches (nslimit=2, mclimit=0.2, splines=line). */
+#define DCPI_DOT_LARGE 100
 
 struct dcpi_dot_opts {
 	const char *title;              /* the procedure's name, or NULL */

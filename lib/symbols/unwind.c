@@ -197,6 +197,248 @@ static int walk_fde(struct build *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
 	return err;
 }
 
+/* Whether section sh is .eh_frame (its name read after its table's data,
+ * see section's note on elf_strptr). */
+static int is_eh_frame(Elf *elf, const GElf_Ehdr *eh, const GElf_Shdr *sh)
+{
+	Elf_Scn *str = elf_getscn(elf, eh->e_shstrndx);
+	const char *n;
+
+	if (!str || !elf_getdata(str, NULL))
+		return 0;
+	n = elf_strptr(elf, eh->e_shstrndx, sh->sh_name);
+	return n && !strcmp(n, ".eh_frame");
+}
+
+/* ---- CFI checked before libdw runs it ------------------------------------------- */
+
+/* libdw's CFI interpreter grows its register array to the largest register
+ * number an instruction names (0.188: a DW_CFA_offset_extended of register
+ * 500,000,000 asked for 2 GB, found by fuzz_unwind_table), and an image
+ * is its user's to write.  So every CIE's and FDE's instructions are read
+ * here first: each register they name must be a machine register (below
+ * 128), each opcode one of DWARF's, each operand inside the entry; an
+ * image whose CFI fails is not unwound. */
+
+#define MAX_REG 127
+
+struct cfi_rd {
+	const uint8_t *p, *end;
+};
+
+static int rd_uleb(struct cfi_rd *r, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; r->p < r->end && shift < 64; shift += 7) {
+		uint8_t b = *r->p++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+static int rd_skip(struct cfi_rd *r, uint64_t n)
+{
+	if (n > (uint64_t)(r->end - r->p))
+		return -1;
+	r->p += n;
+	return 0;
+}
+
+/* A register operand: read and below MAX_REG. */
+static int rd_reg(struct cfi_rd *r)
+{
+	uint64_t reg;
+
+	return rd_uleb(r, &reg) || reg > MAX_REG ? -1 : 0;
+}
+
+/* The instructions [p, end): 0 when every one is known and names machine
+ * registers only; addr_size is the FDE pointer size DW_CFA_set_loc takes. */
+static int check_insns(const uint8_t *p, const uint8_t *end, unsigned addr_size)
+{
+	struct cfi_rd r = { p, end };
+	uint64_t v;
+
+	while (r.p < r.end) {
+		uint8_t op = *r.p++;
+		int err = 0;
+
+		switch (op >> 6) {
+		case 1: continue;                                       /* advance_loc */
+		case 2: err = rd_uleb(&r, &v); break;                   /* offset: reg in op */
+		case 3: continue;                                       /* restore */
+		}
+		if (op >> 6) {
+			if (err)
+				return -1;
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state:
+			break;
+		case DW_CFA_set_loc: err = rd_skip(&r, addr_size); break;
+		case DW_CFA_advance_loc1: err = rd_skip(&r, 1); break;
+		case DW_CFA_advance_loc2: err = rd_skip(&r, 2); break;
+		case DW_CFA_advance_loc4: err = rd_skip(&r, 4); break;
+		case DW_CFA_def_cfa_offset: case DW_CFA_def_cfa_offset_sf: case DW_CFA_GNU_args_size:
+			err = rd_uleb(&r, &v);
+			break;
+		case DW_CFA_restore_extended: case DW_CFA_undefined: case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			err = rd_reg(&r);
+			break;
+		case DW_CFA_offset_extended: case DW_CFA_def_cfa: case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa_sf: case DW_CFA_val_offset: case DW_CFA_val_offset_sf:
+		case DW_CFA_GNU_negative_offset_extended:
+			err = rd_reg(&r) || rd_uleb(&r, &v);
+			break;
+		case DW_CFA_register:
+			err = rd_reg(&r) || rd_reg(&r);
+			break;
+		case DW_CFA_def_cfa_expression:
+			err = rd_uleb(&r, &v) || rd_skip(&r, v);
+			break;
+		case DW_CFA_expression: case DW_CFA_val_expression:
+			err = rd_reg(&r) || rd_uleb(&r, &v) || rd_skip(&r, v);
+			break;
+		default:
+			return -1; /* not an opcode of DWARF's */
+		}
+		if (err)
+			return -1;
+	}
+	return 0;
+}
+
+struct cie_enc {
+	uint64_t off;
+	uint8_t enc;            /* the FDEs' pointer encoding ('R'), 0: absolute */
+	uint8_t z;              /* augmentation data sized ('z') */
+};
+
+/* The CIE's FDE pointer encoding from its augmentation ("zR", "zPLR"):
+ * 0, or -1 for one not taken. */
+static int cie_encoding(const Dwarf_CIE *c, struct cie_enc *ce)
+{
+	const char *a = c->augmentation;
+	struct cfi_rd r = { c->augmentation_data, c->augmentation_data + c->augmentation_data_size };
+
+	ce->enc = 0;
+	ce->z = a && a[0] == 'z';
+	if (!a || !*a)
+		return 0;
+	if (!ce->z)
+		return -1;
+	for (a++; *a; a++) {
+		if (*a == 'R') {
+			if (r.p >= r.end)
+				return -1;
+			ce->enc = *r.p++;
+		} else if (*a == 'L') {
+			if (rd_skip(&r, 1))
+				return -1;
+		} else if (*a == 'P') {
+			uint8_t e;
+
+			if (r.p >= r.end)
+				return -1;
+			e = *r.p++;
+			if (rd_skip(&r, (e & 0x0f) == 0x0b || (e & 0x0f) == 0x03 ? 4 : 8))
+				return -1;
+		} else if (*a != 'S') {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int check_cfi(Elf *elf, const char *name)
+{
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	struct cie_enc *cies = NULL;
+	size_t ncies = 0, cap = 0, nent = 0, nsec = 0;
+	int err = 0;
+
+	if (!gelf_getehdr(elf, &eh))
+		return -1;
+	while ((scn = elf_nextscn(elf, scn)) && !err) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		Dwarf_Off off = 0, next;
+		Dwarf_CFI_Entry e;
+
+		/* .eh_frame by type: unwind sections are PROGBITS (or X86_64_UNWIND) */
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) ||
+		    !(sh.sh_flags & SHF_ALLOC) || !is_eh_frame(elf, &eh, &sh))
+			continue;
+		if (!(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		nsec++;
+		while (!err && dwarf_next_cfi(eh.e_ident, d, true, off, &next, &e) == 0) {
+			if (++nent > 4u << 20) {
+				err = -1;
+				break;
+			}
+			if (dwarf_cfi_cie_p(&e)) {
+				struct cie_enc ce = { off, 0, 0 };
+
+				if (e.cie.return_address_register > MAX_REG || cie_encoding(&e.cie, &ce) ||
+				    check_insns(e.cie.initial_instructions, e.cie.initial_instructions_end, 8)) {
+					err = -1;
+					break;
+				}
+				if (ncies == cap) {
+					struct cie_enc *v = realloc(cies, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+					if (!v) {
+						err = -ENOMEM;
+						break;
+					}
+					cies = v;
+				}
+				cies[ncies++] = ce;
+			} else {
+				const struct cie_enc *ce = NULL;
+				unsigned psz;
+				struct cfi_rd r = { e.fde.start, e.fde.end };
+				uint64_t alen;
+
+				for (size_t i = ncies; i-- > 0;)
+					if (cies[i].off == e.fde.CIE_pointer) {
+						ce = &cies[i];
+						break;
+					}
+				/* the pointer size of its encoding: 4 (sdata4, udata4) or 8 */
+				psz = !ce ? 0 : (ce->enc & 0x0f) == 0x0b || (ce->enc & 0x0f) == 0x03 ? 4
+					: (ce->enc & 0x0f) == 0x0c || (ce->enc & 0x0f) == 0x04 || !ce->enc ? 8 : 0;
+				if (!psz || rd_skip(&r, 2 * psz) || (ce->z && (rd_uleb(&r, &alen) ||
+									rd_skip(&r, alen))) ||
+				    check_insns(r.p, r.end, psz)) {
+					err = -1;
+					break;
+				}
+			}
+			if (next <= off)
+				break;
+			off = next;
+		}
+	}
+	free(cies);
+	if (!err && !nsec) /* libdw would look for it elsewhere (the program
+			     headers): only a .eh_frame read here is handed over */
+		return dcpi_error(ENOENT, "%s: no .eh_frame section to unwind with", name);
+	if (err == -ENOMEM)
+		return dcpi_error(ENOMEM, "out of memory");
+	if (err)
+		return dcpi_error(EBADMSG, "%s: its call-frame information has an instruction or "
+				  "register no compiler writes: not unwound", name);
+	return 0;
+}
+
 /* .eh_frame_hdr as the program headers locate it (PT_GNU_EH_FRAME, as
  * the dynamic linker's unwinder finds it): no section name is read. */
 static const uint8_t *eh_frame_hdr(Elf *elf, uint64_t fsize, uint64_t *vaddr, size_t *len)
@@ -240,6 +482,10 @@ static int build(Elf *elf, uint64_t fsize, const char *name, struct dcpi_unwind_
 	if (!(hdr = eh_frame_hdr(elf, fsize, &hdr_vaddr, &hdr_len)) ||
 	    !(n = dcpi_eh_frame_hdr_table(hdr, hdr_len, hdr_vaddr, &v)))
 		return dcpi_error(ENOENT, "%s: no .eh_frame_hdr table to unwind with", name);
+	if ((err = check_cfi(elf, name))) {
+		free(v);
+		return err;
+	}
 	if (!(cfi = dwarf_getcfi_elf(elf))) {
 		free(v);
 		return dcpi_error(EBADMSG, "%s: .eh_frame: %s", name, dwarf_errmsg(-1));

@@ -921,6 +921,35 @@ static char *dot_of(double cutoff, const uint64_t *samples, const char *title)
 	return buf;
 }
 
+/* A graph of n blocks and no edges, as DOT. */
+static char *dot_blocks(size_t n)
+{
+	struct dcpi_cfg_block *blocks = calloc(n, sizeof(*blocks));
+	struct dcpi_calc_block *cb = calloc(n, sizeof(*cb));
+	struct dcpi_dot_opts o = { "big", NULL, 0, NULL };
+	struct dcpi_calc c;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	memset(&c, 0, sizeof(c));
+	for (size_t i = 0; blocks && cb && i < n; i++) {
+		blocks[i].start = 0x1000 + 4 * i;
+		blocks[i].ninsns = 1;
+		cb[i] = (struct dcpi_calc_block){ .freq = 1, .conf = 'M', .best_cpi = 1, .cpi = -1 };
+	}
+	c.cfg.blocks = blocks;
+	c.cfg.nblocks = n;
+	c.blocks = cb;
+	if (f && blocks && cb)
+		dcpi_dot_write(f, &c, &o);
+	if (f)
+		fclose(f);
+	free(blocks);
+	free(cb);
+	return buf;
+}
+
 static int count_of(const char *s, const char *what)
 {
 	int n = 0;
@@ -955,6 +984,16 @@ static void test_dot(void)
 	T_EQ(count_of(g, "->"), 3, "no edge to or from the outside and unknown nodes");
 	T_OK(!strstr(g, "B3") && !strstr(g, "B4"), "the outside and unknown nodes not drawn");
 	T_OK(g && strlen(g) > 2 && !strcmp(g + strlen(g) - 2, "}\n"), "the graph is closed");
+	free(g);
+
+	g = dot_blocks(DCPI_DOT_LARGE);
+	T_OK(g && strstr(g, "nslimit=20;") && !strstr(g, "splines"),
+	     "%d blocks: laid out for beauty (nslimit 20, splines)", DCPI_DOT_LARGE);
+	free(g);
+	g = dot_blocks(DCPI_DOT_LARGE + 1);
+	T_OK(g && strstr(g, "nslimit=2;\n  mclimit=0.2;\n  splines=line;"),
+	     "%d blocks: laid out for time (nslimit 2, mclimit 0.2, straight edges)",
+	     DCPI_DOT_LARGE + 1);
 	free(g);
 
 	g = dot_of(10, samples, NULL);

@@ -229,6 +229,23 @@ int main(void)
 		     "a file cut short, its section headers past its end: refused before libelf "
 		     "allocates for them (%s)", dcpi_errmsg());
 	T_OK(dcpi_unwind_table_build("/dev/null", &t) == -EINVAL, "not a regular file: refused");
+	/* CFI naming register 500,000,000 (libdw would grow its register array
+	   to 2 GB for it): refused before libdw interprets it */
+	{
+		FILE *f = fopen(fx_path("huge.s"), "w");
+
+		if (f && fputs("	.text\n	.globl g\n	.type g, @function\ng:\n"
+			       "	.cfi_startproc\n	.cfi_escape 0x05, 0x80, 0xca, 0xb5, 0xee, 0x01, 0x02\n"
+			       "	ret\n	.cfi_endproc\n	.section .note.GNU-stack, \"\", @progbits\n",
+			       f) >= 0 && !fclose(f) &&
+		    !fx_sh("cc -shared -nostdlib -o '%s' '%s'", fx_path("huge.so"), fx_path("huge.s")))
+			T_OK(dcpi_unwind_table_build(fx_path("huge.so"), &t) == -EBADMSG &&
+			     strstr(dcpi_errmsg(), "no compiler writes") && t.n == 0,
+			     "CFI naming register 500,000,000: refused before libdw runs it (%s)",
+			     dcpi_errmsg());
+		else
+			T_SKIP("cannot assemble the huge-register fixture");
+	}
 	fx_cleanup();
 	return t_done();
 }
