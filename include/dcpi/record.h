@@ -55,6 +55,35 @@ struct dcpi_sample {
 };
 int dcpi_record_decode_sample(const void *raw, size_t len, struct dcpi_sample *s);
 
+/* Samples with stacks (issue 25: the sampler asked for the kernel's call
+ * chain, the user registers and a copy of the user stack):
+ *   IDENTIFIER | IP | TID | TIME | CALLCHAIN | REGS_USER | STACK_USER [| CGROUP]
+ * with the user registers DCPI_STACK_REGS (bp, sp, ip: perf's x86 register
+ * numbers 6, 7, 8, which come in that order).  Pointers point into the raw
+ * record, at any alignment: read them with memcpy (dcpi_stack_chain_ip).
+ * The kernel writes these; a record that does not add up to its length
+ * exactly, a chain longer than DCPI_STACK_MAX_CHAIN, a copy larger than
+ * DCPI_STACK_MAX_COPY or a dynamic size past the copy is -EBADMSG. */
+#define DCPI_STACK_REGS ((1ull << 6) | (1ull << 7) | (1ull << 8))
+#define DCPI_STACK_MAX_CHAIN 512
+#define DCPI_STACK_MAX_COPY 65528   /* the largest copy perf makes */
+struct dcpi_stack_sample {
+	uint64_t nchain;        /* entries of the kernel's chain, context markers
+				   (PERF_CONTEXT_*) included */
+	const uint8_t *chain;   /* nchain u64s */
+	uint64_t abi;           /* PERF_SAMPLE_REGS_ABI_*; NONE: no registers (a
+				   kernel thread) */
+	uint64_t bp, sp, ip;    /* the user registers, when abi is not NONE */
+	uint64_t stack_len;     /* bytes of the copy that are the stack (the
+				   copy's dynamic size) */
+	const uint8_t *stack;   /* the copy, from sp up */
+};
+/* cgroup: the sampler also asked for PERF_SAMPLE_CGROUP. */
+int dcpi_record_decode_stack_sample(const void *raw, size_t len, int cgroup,
+				    struct dcpi_sample *s, struct dcpi_stack_sample *st);
+/* Entry i of the chain. */
+uint64_t dcpi_stack_chain_ip(const struct dcpi_stack_sample *st, uint64_t i);
+
 /* Only the timestamp (for ordering); 0 when the record has none. */
 uint64_t dcpi_record_time(const void *raw, size_t len);
 

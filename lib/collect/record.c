@@ -166,6 +166,58 @@ int dcpi_record_decode_sample(const void *raw, size_t len, struct dcpi_sample *s
 	return 0;
 }
 
+int dcpi_record_decode_stack_sample(const void *raw, size_t len, int cgroup,
+				    struct dcpi_sample *s, struct dcpi_stack_sample *st)
+{
+	struct rd r = { raw, len, 0 };
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	uint64_t size, dyn;
+
+	if (len < sizeof(h))
+		return -EBADMSG;
+	memcpy(&h, raw, sizeof(h));
+	if (h.size != len || h.type != PERF_RECORD_SAMPLE)
+		return -EBADMSG;
+	r.pos = sizeof(h);
+	memset(st, 0, sizeof(*st));
+	if (rd_u64(&r, &s->id) || rd_u64(&r, &s->ip) || rd_u32(&r, &pid) || rd_u32(&r, &tid) ||
+	    rd_u64(&r, &s->time) || rd_u64(&r, &st->nchain) || st->nchain > DCPI_STACK_MAX_CHAIN ||
+	    st->nchain * 8 > r.len - r.pos)
+		return -EBADMSG;
+	st->chain = r.p + r.pos;
+	r.pos += st->nchain * 8;
+	if (rd_u64(&r, &st->abi) || st->abi > PERF_SAMPLE_REGS_ABI_64)
+		return -EBADMSG;
+	if (st->abi != PERF_SAMPLE_REGS_ABI_NONE &&
+	    (rd_u64(&r, &st->bp) || rd_u64(&r, &st->sp) || rd_u64(&r, &st->ip)))
+		return -EBADMSG;
+	/* the copy: its size, the bytes, then (when not empty) the part used */
+	if (rd_u64(&r, &size) || size > DCPI_STACK_MAX_COPY || size > r.len - r.pos)
+		return -EBADMSG;
+	st->stack = r.p + r.pos;
+	r.pos += size;
+	if (size && (rd_u64(&r, &dyn) || dyn > size))
+		return -EBADMSG;
+	st->stack_len = size ? dyn : 0;
+	s->cgroup = 0;
+	if ((cgroup && rd_u64(&r, &s->cgroup)) || r.pos != r.len)
+		return -EBADMSG;
+	s->pid = (int32_t)pid;
+	s->tid = (int32_t)tid;
+	s->misc = h.misc;
+	return 0;
+}
+
+uint64_t dcpi_stack_chain_ip(const struct dcpi_stack_sample *st, uint64_t i)
+{
+	uint64_t v = 0;
+
+	if (i < st->nchain)
+		memcpy(&v, st->chain + 8 * i, 8);
+	return v;
+}
+
 /* The header, copied: records sit back to back in the collector's queue,
  * at any alignment. */
 static int header(const void *raw, size_t len, struct perf_event_header *h)

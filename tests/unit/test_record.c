@@ -12,7 +12,7 @@
 #include "tap.h"
 
 struct rec {
-	uint8_t b[256];
+	uint8_t b[512];
 	size_t n;
 };
 
@@ -187,9 +187,90 @@ static void test_sideband(void)
 	T_EQ(dcpi_record_decode(r.b, 8, &d), -EBADMSG, "a bare header of another size refused");
 }
 
+/* A sample with stacks: chain of n entries, registers (abi), a copy of
+ * copy bytes of which dyn are used, then the cgroup when cg. */
+static void build_stack_sample(struct rec *r, uint64_t n, uint64_t abi, uint64_t copy,
+			       uint64_t dyn, int cg)
+{
+	begin(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	put64(r, 0x51);
+	put64(r, 0x401234);
+	put32(r, 77);
+	put32(r, 78);
+	put64(r, 5000);
+	put64(r, n);
+	for (uint64_t i = 0; i < n; i++)
+		put64(r, i == 0 ? 0xfffffffffffffe00ull : 0xffffffff81000000ull + i); /* CONTEXT_KERNEL, ips */
+	put64(r, abi);
+	if (abi) {
+		put64(r, 0x7ffd0010); /* bp */
+		put64(r, 0x7ffd0000); /* sp */
+		put64(r, 0x401234);   /* ip */
+	}
+	put64(r, copy);
+	for (uint64_t i = 0; i < copy; i++)
+		r->b[r->n++] = (uint8_t)i;
+	if (copy)
+		put64(r, dyn);
+	if (cg)
+		put64(r, 0x4242);
+	finish(r, 0, 0);
+}
+
+static void test_stack_sample(void)
+{
+	struct dcpi_sample s;
+	struct dcpi_stack_sample st;
+	struct rec r;
+
+	build_stack_sample(&r, 3, PERF_SAMPLE_REGS_ABI_64, 32, 24, 0);
+	T_EQ(dcpi_record_decode_stack_sample(r.b, r.n, 0, &s, &st), 0, "a sample with its stack decodes");
+	T_OK(s.ip == 0x401234 && s.pid == 77 && s.tid == 78 && s.time == 5000 && s.cgroup == 0,
+	     "its own fields");
+	T_OK(st.nchain == 3 && dcpi_stack_chain_ip(&st, 0) == 0xfffffffffffffe00ull &&
+	     dcpi_stack_chain_ip(&st, 2) == 0xffffffff81000002ull && dcpi_stack_chain_ip(&st, 3) == 0,
+	     "the kernel's chain, its context marker first; past its end 0");
+	T_OK(st.abi == PERF_SAMPLE_REGS_ABI_64 && st.bp == 0x7ffd0010 && st.sp == 0x7ffd0000 &&
+	     st.ip == 0x401234, "the user registers bp, sp, ip");
+	T_OK(st.stack_len == 24 && st.stack[0] == 0 && st.stack[23] == 23,
+	     "the copy's used part (dynamic size 24 of 32)");
+	T_EQ(dcpi_record_decode_stack_sample(r.b, r.n, 1, &s, &st), -EBADMSG,
+	     "read as if with a cgroup: 8 bytes short, refused");
+	build_stack_sample(&r, 1, PERF_SAMPLE_REGS_ABI_64, 16, 16, 1);
+	T_OK(dcpi_record_decode_stack_sample(r.b, r.n, 1, &s, &st) == 0 && s.cgroup == 0x4242,
+	     "with its cgroup, after the stack");
+	build_stack_sample(&r, 0, PERF_SAMPLE_REGS_ABI_NONE, 0, 0, 0);
+	T_OK(dcpi_record_decode_stack_sample(r.b, r.n, 0, &s, &st) == 0 && st.abi == 0 &&
+	     st.stack_len == 0 && st.nchain == 0,
+	     "a kernel thread's: no registers, no copy, no dynamic size");
+	build_stack_sample(&r, 2, PERF_SAMPLE_REGS_ABI_64, 16, 17, 0);
+	T_EQ(dcpi_record_decode_stack_sample(r.b, r.n, 0, &s, &st), -EBADMSG,
+	     "a dynamic size past the copy refused");
+	build_stack_sample(&r, 2, 3, 16, 8, 0);
+	T_EQ(dcpi_record_decode_stack_sample(r.b, r.n, 0, &s, &st), -EBADMSG, "an unknown ABI refused");
+	build_stack_sample(&r, 2, PERF_SAMPLE_REGS_ABI_64, 16, 8, 0);
+	{
+		uint64_t huge = DCPI_STACK_MAX_CHAIN + 1;
+
+		memcpy(r.b + 40, &huge, 8);
+		T_EQ(dcpi_record_decode_stack_sample(r.b, r.n, 0, &s, &st), -EBADMSG,
+		     "a chain longer than %d refused", DCPI_STACK_MAX_CHAIN);
+		huge = 1000;          /* its entries would run past the record */
+		memcpy(r.b + 40, &huge, 8);
+		T_EQ(dcpi_record_decode_stack_sample(r.b, r.n, 0, &s, &st), -EBADMSG,
+		     "a chain running past the record refused");
+	}
+	build_stack_sample(&r, 2, PERF_SAMPLE_REGS_ABI_64, 16, 8, 0);
+	r.n -= 4;
+	finish(&r, 0, 0);
+	T_EQ(dcpi_record_decode_stack_sample(r.b, r.n, 0, &s, &st), -EBADMSG, "a record cut short refused");
+	T_EQ(dcpi_record_decode_stack_sample(r.b, 4, 0, &s, &st), -EBADMSG, "a header alone refused");
+}
+
 int main(void)
 {
 	test_sample();
+	test_stack_sample();
 	test_sample_cgroup();
 	test_mmap2();
 	test_sideband();
