@@ -147,7 +147,8 @@ static void analyse(struct ts *t)
 				    report_base(dcpi_annot_image_profile(img)->path));
 			continue;
 		}
-		if (dcpi_stall_image(img, &t->b.r.set, t->b.r.cols, on_proc, t, &unattributed))
+		if (dcpi_stall_image_only(img, &t->b.r.set, t->b.r.cols, t->proc, on_proc, t,
+					  &unattributed))
 			cli_die("%s", dcpi_errmsg());
 		if (unattributed)
 			report_warn(&t->b.w, "%s: %" PRIu64 " samples in no sized symbol are not "

@@ -32,6 +32,9 @@
 #include "report.h"
 
 #define MAX_OUT ((size_t)256 << 20)     /* one document a child prints */
+#define TOP_IMAGES 8    /* where the cycles went, and the top stalls: of these */
+
+struct job;
 
 struct rep {
 	struct cli_common co;
@@ -43,6 +46,11 @@ struct rep {
 	unsigned nfailed;               /* pages whose tool failed */
 	unsigned nocode;                /* procedure pages without code to analyse */
 	pid_t pid;                      /* ours, in the graphs' file names */
+	const char *top[TOP_IMAGES];    /* the images with most samples */
+	size_t ntop;
+	struct job *jobs;               /* the index's tools, run by jobs_pid */
+	size_t njobs;
+	pid_t jobs_pid;
 	int last_nocode;                /* the last document said "has_code": false */
 };
 
@@ -173,15 +181,25 @@ static void tool_argv(const struct rep *r, const char *epoch, char **v, const ch
 	v[n] = NULL;
 }
 
+/* The images with most samples after the arguments of v (a tool_argv
+ * ending in "--"). */
+static void add_top_images(const struct rep *r, char **v)
+{
+	size_t n = 0;
+
+	while (v[n])
+		n++;
+	for (size_t i = 0; i < r->ntop && n < TOOL_ARGS - 1; i++)
+		v[n++] = (char *)r->top[i];
+	v[n] = NULL;
+}
+
 /* A JSON document of a tool for page b as data id; a tool that fails
  * gives {"error": its message} instead (fatal: the page cannot be made
  * without it). */
-static void embed_tool(struct rep *r, struct dcpi_buf *b, const char *id, int fatal,
-		       int (*fn)(int, char **), char **argv)
+static void embed_doc(struct rep *r, struct dcpi_buf *b, const char *id, int fatal, int st,
+		      struct dcpi_buf out, struct dcpi_buf err)
 {
-	struct dcpi_buf out = DCPI_BUF_INIT, err = DCPI_BUF_INIT;
-	int st = run_tool(fn, argv[0], argv, &out, &err);
-
 	if (st) {
 		char *msg = err.data ? (char *)err.data : "failed", *nl = strchr(msg, '\n');
 		FILE *f;
@@ -209,6 +227,89 @@ static void embed_tool(struct rep *r, struct dcpi_buf *b, const char *id, int fa
 		cli_die("%s: out of memory", id);
 	dcpi_buf_release(&out);
 	dcpi_buf_release(&err);
+}
+
+static void embed_tool(struct rep *r, struct dcpi_buf *b, const char *id, int fatal,
+		       int (*fn)(int, char **), char **argv)
+{
+	struct dcpi_buf out = DCPI_BUF_INIT, err = DCPI_BUF_INIT;
+	int st = run_tool(fn, argv[0], argv, &out, &err);
+
+	embed_doc(r, b, id, fatal, st, out, err);
+}
+
+/* ---- tools run beside the parent --------------------------------------------------- */
+
+/* A tool a child of ours runs while the parent makes the pages: the
+ * analyses of whole images (dcpiwhatcg, dcpitopstalls) cost seconds on a
+ * machine's day.  Its status, error and output go to DIR/.job.ID.PID. */
+struct job {
+	const char *id;
+	int fatal;
+	int (*fn)(int, char **);
+	char *argv[TOOL_ARGS];
+};
+
+static void job_path(const struct rep *r, const struct job *j, char *path, size_t len)
+{
+	snprintf(path, len, "%s/.job.%s.%ld", r->out, j->id, (long)r->pid);
+}
+
+static pid_t start_jobs(const struct rep *r, const struct job *jobs, size_t n)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	if ((pid = fork()) < 0)
+		cli_die("fork: %s", strerror(errno));
+	if (pid)
+		return pid;
+	for (size_t i = 0; i < n; i++) {
+		struct dcpi_buf out = DCPI_BUF_INIT, err = DCPI_BUF_INIT, f = DCPI_BUF_INIT;
+		char path[PATH_MAX];
+		int st = run_tool(jobs[i].fn, jobs[i].argv[0], (char **)jobs[i].argv, &out, &err);
+
+		job_path(r, &jobs[i], path, sizeof(path));
+		if (dcpi_buf_printf(&f, "%d %zu\n", st, err.len) || dcpi_buf_put(&f, err.data, err.len) ||
+		    dcpi_buf_put(&f, out.data, out.len) ||
+		    dcpi_file_write_atomic(path, f.data, f.len, 0600))
+			unlink(path);
+		dcpi_buf_release(&out);
+		dcpi_buf_release(&err);
+		dcpi_buf_release(&f);
+	}
+	_exit(0);
+}
+
+/* Job j's document into page b, as embed_tool would have put it. */
+static void embed_job(struct rep *r, struct dcpi_buf *b, const struct job *j)
+{
+	struct dcpi_buf out = DCPI_BUF_INIT, err = DCPI_BUF_INIT;
+	char path[PATH_MAX];
+	uint8_t *data = NULL;
+	size_t len = 0, elen;
+	char head[64];
+	int st = 1, n = 0;
+
+	job_path(r, j, path, sizeof(path));
+	if (dcpi_file_read(path, MAX_OUT + (1u << 20), &data, &len) == 0)
+		snprintf(head, sizeof(head), "%.*s", (int)(len < 63 ? len : 63), (const char *)data);
+	else
+		head[0] = 0;
+	if (data && sscanf(head, "%d %zu\n%n", &st, &elen, &n) == 2 && n > 0 &&
+	    elen <= len - (size_t)n) {
+		if (dcpi_buf_put(&err, data + n, elen) || dcpi_buf_put(&err, "", 1) ||
+		    dcpi_buf_put(&out, data + n + elen, len - n - elen))
+			cli_die("out of memory");
+		err.len--; /* the NUL kept past the end */
+	} else {
+		st = 1;
+		if (dcpi_buf_printf(&err, "%s: the tool's child left no output", j->id))
+			cli_die("out of memory");
+	}
+	free(data);
+	unlink(path);
+	embed_doc(r, b, j->id, j->fatal, st, out, err);
 }
 
 /* ---- the pages ------------------------------------------------------------------------- */
@@ -366,11 +467,30 @@ static void pages_data(struct dcpi_buf *b, const struct dcpi_procs *t, size_t n)
 	free(text);
 }
 
+/* The index's analyses of whole images, started now beside the pages:
+ * where the cycles went and the top stalls, of the images with most
+ * samples only (an image's analysis costs in proportion to its code, and a
+ * database of a machine's day holds hundreds). */
+static void index_jobs(struct rep *r)
+{
+	static struct job jobs[2] = { { "whatcg", 0, cmd_dcpiwhatcg, { 0 } },
+				      { "stalls", 0, cmd_dcpitopstalls, { 0 } } };
+
+	tool_argv(r, r->epoch, jobs[0].argv, "dcpiwhatcg", "-json", "--", NULL);
+	add_top_images(r, jobs[0].argv);
+	tool_argv(r, r->epoch, jobs[1].argv, "dcpitopstalls", "-json", "--", NULL);
+	add_top_images(r, jobs[1].argv);
+	r->jobs = jobs;
+	r->njobs = 2;
+	r->jobs_pid = start_jobs(r, jobs, 2);
+}
+
 static void index_page(struct rep *r, const struct dcpi_procs *t, size_t npages)
 {
 	struct dcpi_buf b = DCPI_BUF_INIT;
 	struct dcpi_html_page p = { "", "index", "" };
 	char *v[TOOL_ARGS], keep[32], title[512];
+	int status;
 
 	snprintf(title, sizeof(title), "Epoch %s of %s", r->epoch, report_base(r->co.db));
 	p.title = title;
@@ -381,10 +501,11 @@ static void index_page(struct rep *r, const struct dcpi_procs *t, size_t npages)
 	embed_tool(r, &b, "images", 1, cmd_dcpiprof, v);
 	tool_argv(r, r->epoch, v, "dcpiprof", "-i", "-json", "-keep", keep, NULL);
 	embed_tool(r, &b, "procs", 1, cmd_dcpiprof, v);
-	tool_argv(r, r->epoch, v, "dcpiwhatcg", "-json", NULL);
-	embed_tool(r, &b, "whatcg", 0, cmd_dcpiwhatcg, v);
-	tool_argv(r, r->epoch, v, "dcpitopstalls", "-json", NULL);
-	embed_tool(r, &b, "stalls", 0, cmd_dcpitopstalls, v);
+	/* run beside the pages since the start (index_jobs) */
+	while (waitpid(r->jobs_pid, &status, 0) < 0 && errno == EINTR)
+		;
+	for (size_t i = 0; i < r->njobs; i++)
+		embed_job(r, &b, &r->jobs[i]);
 	if (!r->co.label) {
 		tool_argv(r, r->epoch, v, "dcpilabel", "-json", NULL);
 		embed_tool(r, &b, "labels", 0, cmd_dcpilabel, v);
@@ -437,7 +558,7 @@ int cmd_report(int argc, char **argv)
 {
 	static struct rep r = { .out = "dcpi-report", .pages = 20, .keep = 500 };
 	struct dcpi_profset set;
-	struct dcpi_procs t = { 0 };
+	struct dcpi_procs t = { 0 }, ti = { 0 };
 	struct dcpi_obj_opts oo;
 	struct dcpi_procs_opts po = { .procs = 1 };
 	size_t npages = 0;
@@ -465,9 +586,20 @@ int cmd_report(int argc, char **argv)
 		cli_die("%s", dcpi_errmsg());
 	dcpi_procs_sort(&t, 0);
 	npages = dcpi_procs_shown(&t, 0, r.pages, 0);
+	{ /* the top images, as dcpiprof's image table orders them */
+		struct dcpi_procs_opts io = { 0 };
+
+		if (dcpi_procs_build(&ti, &set, NULL, 0, &io))
+			cli_die("%s", dcpi_errmsg());
+		dcpi_procs_sort(&ti, 0);
+		for (size_t i = 0; i < ti.n && r.ntop < TOP_IMAGES; i++)
+			if (strcmp(ti.rows[i]->image, "unknown"))
+				r.top[r.ntop++] = ti.rows[i]->image;
+	}
 	make_dirs(&r);
 	assets(&r);
 	r.pid = getpid();
+	index_jobs(&r);
 	proc_pages(&r, &t, npages);
 	for (size_t i = npages;; i++) { /* an earlier report's pages past these */
 		char path[PATH_MAX];
@@ -485,6 +617,7 @@ int cmd_report(int argc, char **argv)
 	if (r.nfailed)
 		cli_warn("%u parts could not be made: the pages say which", r.nfailed);
 	dcpi_procs_free(&t);
+	dcpi_procs_free(&ti);
 	dcpi_objcache_free(po.objs);
 	dcpi_profset_free(&set);
 	return fflush(stdout) || ferror(stdout) ? 1 : 0;

@@ -155,6 +155,11 @@ int dcpi_stall_explain(struct dcpi_annot_image *img, const struct dcpi_profset *
 int dcpi_stall_image(struct dcpi_annot_image *img, const struct dcpi_profset *set,
 		     const struct dcpi_calc_cols *cols, dcpi_stall_proc_fn fn, void *arg,
 		     uint64_t *unattributed);
+/* The same for the procedures named only (their demangled name), the
+ * others neither annotated nor estimated; NULL: all. */
+int dcpi_stall_image_only(struct dcpi_annot_image *img, const struct dcpi_profset *set,
+			  const struct dcpi_calc_cols *cols, const char *only, dcpi_stall_proc_fn fn,
+			  void *arg, uint64_t *unattributed);
 
 /* ---- where the cycles went (dcpiwhatcg) ---- */
 

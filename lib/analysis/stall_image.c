@@ -128,6 +128,13 @@ int dcpi_stall_image(struct dcpi_annot_image *img, const struct dcpi_profset *se
 		     const struct dcpi_calc_cols *cols, dcpi_stall_proc_fn fn, void *arg,
 		     uint64_t *unattributed)
 {
+	return dcpi_stall_image_only(img, set, cols, NULL, fn, arg, unattributed);
+}
+
+int dcpi_stall_image_only(struct dcpi_annot_image *img, const struct dcpi_profset *set,
+			  const struct dcpi_calc_cols *cols, const char *only, dcpi_stall_proc_fn fn,
+			  void *arg, uint64_t *unattributed)
+{
 	const struct dcpi_symtab *st = dcpi_annot_image_symtab(img);
 	size_t n;
 	const struct dcpi_annot_sample *s = dcpi_annot_image_samples(img, &n);
@@ -148,6 +155,8 @@ int dcpi_stall_image(struct dcpi_annot_image *img, const struct dcpi_profset *se
 			continue;
 		}
 		done_hi = sym->vaddr + sym->size;
+		if (only && strcmp(dcpi_sym_demangled(sym), only))
+			continue; /* not analysed at all: one procedure's stalls of a large image */
 		err = one(img, set, cols, sym, fn, arg);
 	}
 	return err;

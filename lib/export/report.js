@@ -163,7 +163,7 @@
 	/* ---- the epoch ---- */
 	function whatcg(doc, s) {
 		if (!doc || doc.error) { add(s, warnings([doc])); return; }
-		add(s, el('p', { class: 'note' }, 'Estimated from the samples and a static cost model (dcpiwhatcg), in ' + doc.unit +
+		add(s, el('p', { class: 'note' }, 'Estimated from the samples and a static cost model (dcpiwhatcg, of the images with most samples), in ' + doc.unit +
 			'; a culprit is a range min..max, as a stall with several possible culprits counts towards each.'));
 		var none = [];
 		doc.images.slice().sort(function (a, b) { return b.total - a.total; }).forEach(function (im) {
@@ -233,7 +233,7 @@
 			P.rows, { rowAttrs: function () { return { class: 'procedure' }; } }));
 		s = section('Top stalls', 'stalls');
 		if (S && !S.error) {
-			add(s, el('p', { class: 'note' }, 'Instructions with the most stall ' + S.stall_unit + ' (dcpitopstalls); counts are estimates with their confidence.'));
+			add(s, el('p', { class: 'note' }, 'Instructions with the most stall ' + S.stall_unit + ' in the images with most samples (dcpitopstalls); counts are estimates with their confidence.'));
 			add(s, table(stallCols(true), S.rows));
 		} else add(s, warnings([S]));
 	}
