@@ -175,14 +175,22 @@ for i in range(300):
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
-        os.symlink("/etc/passwd", "/tmp/perf-%d.map" % os.getpid())
-        x = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
-                      prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
-        os.write(w, b"x")
+        m = "/tmp/perf-%d.map" % os.getpid()
+        try:  # a map some earlier, killed run left at this pid
+            os.unlink(m)
+        except OSError:
+            pass
+        try:
+            os.symlink("/etc/passwd", m)
+            x = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+                          prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        finally:
+            os.write(w, b"x")  # whatever happened: the parent never waits forever
         signal.pause()
         os._exit(0)
+    os.close(w)
     os.read(r, 1)
-    os.close(r); os.close(w)
+    os.close(r)
     kids.append(pid)
 open(ready, "w").write(" ".join(map(str, kids)))
 try:

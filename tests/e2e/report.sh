@@ -28,12 +28,12 @@ cp "$DCPI_ROOT/tests/workloads/srcline_hot.c" "$T/hot.c"
 "$REC" -quiet -db "$T/db" -- "$T/hot" 300000000 >"$T/rec.out" 2>&1 ||
 	fail "dcpi record" "$(cat "$T/rec.out")"
 
-out=$("$REP" report -db "$T/db" -o "$T/r" -n 5 2>"$T/err"); rc=$?
+out=$("$REP" report -db "$T/db" -o "$T/r" -n 3 2>"$T/err"); rc=$?
 [ $rc -eq 0 ] && grep -q "^$T/r/index.html: epoch " <<<"$out" && pass "dcpi report says where it wrote: $out" ||
 	fail "dcpi report" "rc=$rc $out $(cat "$T/err")"
 n=$(ls "$T/r/p" | wc -l)
 [ -f "$T/r/index.html" ] && [ -f "$T/r/report.js" ] && [ -f "$T/r/report.css" ] && [ "$n" -ge 1 ] &&
-	[ "$n" -le 5 ] && pass "index.html, report.js, report.css and $n procedure pages (-n 5)" ||
+	[ "$n" -le 3 ] && pass "index.html, report.js, report.css and $n procedure pages (-n 3)" ||
 	fail "the report's files" "$(ls -R "$T/r")"
 
 dom "$T/r/index.html" >"$T/index.dom"
