@@ -47,9 +47,18 @@ struct dcpi_unwind_row {
 	uint8_t pad;
 };
 
+/* An executable PT_LOAD segment: file offsets [off, off + len) are at
+ * virtual addresses from vaddr (profiles count in file offsets). */
+struct dcpi_unwind_seg {
+	uint64_t off, len, vaddr;
+};
+#define DCPI_UNWIND_MAX_SEGS 8
+
 struct dcpi_unwind_table {
 	struct dcpi_unwind_row *rows;   /* sorted by start; adjacent rows differ */
 	size_t n;
+	struct dcpi_unwind_seg segs[DCPI_UNWIND_MAX_SEGS];
+	size_t nsegs;
 	size_t fdes;                    /* FDEs read */
 	size_t unsupported;             /* rows of rules not taken (kind NONE) */
 };
@@ -66,6 +75,12 @@ void dcpi_unwind_table_free(struct dcpi_unwind_table *t);
 /* The row covering vaddr, or NULL (before the first row). */
 const struct dcpi_unwind_row *dcpi_unwind_lookup(const struct dcpi_unwind_table *t,
 						 uint64_t vaddr);
+
+/* The row covering file offset off (an offset as the loadmap and the
+ * profiles give it), through the executable segments; NULL when no
+ * executable segment holds it or no row covers it. */
+const struct dcpi_unwind_row *dcpi_unwind_lookup_off(const struct dcpi_unwind_table *t,
+						     uint64_t off);
 
 /* A frame's registers. */
 struct dcpi_unwind_regs {

@@ -465,6 +465,24 @@ static const uint8_t *eh_frame_hdr(Elf *elf, uint64_t fsize, uint64_t *vaddr, si
 	return NULL;
 }
 
+/* The executable PT_LOAD segments, in the file. */
+static void exec_segments(Elf *elf, uint64_t fsize, struct dcpi_unwind_table *t)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (size_t i = 0; i < n && t->nsegs < DCPI_UNWIND_MAX_SEGS; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
+		    ph.p_offset > fsize || ph.p_filesz > fsize - ph.p_offset ||
+		    ph.p_vaddr > UINT64_MAX - ph.p_filesz)
+			continue;
+		t->segs[t->nsegs++] = (struct dcpi_unwind_seg){ ph.p_offset, ph.p_filesz, ph.p_vaddr };
+	}
+}
+
 static int build(Elf *elf, uint64_t fsize, const char *name, struct dcpi_unwind_table *t)
 {
 	struct build b = { t, 0 };
@@ -479,6 +497,7 @@ static int build(Elf *elf, uint64_t fsize, const char *name, struct dcpi_unwind_
 		return dcpi_error(EBADMSG, "%s: not an ELF file", name);
 	if (eh.e_machine != EM_X86_64)
 		return dcpi_error(ENOTSUP, "%s: unwinding is for x86-64 code only", name);
+	exec_segments(elf, fsize, t);
 	if (!(hdr = eh_frame_hdr(elf, fsize, &hdr_vaddr, &hdr_len)) ||
 	    !(n = dcpi_eh_frame_hdr_table(hdr, hdr_len, hdr_vaddr, &v)))
 		return dcpi_error(ENOENT, "%s: no .eh_frame_hdr table to unwind with", name);
@@ -576,6 +595,15 @@ const struct dcpi_unwind_row *dcpi_unwind_lookup(const struct dcpi_unwind_table 
 			h = m;
 	}
 	return l ? &t->rows[l - 1] : NULL;
+}
+
+const struct dcpi_unwind_row *dcpi_unwind_lookup_off(const struct dcpi_unwind_table *t,
+						     uint64_t off)
+{
+	for (size_t i = 0; i < t->nsegs; i++)
+		if (off >= t->segs[i].off && off - t->segs[i].off < t->segs[i].len)
+			return dcpi_unwind_lookup(t, off - t->segs[i].off + t->segs[i].vaddr);
+	return NULL;
 }
 
 /* The 8 bytes at address a of the copy: 0, or -1 when they lie outside. */

@@ -75,6 +75,11 @@ static void test_fixture(void)
 	if (err)
 		return;
 	T_EQ(t.fdes, 4, "four FDEs read");
+	T_OK(t.nsegs >= 1 && dcpi_unwind_lookup_off(&t, std - t.segs[0].vaddr + t.segs[0].off) ==
+			       dcpi_unwind_lookup(&t, std),
+	     "by file offset through the executable segment: the same row as by address");
+	T_OK(dcpi_unwind_lookup_off(&t, 0) == NULL || t.segs[0].off == 0,
+	     "an offset in no executable segment: no row");
 	T_OK(ROW(&t, std, DCPI_UW_SP, 8, DCPI_UW_SAME), "f_std+0: CFA rsp+8, rbp untouched");
 	T_OK(ROW(&t, std + 1, DCPI_UW_SP, 16, -16), "f_std+1 (after push): CFA rsp+16, rbp at CFA-16");
 	T_OK(ROW(&t, std + 4, DCPI_UW_BP, 16, -16), "f_std+4 (after mov): CFA rbp+16");
