@@ -44,6 +44,11 @@ struct dcpi_sampler_opts {
 				   (PERF_SAMPLE_CGROUP, Linux 5.7+) and, with
 				   sideband, CGROUP records; dropped where the
 				   kernel refuses it */
+	unsigned stack_bytes;   /* nonzero: samples carry the kernel's call chain
+				   and the user registers and stack, this many
+				   bytes of it (a multiple of 8, at most
+				   DCPI_STACK_MAX_COPY): dcpi/record.h's
+				   dcpi_record_decode_stack_sample layout */
 };
 
 /* Each raw record of a drain; a non-zero return stops the drain. */

@@ -100,6 +100,15 @@ static void fill_attr(const struct dcpi_event_spec *ev, const struct dcpi_sample
 	a->freq = 0;
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			 PERF_SAMPLE_TIME;
+	if (o->stack_bytes) {
+		/* the kernel's part of the chain only: the user part is
+		   unwound from the registers and the stack copy */
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+				  PERF_SAMPLE_STACK_USER;
+		a->exclude_callchain_user = 1;
+		a->sample_regs_user = DCPI_STACK_REGS;
+		a->sample_stack_user = o->stack_bytes;
+	}
 	if (o->cgroup) /* last in the layout: see dcpi/record.h */
 		a->sample_type |= PERF_SAMPLE_CGROUP;
 	a->sample_id_all = 1;
