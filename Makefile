@@ -140,6 +140,12 @@ demo: deps
 # docs/performance.md.  make bench BENCH_ARGS=-quick for a short smoke run.
 # collbench: the collector's per-sample cost alone (no kernel, no noise).
 COLLBENCH := $(O)/bench/collbench
+# stackdepth: how much stack a sample must copy to unwind whole (issue 25)
+STACKDEPTH := $(O)/bench/stackdepth
+all: $(STACKDEPTH)
+$(STACKDEPTH): bench/tools/stackdepth.c $(O)/libdcpi.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/libdcpi.a $(LDLIBS)
 $(COLLBENCH): bench/tools/collbench.c $(O)/libdcpi.a tests/unit/replay.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(O)/libdcpi.a $(LDLIBS)

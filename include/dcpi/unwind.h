@@ -59,6 +59,8 @@ struct dcpi_unwind_table {
 	size_t n;
 	struct dcpi_unwind_seg segs[DCPI_UNWIND_MAX_SEGS];
 	size_t nsegs;
+	uint64_t entry;                 /* e_entry: the process's (or ld.so's) first
+					   code, whose caller is no one */
 	size_t fdes;                    /* FDEs read */
 	size_t unsupported;             /* rows of rules not taken (kind NONE) */
 };
@@ -72,7 +74,9 @@ int dcpi_unwind_table_build(const char *path, struct dcpi_unwind_table *t);
 int dcpi_unwind_table_build_fd(int fd, const char *name, struct dcpi_unwind_table *t);
 void dcpi_unwind_table_free(struct dcpi_unwind_table *t);
 
-/* The row covering vaddr, or NULL (before the first row). */
+/* The row covering vaddr, or NULL (before the first row).  The entry
+ * point's first 64 bytes, where no FDE covers them (ld.so's _dl_start_user
+ * is assembly without CFI), are the outermost frame (an END row). */
 const struct dcpi_unwind_row *dcpi_unwind_lookup(const struct dcpi_unwind_table *t,
 						 uint64_t vaddr);
 

@@ -498,6 +498,7 @@ static int build(Elf *elf, uint64_t fsize, const char *name, struct dcpi_unwind_
 	if (eh.e_machine != EM_X86_64)
 		return dcpi_error(ENOTSUP, "%s: unwinding is for x86-64 code only", name);
 	exec_segments(elf, fsize, t);
+	t->entry = eh.e_entry;
 	if (!(hdr = eh_frame_hdr(elf, fsize, &hdr_vaddr, &hdr_len)) ||
 	    !(n = dcpi_eh_frame_hdr_table(hdr, hdr_len, hdr_vaddr, &v)))
 		return dcpi_error(ENOENT, "%s: no .eh_frame_hdr table to unwind with", name);
@@ -593,6 +594,11 @@ const struct dcpi_unwind_row *dcpi_unwind_lookup(const struct dcpi_unwind_table 
 			l = m + 1;
 		else
 			h = m;
+	}
+	if (t->entry && vaddr - t->entry < 64 && (!l || t->rows[l - 1].kind == DCPI_UW_NONE)) {
+		static const struct dcpi_unwind_row outermost = { 0, 0, DCPI_UW_SAME, DCPI_UW_END, 0 };
+
+		return &outermost;
 	}
 	return l ? &t->rows[l - 1] : NULL;
 }

@@ -234,6 +234,26 @@ int main(void)
 		     "a file cut short, its section headers past its end: refused before libelf "
 		     "allocates for them (%s)", dcpi_errmsg());
 	T_OK(dcpi_unwind_table_build("/dev/null", &t) == -EINVAL, "not a regular file: refused");
+	/* an entry point without CFI (as ld.so's _dl_start_user): the outermost frame */
+	{
+		FILE *f = fopen(fx_path("entry.s"), "w");
+		if (f && fputs("	.text\n	.globl _start\n_start:\n	call g\n	hlt\n"
+			       "	.globl g\n	.type g, @function\ng:\n	.cfi_startproc\n	ret\n"
+			       "	.cfi_endproc\n	.section .note.GNU-stack, \"\", @progbits\n", f) >= 0 &&
+		    !fclose(f) &&
+		    !fx_sh("cc -nostdlib -static -Wl,--eh-frame-hdr -o '%s' '%s'", fx_path("entry"),
+			   fx_path("entry.s")) &&
+		    dcpi_unwind_table_build(fx_path("entry"), &t) == 0) {
+			/* _start: call g (5 bytes), hlt; g (with its FDE) follows */
+			T_OK(t.entry && at(&t, t.entry + 4)->kind == DCPI_UW_END &&
+			     at(&t, t.entry + 6)->kind == DCPI_UW_SP && at(&t, t.entry + 200)->kind != DCPI_UW_END,
+			     "the entry point's first bytes, no FDE there: the outermost frame "
+			     "(entry 0x%" PRIx64 ")", t.entry);
+			dcpi_unwind_table_free(&t);
+		} else {
+			T_SKIP("cannot link the entry-point fixture");
+		}
+	}
 	/* CFI naming register 500,000,000 (libdw would grow its register array
 	   to 2 GB for it): refused before libdw interprets it */
 	{
