@@ -545,6 +545,11 @@ static void make_dirs(const struct rep *r)
 			cli_die("%s: %s", cli_safe(path), strerror(errno));
 		if (lstat(path, &st) || !S_ISDIR(st.st_mode))
 			cli_die("%s: not a directory", cli_safe(path));
+		/* another user's directory could hold what it likes at our files'
+		   names by the time we write them: only one of our own */
+		if (st.st_uid != geteuid())
+			cli_die("%s: owned by uid %u, not by us: write the report into a directory "
+				"of our own", cli_safe(path), (unsigned)st.st_uid);
 	}
 }
 

@@ -221,6 +221,13 @@ out=$("$REP" report -db "$T/db" -o "$T/nonexistent/deeper" 2>&1); rc=$?
 ln -s "$T/r" "$T/link"
 out=$("$REP" report -db "$T/db" -o "$T/link" 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "not a directory" <<<"$out" && pass "-o a symbolic link: refused" || fail "-o a link" "rc=$rc $out"
+if [ "$(id -u)" -eq 0 ]; then
+	mkdir "$T/theirs" && chown nobody "$T/theirs"
+	out=$("$REP" report -db "$T/db" -o "$T/theirs" 2>&1); rc=$?
+	[ $rc -eq 1 ] && grep -q "owned by uid" <<<"$out" && [ -z "$(ls "$T/theirs")" ] &&
+		pass "-o another user's directory: refused, nothing written" ||
+		fail "-o another user's directory" "rc=$rc $out $(ls "$T/theirs")"
+fi
 out=$(cd "$T" && "$REP" report -db "$T/nodb" 2>&1); rc=$?
 [ $rc -ne 0 ] && [ ! -e "$T/dcpi-report" ] && pass "no database: an error, nothing written ($(head -1 <<<"$out"))" ||
 	fail "no database" "rc=$rc $out"
