@@ -30,8 +30,27 @@
 		return s;
 	}
 	function base(p) { var i = String(p).lastIndexOf('/'); return i < 0 ? p : p.slice(i + 1); }
-	function pct(v) { return v === null || v === undefined ? '' : Number(v).toFixed(2) + '%'; }
-	function fixed(v, d) { return v === null || v === undefined ? '' : Number(v).toFixed(d); }
+	/* v to d decimals as C's printf("%.*f") writes it: JavaScript's
+	   toFixed rounds an exact tie (0.625 to 2 decimals) up, glibc to even
+	   ("0.62"); the tie is found in v's exact decimal expansion. */
+	function cfixed(v, d) {
+		var a = Math.abs(v), s, dot, rest;
+		if (!isFinite(v) || a >= 1e21) return String(v);
+		s = a.toFixed(100);
+		dot = s.indexOf('.');
+		rest = s.slice(dot + 1 + d);
+		if (/^50*$/.test(rest)) {
+			var kept = s.slice(0, dot + 1 + d).replace(/\.$/, ''), last = kept.charCodeAt(kept.length - 1) - 48;
+			if (last % 2 === 0)
+				return (v < 0 && /[1-9]/.test(kept) ? '-' : '') + kept;
+		}
+		return v.toFixed(d);
+	}
+	function fixed(v, d) { return v === null || v === undefined ? '' : cfixed(Number(v), d); }
+	function pct(v) { return v === null || v === undefined ? '' : cfixed(Number(v), 2) + '%'; }
+	/* a share as the text tools print it: 100 * n / total, computed in the
+	   same order as report_pct, not the JSON's four-decimal rounding of it */
+	function share(n, t) { return t ? 100 * Math.min(n, t) / t : 0; }
 
 	/* An estimated count to the digits its confidence carries, as the text
 	 * tools print it (dcpi_estimate_str): H three significant digits, M two,
@@ -40,14 +59,14 @@
 		var sfx = ['', 'k', 'M', 'G', 'T', 'P'];
 		var digits = conf === 'H' ? 3 : conf === 'M' ? 2 : conf === 'L' ? 1 : 0;
 		var k = 0, scale = 1, lead, m, d;
-		if (!digits || !(v > 0) || !isFinite(v)) return (v > 0 && isFinite(v) ? v : 0).toFixed(0);
+		if (!digits || !(v > 0) || !isFinite(v)) return cfixed(v > 0 && isFinite(v) ? v : 0, 0);
 		lead = Math.floor(Math.log10(v));
 		m = Math.pow(10, lead - digits + 1);
 		v = Math.round(v / m) * m;
 		while (v >= 1e3 * scale && k < 5) { scale *= 1e3; k++; }
 		lead = Math.floor(Math.log10(v / scale));
 		d = digits - 1 - lead > 0 ? digits - 1 - lead : 0;
-		return (conf === 'L' ? '~' : '') + (v / scale).toFixed(d) + sfx[k];
+		return (conf === 'L' ? '~' : '') + cfixed(v / scale, d) + sfx[k];
 	}
 	var confName = { H: 'high confidence', M: 'medium confidence', L: 'low confidence: an order of magnitude', E: 'exact (dcpix)' };
 	function estCell(v, conf) {
@@ -120,13 +139,13 @@
 		var cols = [], ev = doc.events;
 		ev.forEach(function (e, i) {
 			cols.push(numCol(e.name, function (r) { return r.counts[i]; }, undefined, 'samples of ' + e.name));
-			cols.push(numCol('%', function (r) { return r.percent[i]; }, 2, 'share of ' + e.name + ' samples'));
+			cols.push(numCol('%', function (r) { return share(r.counts[i], e.total); }, 2, 'share of ' + e.name + ' samples'));
 		});
 		/* two events: the ratio of their samples, as dcpiprof -ratio B/A prints it */
 		if (ev.length >= 2)
 			cols.push({ label: ev[1].name + '/' + ev[0].name, num: true, title: 'dcpiprof -ratio ' + ev[1].name + '/' + ev[0].name + ': the ratio of their samples',
 				key: function (r) { return r.counts[0] ? r.counts[1] / r.counts[0] : -Infinity; },
-				cell: function (r) { return el('td', { class: 'num ratio' }, r.counts[0] ? (r.counts[1] / r.counts[0]).toFixed(3) : '-'); } });
+				cell: function (r) { return el('td', { class: 'num ratio' }, r.counts[0] ? cfixed(r.counts[1] / r.counts[0], 3) : '-'); } });
 		return cols;
 	}
 
@@ -149,12 +168,12 @@
 			f('Event ' + ev.name, ev.total + ' samples, period ' + ev.period);
 		});
 		f('Samples', doc.samples + ', lost ' + doc.lost + ', unknown ' + doc.unknown +
-			' (' + (doc.samples ? (100 * doc.unknown / doc.samples).toFixed(2) : '0.00') + '%), throttled ' + doc.throttled);
-		if (doc.clock_khz) f('Clock', (doc.clock_khz / 1e6).toFixed(3) + ' GHz (measured by the collector)');
+			' (' + cfixed(share(doc.unknown, doc.samples), 2) + '%), throttled ' + doc.throttled);
+		if (doc.clock_khz) f('Clock', cfixed(doc.clock_khz / 1e6, 3) + ' GHz (measured by the collector)');
 		if (doc.overhead) {
 			var o = doc.overhead;
-			f('Overhead', o.percent.toFixed(2) + '% of the CPU time monitored: the collector\'s own ' + (o.collector_cpu_ns / 1e9).toFixed(2) + ' s (measured)' +
-				(o.sample_cost_ns ? ' and interrupts ~' + (o.interrupt_ns / 1e9).toFixed(2) + ' s (estimated: ' + o.sample_cost_ns + ' ns a sample)' : '; interrupts not measured'));
+			f('Overhead', cfixed(o.percent, 2) + '% of the CPU time monitored: the collector\'s own ' + cfixed(o.collector_cpu_ns / 1e9, 2) + ' s (measured)' +
+				(o.sample_cost_ns ? ' and interrupts ~' + cfixed(o.interrupt_ns / 1e9, 2) + ' s (estimated: ' + o.sample_cost_ns + ' ns a sample)' : '; interrupts not measured'));
 		}
 		(extra || []).forEach(function (x) { f(x[0], x[1]); });
 		return dl;
@@ -294,17 +313,17 @@
 				last = x.line_index;
 				add(tb, el('tr', { class: 'srcline', style: heat(l.percent[0]) },
 					el('td', { class: 'mono' }, base(l.file) + ':' + l.line), el('td', { class: 'src' }, l.text === null ? '' : l.text),
-					ev.map(function (n, i) { return [el('td', { class: 'num' }, l.counts[i]), el('td', { class: 'num' }, pct(l.percent[i]))]; })));
+					ev.map(function (n, i) { return [el('td', { class: 'num' }, l.counts[i]), el('td', { class: 'num' }, pct(share(l.counts[i], Li.events[i].total)))]; })));
 			}
 			add(tb, el('tr', { class: 'insn', id: 'i' + x.address, style: heat(x.percent[0]) },
 				el('td', { class: 'code' }, x.address), el('td', { class: 'code' }, x.mnemonic + (x.operands ? ' ' + x.operands : '')),
-				ev.map(function (n, i) { return [el('td', { class: 'num' }, x.counts[i]), el('td', { class: 'num' }, pct(x.percent[i]))]; })));
+				ev.map(function (n, i) { return [el('td', { class: 'num' }, x.counts[i]), el('td', { class: 'num' }, pct(share(x.counts[i], Li.events[i].total)))]; })));
 		});
 		if (!Li.instructions || !Li.instructions.length)
 			(Li.lines || []).forEach(function (l) {
 				add(tb, el('tr', { class: 'srcline', style: heat(l.percent[0]) }, el('td', { class: 'mono' }, base(l.file) + ':' + l.line),
 					el('td', { class: 'src' }, l.text === null ? '' : l.text),
-					ev.map(function (n, i) { return [el('td', { class: 'num' }, l.counts[i]), el('td', { class: 'num' }, pct(l.percent[i]))]; })));
+					ev.map(function (n, i) { return [el('td', { class: 'num' }, l.counts[i]), el('td', { class: 'num' }, pct(share(l.counts[i], Li.events[i].total)))]; })));
 			});
 		return el('table', { class: 'listing' }, el('thead', null, head), tb);
 	}
@@ -325,7 +344,7 @@
 					return el('td', { class: 'num ' + (r.delta > 0 ? 'up' : r.delta < 0 ? 'down' : '') + (r.significant ? ' sig' : '') },
 						(r.delta > 0 ? '+' : '') + fixed(r.delta, 0)); } },
 				numCol('B/A', function (r) { return r.ratio; }, 2),
-				numCol('% of A', function (r) { return r.share_a; }, 2), numCol('% of B', function (r) { return r.share_b; }, 2),
+				numCol('% of A', function (r) { return share(r.a, D.a.total); }, 2), numCol('% of B', function (r) { return share(r.b, D.b.total); }, 2),
 				numCol('change, points', function (r) { return r.delta_pp; }, 2),
 				{ label: 'significant', key: function (r) { return r.significant ? 1 : 0; }, cell: function (r) {
 					return el('td', { class: r.significant ? 'sig' : 'note', title: 'p = ' + r.p }, r.significant ? 'yes' : 'no'); } }]);

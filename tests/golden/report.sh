@@ -105,4 +105,28 @@ for g, w in zip(rows, st):
     assert g[0] == '%.0f' % w['stall'] and g[1] == '%.2f' % w['percent'] and g[5] == w['address'], (g, w)
 print('# blocks', want, '; stalls', [(r[5], r[0]) for r in rows])
 EOF
+# the script's number formatting against C's printf("%.*f") (Python's %
+# formats the exact double the same way, ties to even): shares like 3 of
+# 480 (0.625) are where JavaScript's toFixed and C part
+if command -v node >/dev/null; then
+	sed -n '/function cfixed/,/^\t}/p' "$DCPI_ROOT/lib/export/report.js" >"$T/cfixed.js"
+	python3 - "$T/cfixed.js" >"$T/cf.out" <<'EOF'
+import random, sys
+random.seed(7)
+vals = [(100.0 * n / t, d) for t in (8, 16, 160, 480, 1643, 3200) for n in range(0, t + 1, max(1, t // 40)) for d in (0, 1, 2, 3)]
+vals += [(random.uniform(-1e6, 1e6), random.randint(0, 4)) for _ in range(2000)]
+vals += [(0.625, 2), (1.125, 2), (-0.625, 2), (2.5, 0), (3.5, 0), (0.5, 0), (-0.004, 2), (0.0, 2)]
+with open(sys.argv[1], 'a') as f:
+    f.write('const v = %s;\nfor (const [x, d] of v) console.log(cfixed(x, d));\n' % repr([[x, d] for x, d in vals]))
+for x, d in vals:
+    print('%.*f' % (d, x))
+EOF
+	node "$T/cfixed.js" >"$T/cf.js.out" 2>&1
+	n=$(wc -l <"$T/cf.out")
+	diff -q "$T/cf.out" "$T/cf.js.out" >/dev/null &&
+		pass "report.js formats $n numbers as printf does (ties to even: 0.625 is 0.62)" ||
+		fail "report.js's formatting differs from printf's" "$(diff "$T/cf.out" "$T/cf.js.out" | head -5)"
+else
+	skip "node is not installed: report.js's number formatting not checked"
+fi
 done_testing
