@@ -114,9 +114,7 @@ static int on_proc(struct dcpi_stall_proc *p, void *arg)
 {
 	struct ts *t = arg;
 
-	if (t->proc && strcmp(p->name, t->proc))
-		return 0;
-	t->proc_seen = 1;
+	t->proc_seen = 1; /* dcpi_stall_image_only passes -proc's procedure alone */
 	if (p->err) {
 		if (p->samples || !p->a.ninsns)
 			report_warn(&t->b.w, "%s: %s: %s; its samples are not explained",

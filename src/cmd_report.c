@@ -250,6 +250,19 @@ struct job {
 	char *argv[TOOL_ARGS];
 };
 
+/* A child to work beside the parent (it ends with _exit): its pid in the
+ * parent, 0 in the child.  Buffered output is flushed first, so that
+ * neither writes it twice. */
+static pid_t fork_helper(void)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	if ((pid = fork()) < 0)
+		cli_die("fork: %s", strerror(errno));
+	return pid;
+}
+
 static void job_path(const struct rep *r, const struct job *j, char *path, size_t len)
 {
 	snprintf(path, len, "%s/.job.%s.%ld", r->out, j->id, (long)r->pid);
@@ -257,11 +270,8 @@ static void job_path(const struct rep *r, const struct job *j, char *path, size_
 
 static pid_t start_jobs(const struct rep *r, const struct job *jobs, size_t n)
 {
-	pid_t pid;
+	pid_t pid = fork_helper();
 
-	fflush(NULL);
-	if ((pid = fork()) < 0)
-		cli_die("fork: %s", strerror(errno));
 	if (pid)
 		return pid;
 	for (size_t i = 0; i < n; i++) {
@@ -353,11 +363,8 @@ static void cfg_path(const struct rep *r, size_t k, char *path, size_t len)
  * report's time (1.6 s of a 300-block procedure's page). */
 static pid_t draw_graphs(const struct rep *r, const struct page *pg, size_t n)
 {
-	pid_t pid;
+	pid_t pid = fork_helper();
 
-	fflush(NULL);
-	if ((pid = fork()) < 0)
-		cli_die("fork: %s", strerror(errno));
 	if (pid)
 		return pid;
 	for (size_t k = 0; k < n; k++) {

@@ -48,7 +48,8 @@ static void finish(struct rec *r, int trailer, uint64_t time)
 	memcpy(r->b + 6, &size, 2);
 }
 
-static void build_sample(struct rec *r)
+/* IDENTIFIER | IP | TID | TIME of a user sample, not finished */
+static void sample_head(struct rec *r)
 {
 	begin(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
 	put64(r, 0x51);
@@ -56,6 +57,11 @@ static void build_sample(struct rec *r)
 	put32(r, 77);
 	put32(r, 78);
 	put64(r, 5000);
+}
+
+static void build_sample(struct rec *r)
+{
+	sample_head(r);
 	finish(r, 0, 0);
 }
 
@@ -192,12 +198,7 @@ static void test_sideband(void)
 static void build_stack_sample(struct rec *r, uint64_t n, uint64_t abi, uint64_t copy,
 			       uint64_t dyn, int cg)
 {
-	begin(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	put64(r, 0x51);
-	put64(r, 0x401234);
-	put32(r, 77);
-	put32(r, 78);
-	put64(r, 5000);
+	sample_head(r);
 	put64(r, n);
 	for (uint64_t i = 0; i < n; i++)
 		put64(r, i == 0 ? 0xfffffffffffffe00ull : 0xffffffff81000000ull + i); /* CONTEXT_KERNEL, ips */

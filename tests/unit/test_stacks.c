@@ -189,22 +189,15 @@ int main(void)
 	/* the child's mappings once it has exec'd and runs */
 	for (int i = 0; i < 200; i++) {
 		struct timespec ts = { 0, 5000000 };
+		char link[64], target[4096];
+		ssize_t n;
 
 		nanosleep(&ts, NULL);
-		if (dcpi_loadmap_scan_pid(x.lm, pid) == 0) {
-			uint64_t off;
-
-			if (dcpi_loadmap_resolve(x.lm, pid, 0, 0, &off) < 0) {
-				/* a cheap check that the exec happened: the image of main */
-			}
-			char link[64], target[4096];
-			ssize_t n;
-
-			snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-			n = readlink(link, target, sizeof(target) - 1);
-			if (n > 0 && (target[n] = 0, !strcmp(target, prog)))
-				break;
-		}
+		/* the exec happened when /proc says the program runs */
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n > 0 && (target[n] = 0, !strcmp(target, prog)))
+			break;
 	}
 	dcpi_loadmap_scan_pid(x.lm, pid);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
