@@ -115,6 +115,7 @@ static int run_tool(int (*fn)(int, char **), const char *prog, char **argv, stru
 			argc++;
 		cli_prog = prog;
 		optind = 0;
+		dcpi_json_exact_numbers(); /* the page rounds each number once, as the text */
 		exit(fn(argc, argv));
 	}
 	close(fd[1]);

@@ -54,6 +54,12 @@ void dcpi_json_strf(struct dcpi_json *j, const char *fmt, ...)
 void dcpi_json_u64(struct dcpi_json *j, uint64_t v);
 void dcpi_json_i64(struct dcpi_json *j, int64_t v);
 void dcpi_json_fixed(struct dcpi_json *j, double v, int decimals);  /* "%.*f" */
+/* From now on in this process, dcpi_json_fixed writes every value to the
+ * 17 significant digits that give back the same double ("%.17g"), not to
+ * its decimals: for a reader that rounds the value itself and must get the
+ * digits the text tools print (dcpi report's pages), where rounding twice
+ * (12.4951 to 12.50, then to 12) would differ from rounding once (12). */
+void dcpi_json_exact_numbers(void);
 void dcpi_json_bool(struct dcpi_json *j, int v);
 void dcpi_json_null(struct dcpi_json *j);
 

@@ -168,6 +168,13 @@ void dcpi_json_i64(struct dcpi_json *j, int64_t v)
 	fprintf(j->f, "%" PRId64, v);
 }
 
+static int exact_numbers;
+
+void dcpi_json_exact_numbers(void)
+{
+	exact_numbers = 1;
+}
+
 void dcpi_json_fixed(struct dcpi_json *j, double v, int decimals)
 {
 	if (!isfinite(v)) {
@@ -175,7 +182,10 @@ void dcpi_json_fixed(struct dcpi_json *j, double v, int decimals)
 		return;
 	}
 	before_item(j);
-	fprintf(j->f, "%.*f", decimals, v);
+	if (exact_numbers)
+		fprintf(j->f, "%.17g", v == 0 ? 0.0 : v); /* no "-0" */
+	else
+		fprintf(j->f, "%.*f", decimals, v);
 }
 
 void dcpi_json_bool(struct dcpi_json *j, int v)

@@ -347,7 +347,7 @@
 				numCol('% of A', function (r) { return share(r.a, D.a.total); }, 2), numCol('% of B', function (r) { return share(r.b, D.b.total); }, 2),
 				numCol('change, points', function (r) { return r.delta_pp; }, 2),
 				{ label: 'significant', key: function (r) { return r.significant ? 1 : 0; }, cell: function (r) {
-					return el('td', { class: r.significant ? 'sig' : 'note', title: 'p = ' + r.p }, r.significant ? 'yes' : 'no'); } }]);
+					return el('td', { class: r.significant ? 'sig' : 'note', title: 'p = ' + fixed(r.p, 6) }, r.significant ? 'yes' : 'no'); } }]);
 		}
 		s = section('Images', 'images');
 		add(s, table(cols([textCol('image', function (r) { return r.image; })]), DI.rows, { rowAttrs: function (r) { return { class: 'image' + (r.significant ? ' significant' : '') }; } }));

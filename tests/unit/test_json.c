@@ -128,6 +128,28 @@ static void test_numbers(void)
 		"fixed decimals; not-finite numbers are null");
 }
 
+/* Last: the mode is for the rest of the process. */
+static void test_exact_numbers(void)
+{
+	FILE *f;
+	struct dcpi_json *j = start(&f);
+	double back;
+
+	dcpi_json_exact_numbers();
+	dcpi_json_arr_begin(j);
+	dcpi_json_fixed(j, 11.434999999, 2);
+	dcpi_json_fixed(j, 0.1, 4);
+	dcpi_json_fixed(j, -0.0, 2);
+	dcpi_json_fixed(j, NAN, 2);
+	dcpi_json_arr_end(j);
+	T_STREQ(done(j, f), "[11.434999999, 0.10000000000000001, 0, null]\n",
+		"exact numbers: 17 significant digits whatever the decimals; -0 as 0; not finite null");
+	j = start(&f);
+	dcpi_json_fixed(j, 1.0 / 3, 2);
+	T_OK(sscanf(done(j, f), "%lf", &back) == 1 && back == 1.0 / 3,
+	     "exact numbers read back as the same double");
+}
+
 static void test_unbalanced(void)
 {
 	FILE *f;
@@ -146,6 +168,7 @@ int main(void)
 	test_control_bytes();
 	test_numbers();
 	test_unbalanced();
+	test_exact_numbers();
 	free(buf);
 	return t_done();
 }
