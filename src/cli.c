@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "dcpi/record.h"
 #include "dcpi/error.h"
 #include "dcpi/version.h"
 
@@ -137,6 +138,16 @@ const char *cli_db_read(const char *db_opt)
 		return CLI_LOCAL_DB;
 	cli_usage_error("no database: give -db DIR or set DCPIDB (or run where dcpi record "
 			"made ./dcpidb)");
+}
+
+unsigned cli_parse_stack_bytes(const char *opt, const char *arg)
+{
+	unsigned long long v = cli_parse_count(opt, arg);
+
+	if (v < 8 || v > DCPI_STACK_MAX_COPY || v % 8)
+		cli_usage_error("-%s wants a multiple of 8 from 8 to %d bytes, not '%s'", opt,
+				DCPI_STACK_MAX_COPY, arg);
+	return (unsigned)v;
 }
 
 unsigned long long cli_parse_count(const char *opt, const char *arg)

@@ -41,6 +41,10 @@ const char *cli_db(const char *db_opt);
  * (1024*1024) suffix, as event periods take them; usage error naming the
  * option on anything else. */
 unsigned long long cli_parse_count(const char *opt, const char *arg);
+/* -stack-bytes N: a count (K suffix too), a multiple of 8 from 8 to
+ * DCPI_STACK_MAX_COPY (what perf copies at most); usage error else. */
+#define CLI_STACK_BYTES 16384 /* the default: docs/performance.md, stack depth */
+unsigned cli_parse_stack_bytes(const char *opt, const char *arg);
 /* A duration: N with s, m, h or d (a bare N is seconds), as seconds; a
  * usage error naming the option on anything else. */
 unsigned cli_parse_duration(const char *opt, const char *arg);

@@ -19,6 +19,7 @@
 #include "dcpi/procs.h"
 #include "dcpi/profset.h"
 #include "dcpi/select.h"
+#include "prof_stacks.h"
 #include "report.h"
 
 enum { OUT_TEXT, OUT_JSON, OUT_CSV, OUT_FOLDED, OUT_PPROF };
@@ -26,7 +27,9 @@ enum { OUT_TEXT, OUT_JSON, OUT_CSV, OUT_FOLDED, OUT_PPROF };
 struct opts {
 	struct cli_common co;        /* -db -epoch -host -label -json -csv IMAGE... */
 	const char *sort, *ratio, *pprof, *by;
-	int procs, bypid, out;
+	const char *proc;            /* -callers, -callees PROC */
+	int procs, bypid, out, stacks;  /* stacks: PS_CALLERS, ... (prof_stacks.h) */
+	unsigned long long depth;
 	unsigned long long keep;
 	double cutoff;
 };
@@ -43,7 +46,8 @@ struct report {
 
 /* ---- options ------------------------------------------------------------ */
 
-enum { O_BY = 256, O_PID, O_SORT, O_KEEP, O_CUTOFF, O_RATIO, O_FOLDED, O_PPROF };
+enum { O_BY = 256, O_PID, O_SORT, O_KEEP, O_CUTOFF, O_RATIO, O_FOLDED, O_PPROF, O_CALLERS,
+       O_CALLEES, O_INCLUSIVE, O_DEPTH };
 
 static void own_option(void *ctx, int c, const char *arg)
 {
@@ -68,6 +72,19 @@ static void own_option(void *ctx, int c, const char *arg)
 		break;
 	case O_FOLDED: o->out = OUT_FOLDED; break;
 	case O_PPROF: o->out = OUT_PPROF; o->pprof = arg; break;
+	case O_CALLERS:
+	case O_CALLEES:
+	case O_INCLUSIVE:
+		if (o->stacks)
+			cli_usage_error("-callers, -callees and -inclusive: one at a time");
+		o->stacks = c == O_CALLERS ? PS_CALLERS : c == O_CALLEES ? PS_CALLEES : PS_INCLUSIVE;
+		o->proc = arg;
+		break;
+	case O_DEPTH:
+		o->depth = cli_parse_count("depth", arg);
+		if (o->depth < 1 || o->depth > 64)
+			cli_usage_error("-depth wants 1 to 64, not '%s'", cli_safe(arg));
+		break;
 	}
 }
 
@@ -81,6 +98,10 @@ static const struct option own_opts[] = {
 	{ "ratio", required_argument, NULL, O_RATIO },
 	{ "folded", no_argument, NULL, O_FOLDED },
 	{ "pprof", required_argument, NULL, O_PPROF },
+	{ "callers", required_argument, NULL, O_CALLERS },
+	{ "callees", required_argument, NULL, O_CALLEES },
+	{ "inclusive", no_argument, NULL, O_INCLUSIVE },
+	{ "depth", required_argument, NULL, O_DEPTH },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -95,7 +116,13 @@ static const struct cli_cmd cli = {
 		"  -sort EVENT        order by this event (default: the first)\n"
 		"  -keep N            only the first N rows\n"
 		"  -cutoff PERCENT    only rows with at least this share of the sort event\n"
-		"  -ratio A/B         add a column A/B (e.g. instructions/cycles)\n",
+		"  -ratio A/B         add a column A/B (e.g. instructions/cycles)\n"
+		"  -callers PROC      who called PROC (in the IMAGE named, if any), with shares\n"
+		"                     of its inclusive samples; from the epoch's call stacks\n"
+		"  -depth N           with -callers: their callers too, N levels (default 1)\n"
+		"  -callees PROC      what PROC's inclusive samples were spent in: itself, and\n"
+		"                     each procedure it called\n"
+		"  -inclusive         procedures by inclusive samples (in them and below)\n",
 	.after = "  -folded            folded stacks for flame graphs: image;procedure;file:line N\n"
 		 "  -pprof FILE        write a gzipped pprof profile to FILE instead of a report\n",
 	.footer = "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n",
@@ -114,6 +141,12 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		o->out = OUT_CSV;
 	if (o->co.nimages)
 		o->procs = 1;
+	if (o->depth && o->stacks != PS_CALLERS)
+		cli_usage_error("-depth goes with -callers");
+	if (o->stacks && o->out && o->out != OUT_JSON && o->out != OUT_CSV)
+		cli_usage_error("-folded and -pprof do not go with -callers, -callees or -inclusive");
+	if (o->stacks == PS_INCLUSIVE && o->co.nimages)
+		cli_usage_error("-inclusive takes no IMAGE");
 }
 
 /* ---- the table ------------------------------------------------------------ */
@@ -382,6 +415,41 @@ int prof_text_report(FILE *f, const char *db, const char *epoch, int procs,
 	return finish(&r, f, status);
 }
 
+/* -callers, -callees, -inclusive: the set, then the stacks. */
+static int stacks_main(struct report *r)
+{
+	struct prof_stacks ps = {
+		.mode = r->o.stacks, .out = r->o.out == OUT_JSON ? PS_JSON : r->o.out == OUT_CSV ? PS_CSV
+												 : PS_TEXT,
+		.db = r->o.co.db, .set = &r->set, .label = r->o.co.label, .w = &r->w,
+		.proc = r->o.proc, .images = (const char *const *)r->o.co.images,
+		.nimages = r->o.co.nimages, .depth = r->o.depth ? r->o.depth : 1, .keep = r->o.keep,
+	};
+	int status;
+
+	if (dcpi_profset_load(r->o.co.db, r->o.co.epoch, r->o.co.host, &r->set))
+		return cli_error("%s", dcpi_errmsg()), 1;
+	if (r->o.co.label)
+		report_keep_label(&r->set, r->o.co.label);
+	report_check_set(&r->w, &r->set);
+	if (r->set.nevents == 0) {
+		cli_error("%s: no samples in epoch %s", r->o.co.db, r->set.epochs[r->set.nepochs - 1]);
+		dcpi_profset_free(&r->set);
+		return 1;
+	}
+	status = r->o.sort ? event_col(r, r->o.sort, "-sort") : 0;
+	if (status >= 0) {
+		ps.col = (unsigned)status;
+		ps.objs = r->objs = report_objcache(r->o.co.db);
+		status = prof_stacks_report(&ps);
+	}
+	if (status >= 0 && (fflush(stdout) || ferror(stdout)))
+		status = cli_error("writing the report failed");
+	dcpi_objcache_free(r->objs);
+	dcpi_profset_free(&r->set);
+	return status < 0 ? 1 : 0;
+}
+
 int cmd_dcpiprof(int argc, char **argv)
 {
 	static struct report r;
@@ -389,6 +457,8 @@ int cmd_dcpiprof(int argc, char **argv)
 	int status;
 
 	parse_options(&r.o, argc, argv);
+	if (r.o.stacks)
+		return stacks_main(&r);
 	status = prepare(&r, &n);
 	if (status < 0)
 		return 1;

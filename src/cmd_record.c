@@ -45,6 +45,7 @@ struct record {
 	const char *db, *out, *keep, *sort;
 	int syswide, quiet, procs, imagecache, mux;
 	unsigned label_keys;    /* -label */
+	unsigned stack_bytes;   /* -stacks, -stack-bytes; 0: no stacks */
 	struct dcpi_eventlist events;
 	char **cmd;                  /* argv of the command, NULL-terminated */
 	/* state */
@@ -76,6 +77,9 @@ static void usage(FILE *f)
 "  -mux               every event its own group, which the kernel time-multiplexes\n"
 "                     when the PMU has too few counters (DCPI's -mux)\n"
 "  -label KEYS        keep profiles apart by comm, uid and/or cgroup (see dcpid)\n"
+"  -stacks            record call stacks too (dcpiprof -callers, -callees, -inclusive)\n"
+"  -stack-bytes N     bytes of user stack each sample copies (default 16K; implies\n"
+"                     -stacks)\n"
 "  -a                 sample every process while COMMAND runs (needs root)\n"
 "  -o FILE            write the report to FILE instead of standard output\n"
 "  -quiet             no report, only the summary line on standard error\n"
@@ -93,12 +97,15 @@ static void usage(FILE *f)
 
 static void parse_options(struct record *r, int argc, char **argv)
 {
-	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_ALL, O_OUT, O_QUIET, O_KEEP, O_SORT, O_IMAGECACHE };
+	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_ALL, O_OUT, O_QUIET, O_KEEP, O_SORT, O_IMAGECACHE,
+	       O_STACKS, O_STACK_BYTES };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
 		{ "mux", no_argument, NULL, O_MUX },
 		{ "label", required_argument, NULL, O_LABEL },
+		{ "stacks", no_argument, NULL, O_STACKS },
+		{ "stack-bytes", required_argument, NULL, O_STACK_BYTES },
 		{ "a", no_argument, NULL, O_ALL },
 		{ "o", required_argument, NULL, O_OUT },
 		{ "quiet", no_argument, NULL, O_QUIET },
@@ -125,6 +132,11 @@ static void parse_options(struct record *r, int argc, char **argv)
 			if (dcpi_label_parse(optarg, &r->label_keys))
 				cli_usage_error("%s", dcpi_errmsg());
 			break;
+		case O_STACKS:
+			if (!r->stack_bytes)
+				r->stack_bytes = CLI_STACK_BYTES;
+			break;
+		case O_STACK_BYTES: r->stack_bytes = cli_parse_stack_bytes("stack-bytes", optarg); break;
 		case O_ALL: r->syswide = 1; break;
 		case O_OUT: r->out = optarg; break;
 		case O_QUIET: r->quiet = 1; break;
@@ -327,7 +339,7 @@ static void open_run(struct record *r)
 	struct dcpi_run_opts ro = {
 		.db = r->db, .host = r->host, .platform = r->platform, .events = &r->events,
 		.sampling = { .pid = r->syswide ? -1 : r->child, .inherit = !r->syswide,
-			      .sideband = 1 },
+			      .sideband = 1, .stack_bytes = r->stack_bytes },
 		.kernel_fallback = 1, .drain_thread = 1, .dirmode = DIRMODE, .filemode = FILEMODE,
 		.label_keys = r->label_keys, .clock_khz = r->clock_khz,
 		.on_warning = on_warning,

@@ -65,6 +65,13 @@ int dcpi_collector_new(const struct dcpi_collector_opts *o, struct dcpi_collecto
 void dcpi_collector_free(struct dcpi_collector *c);
 struct dcpi_loadmap *dcpi_collector_loadmap(struct dcpi_collector *c);
 
+/* The samples' layout, as the sampler was opened: with stacks (samples of
+ * dcpi_record_decode_stack_sample's layout, whose call stacks are walked
+ * and kept in the epoch's epoch.stacks, dcpi/stacks.h), with the cgroup
+ * field.  Without stacks (the default) the cgroup field is told by the
+ * record's length. */
+int dcpi_collector_sample_layout(struct dcpi_collector *c, int stacks, int cgroup);
+
 /* Queue a raw record (copied). */
 int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len);
 /* Process queued records with time <= horizon, oldest first.  event_of

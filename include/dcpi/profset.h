@@ -88,6 +88,11 @@ int dcpi_profset_load(const char *db, const char *epoch, const char *host,
 		      struct dcpi_profset *out);
 void dcpi_profset_free(struct dcpi_profset *s);
 
+/* Whether label ("comm=xz,uid=0") has every KEY=VALUE of spec (as
+ * dcpi_profset_keep_label takes it); a spec that is not KEY=VALUE pairs
+ * matches nothing. */
+int dcpi_profset_label_has(const char *label, const char *spec);
+
 /* Keep only the labelled profiles (dcpid -label) whose label has every
  * KEY=VALUE of spec ("comm=xz", "uid=0,comm=sshd"); the rest are freed.
  * -EINVAL for a malformed spec (the set is then unchanged).  The

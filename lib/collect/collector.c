@@ -104,6 +104,7 @@ void dcpi_collector_free(struct dcpi_collector *c)
 		dcpi_loadmap_free(c->lm);
 	dcpi_agg_free(c->agg);
 	dcpi_labeler_free(c->lab);
+	dcpi_col_stacks_free(c);
 	dcpi_jitmap_free(c->jm);
 	free(c->db);
 	dcpi_buf_release(&c->arena);
@@ -117,6 +118,16 @@ void dcpi_collector_free(struct dcpi_collector *c)
 		free(c->bypid[i]);
 	free(c->bypid);
 	free(c);
+}
+
+int dcpi_collector_sample_layout(struct dcpi_collector *c, int stacks, int cgroup)
+{
+	c->sample_cgroup = cgroup;
+	if (stacks && !c->stk)
+		return dcpi_col_stacks_new(c);
+	if (!stacks)
+		dcpi_col_stacks_free(c);
+	return 0;
 }
 
 struct dcpi_loadmap *dcpi_collector_loadmap(struct dcpi_collector *c)
@@ -381,6 +392,7 @@ int dcpi_collector_forget(struct dcpi_collector *c)
 	c->unknown_image = pin[0];
 	c->jit_image = pin[1];
 	if (n) { /* indices moved: test again when met */
+		dcpi_col_stacks_forget(c);
 		free(c->bypid_cache);
 		c->bypid_cache = NULL;
 		c->bypid_cache_len = 0;

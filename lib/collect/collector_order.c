@@ -66,6 +66,20 @@ int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len)
 	int32_t pid = NO_PID;
 	int err;
 
+	if (len >= sizeof(*h) && h->type == PERF_RECORD_SAMPLE && c->stk) {
+		/* with its stack: kept whole, walked in time order (take_queued) */
+		struct dcpi_sample smp;
+		struct dcpi_stack_sample st;
+
+		if (dcpi_record_decode_stack_sample(raw, len, c->sample_cgroup, &smp, &st))
+			return 0; /* malformed: skip it, never crash on it */
+		if ((err = DCPI_GROW(c->q, c->qcap, c->nq + 1, SIZE_MAX, "queued records")) ||
+		    (err = dcpi_buf_put(&c->arena, raw, len)))
+			return err;
+		c->q[c->nq++] = (struct qent){ smp.time, c->seq++, off, (uint32_t)len, NO_PID,
+					       QE_STACK };
+		return 0;
+	}
 	if (len >= sizeof(*h) && h->type == PERF_RECORD_SAMPLE) {
 		struct fsample *f;
 
@@ -92,7 +106,7 @@ int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len)
 	if (err)
 		return err;
 	c->q[c->nq++] = (struct qent){ dcpi_record_time(raw, len), c->seq++, off, (uint32_t)len,
-				       pid, 0 };
+				       pid, QE_RAW };
 	return 0;
 }
 
@@ -367,6 +381,34 @@ static int count_one(struct dcpi_collector *c, const struct fsample *f, int ev,
 	return err == -ENOMEM ? err : 0; /* a record we could not use is not fatal */
 }
 
+/* A sample taken from the queue in time order. */
+static int count_queued(struct dcpi_collector *c, const struct fsample *f, int ev)
+{
+	struct dcpi_record r;
+	int err;
+
+	if (sample_kernel(&f->s) && pidset_find(c, -1)) {
+		/* the kernel's images change in this pass: one by one */
+		fsample_record(f, &r);
+		err = dcpi_collector_feed(c, &r, ev);
+		return err == -ENOMEM ? err : 0;
+	}
+	return count_one(c, f, ev, pidset_find(c, f->s.pid));
+}
+
+/* A sample with its stack: counted flat as any (ordered: taken from the
+ * queue in time order), then its stack walked against the loadmap as it
+ * is now, the state of its time. */
+static int count_stack(struct dcpi_collector *c, const struct fsample *f,
+		       const struct dcpi_stack_sample *st, int ev, int ordered)
+{
+	int err = ordered ? count_queued(c, f, ev) : count_one(c, f, ev, NULL);
+
+	if (!err && ev >= 0 && (unsigned)ev < c->events.n)
+		err = dcpi_col_stack_count(c, &f->s, st, (unsigned)ev);
+	return err == -ENOMEM ? err : 0;
+}
+
 /* Count the drain's samples that nothing queued can change the meaning
  * of: older than the horizon (so every side-band record before them has
  * been read) and of a process with no side-band record queued (so its
@@ -389,7 +431,8 @@ static int count_fast(struct dcpi_collector *c, uint64_t horizon,
 			if ((err = DCPI_GROW(c->q, c->qcap, c->nq + 1, SIZE_MAX, "queued records")) ||
 			    (err = dcpi_buf_put(&c->arena, f, sizeof(*f))))
 				break;
-			c->q[c->nq++] = (struct qent){ f->s.time, f->seq, off, sizeof(*f), NO_PID, 1 };
+			c->q[c->nq++] = (struct qent){ f->s.time, f->seq, off, sizeof(*f), NO_PID,
+						       QE_SAMPLE };
 			continue;
 		}
 		err = count_one(c, f, event_cached(&ec, f->s.id, event_of, arg), NULL);
@@ -409,17 +452,19 @@ static int take_queued(struct dcpi_collector *c, const struct qent *q,
 	struct pidslot *ps;
 	int err = 0;
 
-	if (q->sample) {
+	if (q->sample == QE_STACK) {
+		struct dcpi_stack_sample st;
+		struct fsample f = { .seq = q->seq };
+
+		if (dcpi_record_decode_stack_sample(raw, q->len, c->sample_cgroup, &f.s, &st))
+			return 0;
+		return count_stack(c, &f, &st, event_of(arg, f.s.id), 1);
+	}
+	if (q->sample == QE_SAMPLE) {
 		struct fsample f;
 
 		memcpy(&f, raw, sizeof(f));
-		if (sample_kernel(&f.s) && pidset_find(c, -1)) {
-			/* the kernel's images change in this pass: one by one */
-			fsample_record(&f, &r);
-			err = dcpi_collector_feed(c, &r, event_of(arg, f.s.id));
-			return err == -ENOMEM ? err : 0;
-		}
-		return count_one(c, &f, event_of(arg, f.s.id), pidset_find(c, f.s.pid));
+		return count_queued(c, &f, event_of(arg, f.s.id));
 	}
 	if (dcpi_record_decode_flags(raw, q->len,
 				     c->o.mmap_build_id ? DCPI_RECORD_WANT_BUILD_ID : 0, &r))
@@ -518,6 +563,15 @@ static int split_sample(void *arg, const void *raw, size_t len)
 	struct split *x = arg;
 	struct fsample f;
 
+	if (x->c->stk) { /* with its stack: at once when nothing can change it */
+		struct dcpi_stack_sample st;
+
+		if (dcpi_record_decode_stack_sample(raw, len, x->c->sample_cgroup, &f.s, &st) ||
+		    must_wait(x->c, &f.s, x->horizon))
+			return dcpi_collector_queue(x->c, raw, len);
+		return count_stack(x->c, &f, &st,
+				   event_cached(&x->ec, f.s.id, sampler_event_of, x->s), 0);
+	}
 	if (dcpi_record_decode_sample(raw, len, &f.s) || must_wait(x->c, &f.s, x->horizon))
 		return dcpi_collector_queue(x->c, raw, len); /* as it would have been */
 	return count_one(x->c, &f, event_cached(&x->ec, f.s.id, sampler_event_of, x->s), NULL);

@@ -25,8 +25,9 @@ struct qent {
 	uint32_t len;
 	int32_t pid;                 /* side-band: whose state it changes (-1:
 					the kernel's); NO_PID for the rest */
-	int sample;
+	int sample;                  /* QE_RAW, QE_SAMPLE, QE_STACK */
 };
+enum { QE_RAW, QE_SAMPLE /* a struct fsample */, QE_STACK /* a raw sample with its stack */ };
 #define NO_PID INT32_MIN
 
 /* A sample decoded as it arrives: most are counted straight from here,
@@ -84,6 +85,8 @@ struct dcpi_collector {
 	int bypid_labels;            /* some -bypid is K=V: by the process's label */
 	size_t bypid_cache_len;
 	struct dcpi_labeler *lab;    /* -label; NULL: profiles are not labelled */
+	struct col_stacks *stk;      /* the epoch's stacks; NULL: samples carry none */
+	int sample_cgroup;           /* stack samples carry PERF_SAMPLE_CGROUP */
 	struct dcpi_epoch_stats stats;
 };
 
@@ -100,5 +103,16 @@ int dcpi_col_count_sample(struct dcpi_collector *c, const struct dcpi_record *r,
 /* Whether image idx's samples in process rpid are kept per process
  * (-bypid IMAGE, or -bypid K=V matching rpid's label). */
 int dcpi_col_is_bypid(struct dcpi_collector *c, int idx, int32_t rpid);
+
+/* collector_stacks.c: the stacks of samples that carry them. */
+int dcpi_col_stacks_new(struct dcpi_collector *c);
+void dcpi_col_stacks_free(struct dcpi_collector *c);
+/* Loadmap image indices moved (dcpi_collector_forget). */
+void dcpi_col_stacks_forget(struct dcpi_collector *c);
+/* Walk sample s's stack st (loadmap: the state of its time) and count it. */
+int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
+			 const struct dcpi_stack_sample *st, unsigned ev);
+/* The stacks into platdir's epoch.stacks, then forgotten (kept on error). */
+int dcpi_col_stacks_merge(struct dcpi_collector *c, const char *platdir);
 
 #endif

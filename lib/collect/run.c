@@ -162,6 +162,8 @@ static int open_sampling(struct dcpi_run *r)
 		err = open_sampler(r, &so);
 	}
 	r->kernel = !err && !so.exclude_kernel;
+	if (!err)
+		err = dcpi_collector_sample_layout(r->col, so.stack_bytes != 0, so.cgroup);
 	return err;
 }
 

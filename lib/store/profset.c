@@ -46,8 +46,7 @@ static int next_pair(const char **p, char *key, size_t klen, char *val, size_t v
 	return 0;
 }
 
-/* Whether label has every KEY=VALUE of spec (a checked one). */
-static int label_has(const char *label, const char *spec)
+int dcpi_profset_label_has(const char *label, const char *spec)
 {
 	char key[64], want[512], have[512];
 
@@ -83,7 +82,7 @@ static void keep_if(struct dcpi_profset *s, int (*keep)(const struct dcpi_profil
 
 static int labelled_so(const struct dcpi_profile *p, const void *spec)
 {
-	return p->label && label_has(p->label, spec);
+	return p->label && dcpi_profset_label_has(p->label, spec);
 }
 
 static int of_pid(const struct dcpi_profile *p, const void *pid)

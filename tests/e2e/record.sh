@@ -39,10 +39,12 @@ out=$("$REC" -db "$T/u" -sort nosuchevent -- true 2>&1); rc=$?
 	pass "-sort by an event not sampled: usage error before the run" ||
 	fail "-sort by an event not sampled: usage error before the run" "rc=$rc $out"
 "$REC" -help >"$T/help" 2>&1 || fail "-help exits 0"
-opts=$(grep -oE '^  -[a-z]+' "$T/help" | tr -d ' ')
+opts=$(grep -oE '^  -[a-z-]+' "$T/help" | tr -d ' ')
 missing=
 for o in $opts; do
-	grep -qE "^\.(B|BI|BR) \\\\-${o#-}( |\$)" "$DCPI_ROOT/man/dcpi-record.1" || missing="$missing $o"
+	name=${o#-}
+	grep -qE "^\.(B|BI|BR) \\\\-${name//-/\\\\-}( |\$)" "$DCPI_ROOT/man/dcpi-record.1" ||
+		missing="$missing $o"
 done
 [ -n "$opts" ] && [ -z "$missing" ] && pass "every -help option is in dcpi-record(1)" ||
 	fail "every -help option is in dcpi-record(1)" "missing:$missing"

@@ -1,0 +1,474 @@
+/* Who called it: stacks by procedure.  See dcpi/callgraph.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/callgraph.h"
+#include "dcpi/error.h"
+#include "dcpi/procs.h"
+#include "internal.h"
+
+struct cg_index {
+	uint32_t *slot;         /* procedure + 1, by (image, proc) */
+	size_t cap;
+	uint32_t *stamp;        /* per procedure: the stack that last counted it */
+};
+
+static uint64_t hash_str2(const char *a, const char *b)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *a; a++)
+		h = (h ^ (uint8_t)*a) * 0x100000001b3ull;
+	h = (h ^ 0xff) * 0x100000001b3ull;
+	for (; *b; b++)
+		h = (h ^ (uint8_t)*b) * 0x100000001b3ull;
+	return dcpi_mix64(h);
+}
+
+/* The procedure (image, proc), added when new. */
+static int proc_of(struct dcpi_callgraph *g, const char *image, const char *proc, uint32_t *out)
+{
+	struct cg_index *x = g->index;
+	uint64_t h = hash_str2(image, proc);
+	size_t i;
+	int err;
+
+	if (x->cap)
+		for (i = h & (x->cap - 1); x->slot[i]; i = (i + 1) & (x->cap - 1)) {
+			const struct dcpi_cg_proc *p = &g->procs[x->slot[i] - 1];
+
+			if (!strcmp(p->image, image) && !strcmp(p->proc, proc)) {
+				*out = x->slot[i] - 1;
+				return 0;
+			}
+		}
+	if (g->nprocs >= UINT32_MAX - 1)
+		return dcpi_error(ENOSPC, "too many procedures");
+	if (2 * (g->nprocs + 1) > x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 1024;
+		uint32_t *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return dcpi_error(ENOMEM, "out of memory");
+		for (size_t k = 0; k < g->nprocs; k++) {
+			const struct dcpi_cg_proc *p = &g->procs[k];
+
+			for (i = hash_str2(p->image, p->proc) & (cap - 1); t[i]; i = (i + 1) & (cap - 1))
+				;
+			t[i] = (uint32_t)k + 1;
+		}
+		free(x->slot);
+		x->slot = t;
+		x->cap = cap;
+	}
+	if ((err = DCPI_GROW(g->procs, g->procs_cap, g->nprocs + 1, SIZE_MAX, "procedures")))
+		return err;
+	memset(&g->procs[g->nprocs], 0, sizeof(g->procs[0]));
+	if (!(g->procs[g->nprocs].image = strdup(image)) ||
+	    !(g->procs[g->nprocs].proc = strdup(proc))) {
+		free(g->procs[g->nprocs].image);
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	for (i = h & (x->cap - 1); x->slot[i]; i = (i + 1) & (x->cap - 1))
+		;
+	x->slot[i] = (uint32_t)g->nprocs + 1;
+	*out = (uint32_t)g->nprocs++;
+	return 0;
+}
+
+/* ---- one stacks file --------------------------------------------------------- */
+
+struct file_ctx {
+	struct dcpi_callgraph *g;
+	const struct dcpi_stackset *s;
+	const char *platdir;
+	struct dcpi_objcache *objs;
+	unsigned col[DCPI_MAX_EVENTS];  /* the set's column of each file event, or -1u */
+	struct dcpi_kv *memo;           /* (image << 44 ^ off) hash -> proc + 1 */
+	size_t memo_cap;
+	char *name;
+	size_t name_cap;
+};
+
+/* The procedure of frame f of the file. */
+static int frame_proc(struct file_ctx *x, const struct dcpi_stack_frame *f, uint32_t *out)
+{
+	uint64_t key = f->image == DCPI_FRAME_UNKNOWN ? UINT64_MAX
+						      : ((uint64_t)f->image << 44) ^ f->off;
+	size_t i, mask = x->memo_cap - 1;
+	const struct dcpi_profile *id;
+	struct dcpi_obj *obj = NULL;
+	int err;
+
+	for (i = dcpi_mix64(key) & mask; x->memo[i].val; i = (i + 1) & mask)
+		if (x->memo[i].key == key) {
+			*out = (uint32_t)x->memo[i].val - 1;
+			return 0;
+		}
+	if (f->image == DCPI_FRAME_UNKNOWN) {
+		err = proc_of(x->g, "unknown", "[unknown]", out);
+	} else {
+		id = &x->s->images[f->image];
+		if (x->objs && dcpi_objcache_get(x->objs, id, x->platdir, &obj))
+			obj = NULL; /* named by region, as the flat reports do */
+		if ((err = dcpi_procs_name_grow(id, obj ? dcpi_obj_symtab(obj) : NULL, f->off,
+						&x->name, &x->name_cap)))
+			return err;
+		err = proc_of(x->g, id->path, x->name, out);
+	}
+	if (err)
+		return err;
+	x->memo[i] = (struct dcpi_kv){ key, (uint64_t)*out + 1 };
+	return 0;
+}
+
+static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
+		    const struct dcpi_stackset *s, const char *platdir, const char *label_spec,
+		    struct dcpi_objcache *objs)
+{
+	struct cg_index *ix = g->index;
+	struct file_ctx x = { g, s, platdir, objs, { 0 }, NULL, 0, NULL, 0 };
+	unsigned char *keep = NULL;
+	int err = 0;
+
+	for (unsigned e = 0; e < s->nevents; e++)
+		x.col[e] = (unsigned)dcpi_profset_event(set, s->events[e]);
+	x.memo_cap = 1024;
+	while (x.memo_cap < 2 * (s->nframes + 1))
+		x.memo_cap *= 2;
+	if (!(x.memo = calloc(x.memo_cap, sizeof(*x.memo))) || !(keep = calloc(s->nlabels + 1, 1)))
+		err = dcpi_error(ENOMEM, "out of memory");
+	for (size_t l = 0; !err && l < s->nlabels; l++)
+		keep[l] = !label_spec || (s->labels[l][0] && dcpi_profset_label_has(s->labels[l],
+										      label_spec));
+	for (size_t i = 0; !err && i < s->nstacks; i++) {
+		const struct dcpi_stack *st = &s->stacks[i];
+		struct dcpi_cg_stack *cs;
+		uint64_t any = 0;
+
+		if (!keep[st->label])
+			continue;
+		if ((err = DCPI_GROW(g->stacks, g->stacks_cap, g->nstacks + 1, SIZE_MAX, "stacks")) ||
+		    (err = DCPI_GROW(g->frames, g->frames_cap, g->nframes + st->nframes, SIZE_MAX,
+				     "frames")))
+			break;
+		cs = &g->stacks[g->nstacks];
+		memset(cs, 0, sizeof(*cs));
+		for (unsigned e = 0; e < s->nevents; e++)
+			if (x.col[e] < g->nevents) {
+				cs->c[x.col[e]] += s->counts[i * s->nevents + e];
+				any |= s->counts[i * s->nevents + e];
+			}
+		if (!any)
+			continue; /* only events the set lacks */
+		cs->first = g->nframes;
+		cs->n = st->nframes;
+		cs->end = st->end;
+		for (uint32_t k = 0; !err && k < st->nframes; k++)
+			err = frame_proc(&x, &s->frames[st->first + k], &g->frames[g->nframes + k]);
+		if (err)
+			break;
+		g->nframes += st->nframes;
+		g->nstacks++;
+	}
+	(void)ix;
+	free(x.memo);
+	free(x.name);
+	free(keep);
+	return err;
+}
+
+/* ---- building ------------------------------------------------------------------ */
+
+static int is_stacks_file(const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strcmp(name, "epoch.stacks") ||
+	       (!strncmp(name, "epoch@", 6) && n > 13 && !strcmp(name + n - 7, ".stacks"));
+}
+
+static int host_chosen(const struct dcpi_profset *set, const char *host)
+{
+	if (!set->nhosts)
+		return 1;
+	for (size_t i = 0; i < set->nhosts; i++)
+		if (!strcmp(set->hosts[i], host))
+			return 1;
+	return 0;
+}
+
+static void note_bad(struct dcpi_callgraph *g)
+{
+	g->nbad++;
+	if (!g->first_bad)
+		g->first_bad = strdup(dcpi_errmsg());
+}
+
+static int read_dir(struct dcpi_callgraph *g, const struct dcpi_profset *set, const char *platdir,
+		    const char *label_spec, struct dcpi_objcache *objs)
+{
+	DIR *d = opendir(platdir);
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return 0; /* gone since the set was loaded: nothing to add */
+	while (!err && (de = readdir(d))) {
+		struct dcpi_stackset s;
+		char path[4200];
+
+		if (!is_stacks_file(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", platdir, de->d_name);
+		if ((err = dcpi_stackset_read(path, &s))) {
+			if (err != -ENOMEM) {
+				note_bad(g);
+				err = 0;
+			}
+			continue;
+		}
+		if (host_chosen(set, s.platform ? s.platform : "")) {
+			g->nfiles++;
+			err = add_file(g, set, &s, platdir, label_spec, objs);
+		}
+		dcpi_stackset_free(&s);
+	}
+	closedir(d);
+	return err;
+}
+
+/* Self and inclusive counts, from the stacks. */
+static int count(struct dcpi_callgraph *g)
+{
+	struct cg_index *x = g->index;
+
+	free(x->stamp);
+	if (!(x->stamp = calloc(g->nprocs + 1, sizeof(*x->stamp))))
+		return dcpi_error(ENOMEM, "out of memory");
+	for (size_t i = 0; i < g->nstacks; i++) {
+		const struct dcpi_cg_stack *st = &g->stacks[i];
+
+		for (unsigned e = 0; e < g->nevents; e++) {
+			g->total[e] += st->c[e];
+			g->ends[st->end][e] += st->c[e];
+			g->procs[g->frames[st->first]].self[e] += st->c[e];
+		}
+		for (uint32_t k = 0; k < st->n; k++) {
+			uint32_t p = g->frames[st->first + k];
+
+			if (x->stamp[p] == (uint32_t)i + 1)
+				continue; /* recursion: once a stack */
+			x->stamp[p] = (uint32_t)i + 1;
+			for (unsigned e = 0; e < g->nevents; e++)
+				g->procs[p].incl[e] += st->c[e];
+		}
+	}
+	return 0;
+}
+
+int dcpi_callgraph_build(struct dcpi_callgraph *g, const struct dcpi_profset *set,
+			 const char *label_spec, struct dcpi_objcache *objs)
+{
+	int err = 0;
+
+	memset(g, 0, sizeof(*g));
+	g->nevents = set->nevents;
+	if (!(g->index = calloc(1, sizeof(struct cg_index))))
+		return dcpi_error(ENOMEM, "out of memory");
+	for (size_t i = 0; !err && i < set->n; i++) {
+		int seen = 0;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = !strcmp(set->v[k].platdir, set->v[i].platdir);
+		if (!seen)
+			err = read_dir(g, set, set->v[i].platdir, label_spec, objs);
+	}
+	if (!err)
+		err = count(g);
+	if (err)
+		dcpi_callgraph_free(g);
+	return err;
+}
+
+void dcpi_callgraph_free(struct dcpi_callgraph *g)
+{
+	struct cg_index *x = g->index;
+
+	for (size_t i = 0; i < g->nprocs; i++) {
+		free(g->procs[i].image);
+		free(g->procs[i].proc);
+	}
+	if (x) {
+		free(x->slot);
+		free(x->stamp);
+		free(x);
+	}
+	free(g->procs);
+	free(g->stacks);
+	free(g->frames);
+	free(g->first_bad);
+	memset(g, 0, sizeof(*g));
+}
+
+/* ---- questions ------------------------------------------------------------------- */
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+size_t dcpi_callgraph_find(const struct dcpi_callgraph *g, const char *proc, const char *image,
+			   size_t *idx, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < g->nprocs; i++) {
+		const struct dcpi_cg_proc *p = &g->procs[i];
+
+		if (strcmp(p->proc, proc))
+			continue;
+		if (image && strcmp(p->image, image) && strcmp(base_name(p->image), image) &&
+		    !(!strcmp(image, "kernel") && !strncmp(p->image, "[kernel", 7)))
+			continue;
+		if (n < max)
+			idx[n] = i;
+		n++;
+	}
+	return n;
+}
+
+/* Edges keyed by procedure, summed. */
+struct edges {
+	struct dcpi_cg_edge *v;
+	size_t n, cap;
+	unsigned col;
+};
+
+static int edge_add(struct edges *es, size_t proc, const uint64_t *c, unsigned ne)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < es->n && es->v[i].proc != proc; i++)
+		;
+	if (i == es->n) {
+		if ((err = DCPI_GROW(es->v, es->cap, es->n + 1, SIZE_MAX, "callers")))
+			return err;
+		memset(&es->v[es->n], 0, sizeof(es->v[0]));
+		es->v[es->n++].proc = proc;
+	}
+	for (unsigned e = 0; e < ne; e++)
+		es->v[i].c[e] += c[e];
+	return 0;
+}
+
+static unsigned sort_col;
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const struct dcpi_cg_edge *x = a, *y = b;
+
+	if (x->c[sort_col] != y->c[sort_col])
+		return x->c[sort_col] > y->c[sort_col] ? -1 : 1;
+	return x->proc < y->proc ? -1 : x->proc > y->proc;
+}
+
+static void edges_sort(struct edges *es)
+{
+	sort_col = es->col;
+	qsort(es->v, es->n, sizeof(*es->v), edge_cmp);
+}
+
+/* The outermost position of p in stack st, or -1. */
+static long outermost(const struct dcpi_callgraph *g, const struct dcpi_cg_stack *st, size_t p)
+{
+	for (long k = (long)st->n - 1; k >= 0; k--)
+		if (g->frames[st->first + k] == p)
+			return k;
+	return -1;
+}
+
+int dcpi_callgraph_callers(const struct dcpi_callgraph *g, const size_t *path, size_t n,
+			   unsigned col, struct dcpi_cg_edge **out, size_t *nout)
+{
+	struct edges es = { NULL, 0, 0, col < g->nevents ? col : 0 };
+	int err = 0;
+
+	for (size_t i = 0; !err && n && i < g->nstacks; i++) {
+		const struct dcpi_cg_stack *st = &g->stacks[i];
+		long k = outermost(g, st, path[0]);
+		size_t j;
+
+		if (k < 0)
+			continue;
+		for (j = 1; j < n && k + (long)j < (long)st->n &&
+			    g->frames[st->first + k + j] == path[j]; j++)
+			;
+		if (j < n)
+			continue; /* the chain is not this stack's */
+		if (k + (long)n < (long)st->n)
+			err = edge_add(&es, g->frames[st->first + k + n], st->c, g->nevents);
+		else
+			err = edge_add(&es, st->end == DCPI_STACK_END_WHOLE ||
+						    st->end == DCPI_STACK_END_KERNEL
+						? DCPI_CG_ROOT : DCPI_CG_STOPPED, st->c, g->nevents);
+	}
+	if (err) {
+		free(es.v);
+		return err;
+	}
+	edges_sort(&es);
+	*out = es.v;
+	*nout = es.n;
+	return 0;
+}
+
+int dcpi_callgraph_callees(const struct dcpi_callgraph *g, size_t p, unsigned col,
+			   struct dcpi_cg_edge **out, size_t *nout)
+{
+	struct edges es = { NULL, 0, 0, col < g->nevents ? col : 0 };
+	int err = 0;
+
+	for (size_t i = 0; !err && i < g->nstacks; i++) {
+		const struct dcpi_cg_stack *st = &g->stacks[i];
+		long k = outermost(g, st, p);
+
+		if (k < 0)
+			continue;
+		err = edge_add(&es, k ? g->frames[st->first + k - 1] : DCPI_CG_SELF, st->c,
+			       g->nevents);
+	}
+	if (err) {
+		free(es.v);
+		return err;
+	}
+	edges_sort(&es);
+	*out = es.v;
+	*nout = es.n;
+	return 0;
+}
+
+const char *dcpi_callgraph_name(const struct dcpi_callgraph *g, size_t p)
+{
+	switch (p) {
+	case DCPI_CG_ROOT:
+		return "[no caller: the outermost frame]";
+	case DCPI_CG_STOPPED:
+		return "[walk stopped: caller not known]";
+	case DCPI_CG_SELF:
+		return "[self]";
+	default:
+		return p < g->nprocs ? g->procs[p].proc : "?";
+	}
+}
+
+const char *dcpi_callgraph_image(const struct dcpi_callgraph *g, size_t p)
+{
+	return p < g->nprocs ? g->procs[p].image : "";
+}

@@ -1,0 +1,332 @@
+/* The collector's stacks: each sample's call stack walked as it is
+ * counted (the loadmap is then the state of the sample's time), interned
+ * into the epoch's stack set, and merged into epoch.stacks beside the
+ * profiles.  See dcpi/collector.h, dcpi/stacks.h and dcpi/unwind.h.
+ *
+ * The kernel's part of a stack is its own call chain (ORC-unwound).  The
+ * user part is walked from the sampled registers and stack copy with each
+ * image's unwind table, compiled once from its CFI when a walk first meets
+ * the image (dcpi_unwind_table_build_fd), and kept while the loadmap keeps
+ * the image.  An image's file is opened as the loadmap identified it: a
+ * regular file (never a FIFO or a device a hostile path names), whose
+ * build-id (or, without one, size and mtime) is the mapped image's; any
+ * other file is not read, and walks stop at that image (or go on by its
+ * frame pointers).  A frame of a caller is its return address less one:
+ * inside the call instruction, so in the calling procedure and line. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dcpi/buildid.h"
+#include "dcpi/error.h"
+#include "dcpi/file.h"
+#include "dcpi/stacks.h"
+#include "dcpi/unwind.h"
+#include "collector_priv.h"
+#include "internal.h"
+
+enum { T_UNTRIED, T_BUILT, T_NONE };
+
+struct col_stacks {
+	struct dcpi_stackset set;
+	struct dcpi_unwind_table *tables;   /* by loadmap image index */
+	uint8_t *tstate;
+	uint32_t *img;                      /* loadmap index -> set image + 1 */
+	size_t ntables;
+	uint32_t *lab;                      /* labeler id -> set label + 1 */
+	size_t nlab;
+};
+
+int dcpi_col_stacks_new(struct dcpi_collector *c)
+{
+	const char *names[DCPI_MAX_EVENTS];
+	uint64_t periods[DCPI_MAX_EVENTS];
+	int err;
+
+	if (!(c->stk = calloc(1, sizeof(*c->stk))))
+		return dcpi_error(ENOMEM, "out of memory");
+	for (unsigned e = 0; e < c->events.n; e++) {
+		names[e] = c->events.ev[e].name;
+		periods[e] = c->events.ev[e].period;
+	}
+	if ((err = dcpi_stackset_init(&c->stk->set, c->events.n, names, periods))) {
+		free(c->stk);
+		c->stk = NULL;
+	}
+	return err;
+}
+
+static void drop_tables(struct col_stacks *k)
+{
+	for (size_t i = 0; i < k->ntables; i++)
+		if (k->tstate[i] == T_BUILT)
+			dcpi_unwind_table_free(&k->tables[i]);
+	free(k->tables);
+	free(k->tstate);
+	free(k->img);
+	k->tables = NULL;
+	k->tstate = NULL;
+	k->img = NULL;
+	k->ntables = 0;
+}
+
+void dcpi_col_stacks_free(struct dcpi_collector *c)
+{
+	if (!c->stk)
+		return;
+	drop_tables(c->stk);
+	free(c->stk->lab);
+	dcpi_stackset_free(&c->stk->set);
+	free(c->stk);
+	c->stk = NULL;
+}
+
+void dcpi_col_stacks_forget(struct dcpi_collector *c)
+{
+	if (c->stk)
+		drop_tables(c->stk); /* indices moved */
+}
+
+/* Room for loadmap image index idx in the per-image arrays. */
+static int reserve_image(struct col_stacks *k, size_t idx)
+{
+	size_t n = k->ntables ? k->ntables : 64;
+	struct dcpi_unwind_table *t;
+	uint8_t *s;
+	uint32_t *m;
+
+	if (idx < k->ntables)
+		return 0;
+	while (n <= idx)
+		n *= 2;
+	if (!(t = realloc(k->tables, n * sizeof(*t))))
+		return -ENOMEM;
+	k->tables = t;
+	if (!(s = realloc(k->tstate, n)))
+		return -ENOMEM;
+	k->tstate = s;
+	if (!(m = realloc(k->img, n * sizeof(*m))))
+		return -ENOMEM;
+	k->img = m;
+	memset(k->tstate + k->ntables, T_UNTRIED, n - k->ntables);
+	memset(k->img + k->ntables, 0, (n - k->ntables) * sizeof(*m));
+	k->ntables = n;
+	return 0;
+}
+
+/* Whether fd is the file the loadmap identified as img. */
+static int is_image(int fd, const struct stat *st, const struct dcpi_image *img)
+{
+	if (img->build_id_len)
+		return dcpi_buildid_fd_is(fd, img->build_id, img->build_id_len) == 1;
+	return (uint64_t)st->st_size == img->size && st->st_mtime == img->mtime;
+}
+
+/* Image idx's unwind table, built when first asked; NULL when it has none
+ * we may read. */
+static const struct dcpi_unwind_table *table_of(struct dcpi_collector *c, int idx)
+{
+	struct col_stacks *k = c->stk;
+	const struct dcpi_image *img = dcpi_loadmap_image(c->lm, idx);
+	struct stat st;
+	int fd;
+
+	if (idx < 0 || !img || reserve_image(k, (size_t)idx))
+		return NULL;
+	if (k->tstate[idx] == T_UNTRIED) {
+		k->tstate[idx] = T_NONE;
+		if (img->kind != DCPI_IMAGE_FILE || !img->path || img->path[0] != '/')
+			return NULL;
+		fd = dcpi_file_open_regular(AT_FDCWD, img->path, 0, &st);
+		if (fd < 0)
+			return NULL;
+		if (is_image(fd, &st, img) &&
+		    !dcpi_unwind_table_build_fd(fd, img->path, &k->tables[idx]))
+			k->tstate[idx] = T_BUILT;
+		close(fd);
+	}
+	return k->tstate[idx] == T_BUILT ? &k->tables[idx] : NULL;
+}
+
+/* The set's image of loadmap image idx (added when new). */
+static int set_image(struct dcpi_collector *c, int idx, uint32_t *out)
+{
+	struct col_stacks *k = c->stk;
+	const struct dcpi_image *img = dcpi_loadmap_image(c->lm, idx);
+	struct dcpi_profile id;
+	int err;
+
+	if (!img)
+		return -ENOENT;
+	if ((err = reserve_image(k, (size_t)idx)))
+		return dcpi_error(err, "out of memory");
+	if (k->img[idx]) {
+		*out = k->img[idx] - 1;
+		return 0;
+	}
+	dcpi_profile_init(&id);
+	id.path = img->path;
+	memcpy(id.build_id, img->build_id, img->build_id_len);
+	id.build_id_len = img->build_id_len;
+	id.size = img->size;
+	id.mtime = img->mtime;
+	id.kind = img->kind;
+	id.text_start = img->text_start;
+	id.text_size = img->text_size;
+	if ((err = dcpi_stackset_image(&k->set, &id, out)))
+		return err;
+	k->img[idx] = *out + 1;
+	return 0;
+}
+
+/* The frame of pc in process pid: its image and offset, or unknown. */
+static int frame_of(struct dcpi_collector *c, int32_t pid, uint64_t pc, int kernel,
+		    struct dcpi_stack_frame *f, int *idx)
+{
+	uint64_t off;
+	int err;
+
+	*idx = dcpi_loadmap_resolve(c->lm, pid, pc, kernel, &off);
+	f->image = DCPI_FRAME_UNKNOWN;
+	f->off = 0;
+	if (*idx < 0 || *idx == c->unknown_image)
+		return 0;
+	if ((err = set_image(c, *idx, &f->image)) == -ENOENT)
+		return 0;
+	f->off = off;
+	return err;
+}
+
+/* The set's label of process pid's samples. */
+static int label_of(struct dcpi_collector *c, int32_t pid, uint32_t *out)
+{
+	struct col_stacks *k = c->stk;
+	uint32_t id;
+	int err;
+
+	*out = 0;
+	if (!c->lab || dcpi_labeler_get(c->lab, pid, &id))
+		return 0;
+	if (id >= k->nlab) {
+		size_t n = k->nlab ? k->nlab : 64;
+		uint32_t *m;
+
+		while (n <= id)
+			n *= 2;
+		if (!(m = realloc(k->lab, n * sizeof(*m))))
+			return dcpi_error(ENOMEM, "out of memory");
+		memset(m + k->nlab, 0, (n - k->nlab) * sizeof(*m));
+		k->lab = m;
+		k->nlab = n;
+	}
+	if (!k->lab[id]) {
+		if ((err = dcpi_stackset_label(&k->set, dcpi_labeler_label(c->lab, id), out)))
+			return err;
+		k->lab[id] = *out + 1;
+	}
+	*out = k->lab[id] - 1;
+	return 0;
+}
+
+static unsigned end_of(enum dcpi_unwind_step_result r)
+{
+	switch (r) {
+	case DCPI_UW_STOP_END:
+		return DCPI_STACK_END_WHOLE;
+	case DCPI_UW_STOP_TRUNCATED:
+		return DCPI_STACK_END_COPY;
+	case DCPI_UW_STOP_BAD:
+		return DCPI_STACK_END_BAD;
+	default:
+		return DCPI_STACK_END_NORULE;
+	}
+}
+
+int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
+			 const struct dcpi_stack_sample *st, unsigned ev)
+{
+	struct dcpi_stack_frame f[DCPI_STACK_MAX_FRAMES + 1];
+	size_t n = 0;
+	int kernel = (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	unsigned end = DCPI_STACK_END_CUT;
+	uint32_t label;
+	int idx, err;
+
+	if (!c->stk || ev >= c->events.n)
+		return 0;
+	if ((err = label_of(c, s->pid, &label)))
+		return err;
+	if (kernel) { /* the kernel's chain, its context markers left out */
+		for (uint64_t i = 0; i < st->nchain && n < DCPI_STACK_MAX_FRAMES; i++) {
+			uint64_t pc = dcpi_stack_chain_ip(st, i);
+
+			if (pc >= (uint64_t)-4095) /* PERF_CONTEXT_* */
+				continue;
+			if ((err = frame_of(c, s->pid, pc, 1, &f[n++], &idx)))
+				return err;
+		}
+		if (!n && (err = frame_of(c, s->pid, s->ip, 1, &f[n++], &idx)))
+			return err;
+	}
+	if (st->abi == PERF_SAMPLE_REGS_ABI_NONE) {
+		end = DCPI_STACK_END_KERNEL; /* a kernel thread: no user part */
+		if (!n && (err = frame_of(c, s->pid, s->ip, kernel, &f[n++], &idx)))
+			return err;
+	} else {
+		struct dcpi_unwind_regs r = { st->ip, st->sp, st->bp };
+		struct dcpi_unwind_stack stk = { st->stack, st->stack_len, st->sp };
+
+		for (int depth = 0; n < DCPI_STACK_MAX_FRAMES; depth++) {
+			const struct dcpi_unwind_table *t;
+			const struct dcpi_unwind_row *row = NULL;
+			/* a caller's pc is its return address less one */
+			uint64_t pc = depth ? r.ip - 1 : r.ip;
+			enum dcpi_unwind_step_result res;
+
+			if ((err = frame_of(c, s->pid, pc, 0, &f[n], &idx)))
+				return err;
+			if (f[n].image != DCPI_FRAME_UNKNOWN && (t = table_of(c, idx)))
+				row = dcpi_unwind_lookup_off(t, f[n].off);
+			n++;
+			if ((res = dcpi_unwind_step(row, &r, &stk, 1)) != DCPI_UW_OK) {
+				end = end_of(res);
+				break;
+			}
+		}
+	}
+	err = dcpi_stackset_add(&c->stk->set, label, end, f, n, ev, 1);
+	if (err == -ENOSPC || err == -EOVERFLOW || err == -EINVAL)
+		err = 0; /* counted flat; the stack alone is not kept */
+	return err;
+}
+
+int dcpi_col_stacks_merge(struct dcpi_collector *c, const char *platdir)
+{
+	struct col_stacks *k = c->stk;
+	char path[4200];
+	int err;
+
+	if (!k)
+		return 0;
+	if (k->lab) /* the labeler may renumber at its reap, after a merge */
+		memset(k->lab, 0, k->nlab * sizeof(*k->lab));
+	if (!k->set.nstacks)
+		return 0;
+	free(k->set.epoch);
+	free(k->set.platform);
+	k->set.epoch = strdup(c->stats.epoch);
+	k->set.platform = strdup(c->stats.platform);
+	if (!k->set.epoch || !k->set.platform)
+		return dcpi_error(ENOMEM, "out of memory");
+	if ((err = dcpi_stacks_path(path, sizeof(path), platdir, c->stats.platform)) ||
+	    (err = dcpi_stackset_merge_file(path, &k->set, c->o.filemode ? c->o.filemode : 0600)))
+		return err; /* kept: the next merge retries */
+	dcpi_stackset_clear(&k->set);
+	if (k->img)
+		memset(k->img, 0, k->ntables * sizeof(*k->img));
+	return 0;
+}

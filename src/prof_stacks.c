@@ -1,0 +1,322 @@
+/* dcpiprof's views of call stacks (dcpi/callgraph.h): -callers, -callees
+ * and -inclusive, as text, JSON or CSV. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dcpi/callgraph.h"
+#include "dcpi/error.h"
+#include "dcpi/json.h"
+#include "prof_stacks.h"
+#include "report.h"
+
+#define MAX_MATCH 8
+
+/* What the stacks are, and how their walks ended (of the sort column). */
+static void print_stacks_line(FILE *f, const struct dcpi_callgraph *g, unsigned col,
+			      const char *name)
+{
+	uint64_t t = g->total[col];
+
+	fprintf(f, "Stacks: %" PRIu64 " samples of %s with a stack", t, cli_safe(name));
+	for (unsigned k = 0; k < DCPI_STACK_END_N; k++)
+		if (g->ends[k][col])
+			fprintf(f, "; %s %.1f%%", dcpi_stack_end_name(k),
+				report_pct(g->ends[k][col], t));
+	fprintf(f, "\n");
+}
+
+static int load(struct prof_stacks *ps, struct dcpi_callgraph *g)
+{
+	if (dcpi_callgraph_build(g, ps->set, ps->label, ps->objs))
+		return cli_error("%s", dcpi_errmsg());
+	if (g->nbad)
+		report_warn(ps->w, "%zu stacks file%s could not be read, left out (%s)", g->nbad,
+			    g->nbad == 1 ? "" : "s", g->first_bad ? g->first_bad : "");
+	report_warn_finish(ps->w);
+	if (!g->nfiles || !g->total[ps->col]) {
+		report_warn_print(ps->w, "");
+		dcpi_callgraph_free(g);
+		return cli_error("no call stacks in %s: record them with dcpi record -stacks or "
+				 "dcpid -stacks", ps->set->nepochs > 1 ? "these epochs" : "this epoch");
+	}
+	return 0;
+}
+
+/* The procedure the arguments name: one, or an error listing them. */
+static int find(struct prof_stacks *ps, const struct dcpi_callgraph *g, size_t *p)
+{
+	size_t idx[MAX_MATCH], n = 0;
+
+	for (size_t i = 0; i < ps->nimages || (i == 0 && !ps->nimages); i++) {
+		size_t k = dcpi_callgraph_find(g, ps->proc, ps->nimages ? ps->images[i] : NULL,
+					       idx + n, MAX_MATCH - n);
+
+		n += k < MAX_MATCH - n ? k : MAX_MATCH - n;
+	}
+	if (n == 1) {
+		*p = idx[0];
+		return 0;
+	}
+	if (!n)
+		return cli_error("no procedure '%s'%s%s in the stacks (dcpiprof -inclusive lists "
+				 "them)", cli_safe(ps->proc), ps->nimages ? " in " : "",
+				 ps->nimages ? cli_safe(ps->images[0]) : "");
+	fprintf(stderr, "%s: error: '%s' names %zu procedures; name the image too:\n", cli_prog,
+		cli_safe(ps->proc), n);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "  %s %s\n", cli_safe(g->procs[idx[i]].proc),
+			cli_safe(g->procs[idx[i]].image));
+	return -1;
+}
+
+static void text_counts(FILE *f, const struct prof_stacks *ps, const uint64_t *c,
+			const uint64_t *of)
+{
+	for (unsigned e = 0; e < ps->set->nevents; e++)
+		fprintf(f, "%12" PRIu64 " %6.2f%% ", c[e], report_pct(c[e], of[e]));
+}
+
+static void text_head(FILE *f, const struct prof_stacks *ps, const char *what)
+{
+	for (unsigned e = 0; e < ps->set->nevents; e++)
+		fprintf(f, "%12s %7s ", cli_safe(ps->set->events[e]), "%");
+	fprintf(f, " %s\n", what);
+}
+
+/* ---- -callers and -callees ----------------------------------------------------- */
+
+struct tree {
+	struct prof_stacks *ps;
+	const struct dcpi_callgraph *g;
+	const uint64_t *of;          /* the procedure's inclusive counts */
+	struct dcpi_json *j;
+	size_t path[64];
+};
+
+static void row_out(struct tree *t, size_t p, const uint64_t *c, size_t depth)
+{
+	const struct prof_stacks *ps = t->ps;
+
+	if (ps->out == PS_JSON) {
+		dcpi_json_break(t->j);
+		dcpi_json_obj_begin(t->j);
+		dcpi_json_key_str(t->j, "procedure", dcpi_callgraph_name(t->g, p));
+		dcpi_json_key_str(t->j, "image", dcpi_callgraph_image(t->g, p));
+		dcpi_json_key(t->j, "depth");
+		dcpi_json_u64(t->j, depth);
+		report_json_counts(t->j, ps->set->nevents, c, t->of);
+		dcpi_json_obj_end(t->j);
+	} else if (ps->out == PS_CSV) {
+		printf("%zu,", depth);
+		report_csv_field(stdout, dcpi_callgraph_name(t->g, p));
+		putchar(',');
+		report_csv_field(stdout, dcpi_callgraph_image(t->g, p));
+		for (unsigned e = 0; e < ps->set->nevents; e++)
+			printf(",%" PRIu64, c[e]);
+		putchar('\n');
+	} else {
+		text_counts(stdout, ps, c, t->of);
+		printf(" %*s%s  %s\n", (int)(2 * (depth - 1)), "", cli_safe(dcpi_callgraph_name(t->g, p)),
+		       cli_safe(dcpi_callgraph_image(t->g, p)));
+	}
+}
+
+/* The callers of path[0..n), and theirs to ps->depth. */
+static int callers_tree(struct tree *t, size_t n)
+{
+	struct dcpi_cg_edge *es;
+	size_t ne;
+	int err = dcpi_callgraph_callers(t->g, t->path, n, t->ps->col, &es, &ne);
+
+	if (err)
+		return cli_error("%s", dcpi_errmsg());
+	for (size_t i = 0; i < ne && i < t->ps->keep && !err; i++) {
+		row_out(t, es[i].proc, es[i].c, n);
+		if (n < t->ps->depth && n < 64 && es[i].proc < t->g->nprocs) {
+			t->path[n] = es[i].proc;
+			err = callers_tree(t, n + 1);
+		}
+	}
+	free(es);
+	return err;
+}
+
+int prof_stacks_report(struct prof_stacks *ps)
+{
+	struct dcpi_callgraph g;
+	struct tree t = { ps, &g, NULL, NULL, { 0 } };
+	struct dcpi_cg_edge *es = NULL;
+	size_t p = 0, ne = 0;
+	int status = 0;
+
+	if (load(ps, &g))
+		return -1;
+	if (ps->mode == PS_INCLUSIVE) {
+		status = prof_stacks_inclusive(ps, &g);
+		dcpi_callgraph_free(&g);
+		return status;
+	}
+	if (find(ps, &g, &p)) {
+		dcpi_callgraph_free(&g);
+		return -1;
+	}
+	t.of = g.procs[p].incl;
+	t.path[0] = p;
+	if (ps->out == PS_JSON) {
+		t.j = report_json_begin(ps->db);
+		dcpi_json_key_str(t.j, "mode", ps->mode == PS_CALLERS ? "callers" : "callees");
+		report_json_header(t.j, ps->set, g.total, ps->w);
+		dcpi_json_break(t.j);
+		dcpi_json_key_str(t.j, "procedure", g.procs[p].proc);
+		dcpi_json_key_str(t.j, "image", g.procs[p].image);
+		dcpi_json_key(t.j, "inclusive");
+		dcpi_json_obj_begin(t.j);
+		report_json_counts(t.j, ps->set->nevents, g.procs[p].incl, g.total);
+		dcpi_json_obj_end(t.j);
+		dcpi_json_key(t.j, "rows");
+		dcpi_json_arr_begin(t.j);
+	} else if (ps->out == PS_CSV) {
+		report_warn_print(ps->w, "");
+		printf("depth,%s,image", ps->mode == PS_CALLERS ? "caller" : "callee");
+		for (unsigned e = 0; e < ps->set->nevents; e++) {
+			putchar(',');
+			report_csv_field(stdout, ps->set->events[e]);
+		}
+		putchar('\n');
+	} else {
+		report_print_header(stdout, ps->db, ps->set, g.total, ps->w);
+		print_stacks_line(stdout, &g, ps->col, ps->set->events[ps->col]);
+		printf("\n%s of %s (%s): ", ps->mode == PS_CALLERS ? "Callers" : "Callees",
+		       cli_safe(g.procs[p].proc), cli_safe(g.procs[p].image));
+		for (unsigned e = 0; e < ps->set->nevents; e++)
+			printf("%s%" PRIu64 " %s", e ? ", " : "", g.procs[p].incl[e],
+			       cli_safe(ps->set->events[e]));
+		printf(" samples in it and below (%.2f%% of the samples with stacks); shares are "
+		       "of those.\n", report_pct(g.procs[p].incl[ps->col], g.total[ps->col]));
+		printf("==============================================================================\n");
+		text_head(stdout, ps, ps->mode == PS_CALLERS ? "caller  image" : "callee  image");
+	}
+	if (ps->mode == PS_CALLERS) {
+		status = callers_tree(&t, 1);
+	} else if (dcpi_callgraph_callees(&g, p, ps->col, &es, &ne)) {
+		status = cli_error("%s", dcpi_errmsg());
+	} else {
+		for (size_t i = 0; i < ne && i < ps->keep; i++)
+			row_out(&t, es[i].proc, es[i].c, 1);
+		free(es);
+	}
+	if (ps->out == PS_JSON) {
+		dcpi_json_break(t.j);
+		dcpi_json_arr_end(t.j);
+		dcpi_json_obj_end(t.j);
+		dcpi_json_free(t.j);
+	}
+	dcpi_callgraph_free(&g);
+	return status;
+}
+
+/* ---- -inclusive ------------------------------------------------------------------ */
+
+static const struct dcpi_callgraph *incl_g;
+static unsigned incl_col;
+
+static int incl_cmp(const void *a, const void *b)
+{
+	const struct dcpi_cg_proc *x = &incl_g->procs[*(const size_t *)a],
+				  *y = &incl_g->procs[*(const size_t *)b];
+	int c;
+
+	if (x->incl[incl_col] != y->incl[incl_col])
+		return x->incl[incl_col] > y->incl[incl_col] ? -1 : 1;
+	if (x->self[incl_col] != y->self[incl_col])
+		return x->self[incl_col] > y->self[incl_col] ? -1 : 1;
+	c = strcmp(x->image, y->image);
+	return c ? c : strcmp(x->proc, y->proc);
+}
+
+int prof_stacks_inclusive(struct prof_stacks *ps, const struct dcpi_callgraph *g)
+{
+	size_t *order = malloc((g->nprocs + 1) * sizeof(*order)), n = 0;
+	struct dcpi_json *j = NULL;
+
+	if (!order)
+		return cli_error("out of memory");
+	for (size_t i = 0; i < g->nprocs; i++)
+		if (g->procs[i].incl[ps->col])
+			order[n++] = i;
+	incl_g = g;
+	incl_col = ps->col;
+	qsort(order, n, sizeof(*order), incl_cmp);
+	if (n > ps->keep)
+		n = ps->keep;
+	if (ps->out == PS_JSON) {
+		j = report_json_begin(ps->db);
+		dcpi_json_key_str(j, "mode", "inclusive");
+		report_json_header(j, ps->set, g->total, ps->w);
+		dcpi_json_break(j);
+		dcpi_json_key(j, "rows");
+		dcpi_json_arr_begin(j);
+	} else if (ps->out == PS_CSV) {
+		report_warn_print(ps->w, "");
+		printf("image,procedure");
+		for (unsigned e = 0; e < ps->set->nevents; e++) {
+			printf(",self ");
+			report_csv_field(stdout, ps->set->events[e]);
+			printf(",inclusive ");
+			report_csv_field(stdout, ps->set->events[e]);
+		}
+		putchar('\n');
+	} else {
+		report_print_header(stdout, ps->db, ps->set, g->total, ps->w);
+		print_stacks_line(stdout, g, ps->col, ps->set->events[ps->col]);
+		printf("\nProcedures by inclusive samples: in the procedure and in what it called "
+		       "(self: in it alone),\nof the samples with stacks.\n");
+		printf("==============================================================================\n");
+		for (unsigned e = 0; e < ps->set->nevents; e++)
+			printf("%12s %7s %12s %7s ", "self", "%", cli_safe(ps->set->events[e]), "incl%");
+		printf(" %-40s %s\n", "procedure", "image");
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct dcpi_cg_proc *p = &g->procs[order[i]];
+
+		if (ps->out == PS_JSON) {
+			dcpi_json_break(j);
+			dcpi_json_obj_begin(j);
+			dcpi_json_key_str(j, "image", p->image);
+			dcpi_json_key_str(j, "procedure", p->proc);
+			dcpi_json_key(j, "self");
+			dcpi_json_obj_begin(j);
+			report_json_counts(j, ps->set->nevents, p->self, g->total);
+			dcpi_json_obj_end(j);
+			dcpi_json_key(j, "inclusive");
+			dcpi_json_obj_begin(j);
+			report_json_counts(j, ps->set->nevents, p->incl, g->total);
+			dcpi_json_obj_end(j);
+			dcpi_json_obj_end(j);
+		} else if (ps->out == PS_CSV) {
+			report_csv_field(stdout, p->image);
+			putchar(',');
+			report_csv_field(stdout, p->proc);
+			for (unsigned e = 0; e < ps->set->nevents; e++)
+				printf(",%" PRIu64 ",%" PRIu64, p->self[e], p->incl[e]);
+			putchar('\n');
+		} else {
+			for (unsigned e = 0; e < ps->set->nevents; e++)
+				printf("%12" PRIu64 " %6.2f%% %12" PRIu64 " %6.2f%% ", p->self[e],
+				       report_pct(p->self[e], g->total[e]), p->incl[e],
+				       report_pct(p->incl[e], g->total[e]));
+			printf(" %-40s %s\n", cli_safe(p->proc), cli_safe(p->image));
+		}
+	}
+	if (j) {
+		dcpi_json_break(j);
+		dcpi_json_arr_end(j);
+		dcpi_json_obj_end(j);
+		dcpi_json_free(j);
+	}
+	free(order);
+	return 0;
+}

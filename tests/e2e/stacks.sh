@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Who called it: dcpi record -stacks on programs built without frame
+# pointers, and dcpiprof -callers/-callees/-inclusive against what the
+# program does by construction (tests/workloads/callers.c): a leaf called
+# from three procedures with work 6:3:1, and DCPI's looper, whose rand()
+# calls (in Debian's stripped libc) all come from get_next_random.
+. "$DCPI_ROOT/tests/tap.sh"
+
+REC="$DCPI_BIN/dcpi-record"
+P="$DCPI_BIN/dcpiprof"
+command -v python3 >/dev/null || { skip "python3 not installed: cannot read -json"; done_testing; }
+cc -O2 -fomit-frame-pointer -o "$T/callers" "$DCPI_ROOT/tests/workloads/callers.c" ||
+	{ fail "build callers"; done_testing; }
+
+# shares of the JSON rows, by procedure: "six 59.9 three 30.1 ..."
+shares() { python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(" ".join("%s %.2f" % (r["procedure"], r["percent"][0]) for r in d["rows"] if r["depth"] == 1))'; }
+
+"$REC" -db "$T/db" -stacks -label comm -quiet -- "$T/callers" ratio 150 2>"$T/rec.err" ||
+	{ fail "dcpi record -stacks runs" "$(cat "$T/rec.err")"; done_testing; }
+ls "$T"/db/*/*/epoch.stacks >/dev/null 2>&1 && pass "the epoch has its epoch.stacks" ||
+	fail "the epoch has its epoch.stacks" "$(ls -R "$T/db")"
+
+# 1. the 6:3:1 callers of leaf, within 3 points
+out=$("$P" -db "$T/db" -callers leaf callers -json 2>"$T/err")
+s=$(shares <<<"$out")
+python3 - "$s" <<'EOF' && pass "-callers leaf: six, three, one at 60/30/10% within 3 points ($s)" ||
+import sys
+v = sys.argv[1].split()
+got = dict(zip(v[0::2], map(float, v[1::2])))
+want = {"six": 60, "three": 30, "one": 10}
+sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in want) else 1)
+EOF
+	fail "-callers leaf: six, three, one at 60/30/10% within 3 points" "$s $(cat "$T/err")"
+
+# 2. their callers: main, alone (-depth 2)
+out=$("$P" -db "$T/db" -callers leaf -depth 2 -json 2>&1)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+deep = [r for r in d["rows"] if r["depth"] == 2]
+assert [r["procedure"] for r in deep] == ["main"] * 3, deep
+assert all(a["counts"] == b["counts"] for a, b in zip([r for r in d["rows"] if r["depth"] == 1], deep))
+' <<<"$out" && pass "-depth 2: each caller's caller is main, with all its samples" ||
+	fail "-depth 2: each caller's caller is main, with all its samples" "$out"
+
+# 3. callees of main: the same split, and they add up to main's inclusive count
+out=$("$P" -db "$T/db" -callees main -json 2>&1)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+got = {r["procedure"]: r["percent"][0] for r in d["rows"]}
+assert abs(got["six"] - 60) <= 3 and abs(got["three"] - 30) <= 3 and abs(got["one"] - 10) <= 3, got
+assert sum(r["counts"][0] for r in d["rows"]) == d["inclusive"]["counts"][0]
+' <<<"$out" && pass "-callees main: the same split, adding up to main's inclusive samples" ||
+	fail "-callees main: the same split, adding up to main's inclusive samples" "$out"
+
+# 4. whole stacks, and flat profiles unchanged: each procedure's self count
+#    from the stacks is its count in the flat report
+out=$("$P" -db "$T/db" 2>&1 -inclusive)
+whole=$(sed -n 's/^Stacks: .*whole \([0-9.]*\)%.*/\1/p' <<<"$out")
+python3 -c "import sys; sys.exit(0 if float('${whole:-0}') >= 95 else 1)" &&
+	pass "stacks walked whole to _start: $whole% (>= 95%)" ||
+	fail "stacks walked whole to _start: >= 95%" "$out"
+incl=$("$P" -db "$T/db" -inclusive -json 2>/dev/null)
+flat=$("$P" -db "$T/db" -i -json 2>/dev/null)
+python3 - <(echo "$incl") <(echo "$flat") <<'EOF' && pass "self samples from the stacks = the flat profile's, procedure by procedure" ||
+import json, sys
+incl = json.load(open(sys.argv[1]))
+flat = json.load(open(sys.argv[2]))
+f = {(r["image"], r["procedure"]): r["counts"][0] for r in flat["rows"]}
+s = {(r["image"], r["procedure"]): r["self"]["counts"][0] for r in incl["rows"] if r["self"]["counts"][0]}
+bad = [(k, f.get(k), v) for k, v in s.items() if f.get(k) != v]
+sys.exit(1 if bad or sum(s.values()) != flat["samples"] else 0)
+EOF
+	fail "self samples from the stacks = the flat profile's, procedure by procedure" "$incl"
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = {x["procedure"]: x for x in d["rows"]}
+assert r["main"]["inclusive"]["percent"][0] >= 95 and r["main"]["self"]["counts"][0] == 0
+assert r["leaf"]["self"]["counts"][0] > 0
+' <<<"$incl" && pass "-inclusive: main holds >= 95% of the samples, none of its own" ||
+	fail "-inclusive: main holds >= 95% of the samples, none of its own" "$incl"
+
+# 5. labels: the process's own label keeps them all; another has none
+out=$("$P" -db "$T/db" -callers leaf -label comm=callers -json 2>&1)
+s2=$(shares <<<"$out")
+[ "$s2" = "$s" ] && pass "-label comm=callers: the same callers" ||
+	fail "-label comm=callers: the same callers" "$s / $s2"
+out=$("$P" -db "$T/db" -callers leaf -label comm=nosuch 2>&1); rc=$?
+[ $rc -ne 0 ] && grep -q 'comm=nosuch' <<<"$out" && pass "-label of no profile: an error naming it" ||
+	fail "-label of no profile: an error naming it" "rc=$rc $out"
+
+# 6. the looper on Debian's stripped libc: rand's callers
+"$REC" -db "$T/loop" -stacks -quiet -- "$T/callers" looper 60 2>/dev/null
+out=$("$P" -db "$T/loop" -callers rand libc.so.6 -json 2>&1)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = {x["procedure"]: x["percent"][0] for x in d["rows"]}
+assert r.get("get_next_random", 0) >= 95, r
+assert d["inclusive"]["counts"][0] >= 100, d["inclusive"]
+' <<<"$out" && pass "the looper: >= 95% of rand's samples (stripped libc) under get_next_random" ||
+	fail "the looper: >= 95% of rand's samples (stripped libc) under get_next_random" "$out"
+out=$("$P" -db "$T/loop" -callers rand 2>&1)
+grep -q 'get_next_random' <<<"$out" && grep -q '^Stacks: ' <<<"$out" &&
+	pass "the looper question in one command, as text" ||
+	fail "the looper question in one command, as text" "$out"
+
+# 7. CSV
+out=$("$P" -db "$T/db" -callers leaf -csv 2>&1)
+head -1 <<<"$out" | grep -qx 'depth,caller,image,cpu-clock' && [ "$(grep -c '^1,' <<<"$out")" -eq 3 ] &&
+	pass "-callers -csv: a header and the three callers" ||
+	fail "-callers -csv: a header and the three callers" "$out"
+
+# 8. refusals
+out=$("$P" -db "$T/db" -callers nosuch 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "no procedure 'nosuch'" <<<"$out" && pass "-callers of no such procedure: error" ||
+	fail "-callers of no such procedure: error" "rc=$rc $out"
+out=$("$P" -db "$T/db" -depth 2 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q -- '-depth goes with -callers' <<<"$out" && pass "-depth alone: usage error" ||
+	fail "-depth alone: usage error" "rc=$rc $out"
+out=$("$P" -db "$T/db" -inclusive libc.so.6 2>&1); rc=$?
+[ $rc -eq 2 ] && pass "-inclusive IMAGE: usage error" || fail "-inclusive IMAGE: usage error" "rc=$rc $out"
+out=$("$P" -db "$T/db" -callers leaf -callees leaf 2>&1); rc=$?
+[ $rc -eq 2 ] && pass "-callers with -callees: usage error" || fail "-callers with -callees: usage error" "rc=$rc $out"
+out=$("$REC" -db "$T/u" -stack-bytes 100 -- true 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q 'multiple of 8' <<<"$out" && [ ! -e "$T/u" ] &&
+	pass "-stack-bytes 100: usage error before the run" ||
+	fail "-stack-bytes 100: usage error before the run" "rc=$rc $out"
+"$REC" -db "$T/flat" -quiet -- "$T/callers" ratio 5 2>/dev/null
+out=$("$P" -db "$T/flat" -callers leaf 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q 'no call stacks' <<<"$out" && pass "an epoch recorded without -stacks: says so" ||
+	fail "an epoch recorded without -stacks: says so" "rc=$rc $out"
+# a corrupt stacks file: a warning naming it, left out
+cp -R "$T/db" "$T/bad"
+f=$(ls "$T"/bad/*/*/epoch.stacks)
+printf 'DCPISTKSgarbage' >"$f"
+out=$("$P" -db "$T/bad" -callers leaf 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q 'could not be read' <<<"$out" && grep -q 'no call stacks' <<<"$out" &&
+	pass "a corrupt epoch.stacks: a warning, left out, nothing made up" ||
+	fail "a corrupt epoch.stacks: a warning, left out, nothing made up" "rc=$rc $out"
+
+done_testing

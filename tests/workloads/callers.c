@@ -1,0 +1,47 @@
+/* Who called it, by construction (tests/e2e/stacks; built -O2
+ * -fomit-frame-pointer: no frame pointers, as Debian builds).
+ *   callers ratio [N]   leaf() called from six(), three() and one() with
+ *                       work in the ratio 6:3:1, N rounds (default 100)
+ *   callers looper [M]  DCPI's looper: get_next_random() calls rand() in
+ *                       a loop, M million times (default 20); main calls
+ *                       only it, so every rand() sample is under it */
+#include <stdlib.h>
+#include <string.h>
+
+volatile unsigned long sink;
+
+__attribute__((noinline)) static void leaf(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		sink += i * 7;
+}
+
+/* each call is followed by work of its own, so none is a tail call */
+__attribute__((noinline)) static void six(void) { leaf(600000); sink++; }
+__attribute__((noinline)) static void three(void) { leaf(300000); sink++; }
+__attribute__((noinline)) static void one(void) { leaf(100000); sink++; }
+
+__attribute__((noinline)) static unsigned long get_next_random(unsigned long m)
+{
+	unsigned long s = 0;
+
+	for (unsigned long i = 0; i < m; i++)
+		s += (unsigned long)rand();
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "looper")) {
+		unsigned long m = (argc > 2 ? strtoul(argv[2], NULL, 10) : 20) * 1000000ul;
+
+		sink = get_next_random(m);
+		return 0;
+	}
+	for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 100; i < n; i++) {
+		six();
+		three();
+		one();
+	}
+	return 0;
+}
