@@ -52,6 +52,7 @@ struct daemon {
 	int unknown_per_pid, reuse_epoch, nodaemon, loglevel, logmaps, nice_val, shared;
 	int buildid_mmap, imagecache, mux;
 	unsigned label_keys;    /* -label */
+	unsigned stack_bytes;   /* -stacks, -stack-bytes; 0: no stacks */
 	uint64_t jitmem;        /* -jitmem: JIT maps' budget per user, bytes; 0 default */
 	unsigned gc_days;       /* -gc: 0 off */
 	unsigned rotate_secs;   /* -rotate: a new epoch on each boundary; 0 off */
@@ -189,6 +190,10 @@ static void usage(FILE *f)
 "                     when the PMU has too few counters (DCPI's -mux)\n"
 "  -label KEYS        keep profiles apart by comm, uid and/or cgroup (comma-separated;\n"
 "                     at most 1024 labels, the rest counted as 'other')\n"
+"  -stacks            keep call stacks too, in each epoch's epoch.stacks (dcpiprof\n"
+"                     -callers, -callees, -inclusive); -nostacks: not (the default)\n"
+"  -stack-bytes N     bytes of user stack each sample copies (default 16K; implies\n"
+"                     -stacks)\n"
 "  -bypid IMAGE       per-process profiles for IMAGE (path or file name), repeatable;\n"
 "                     K=V[,K=V] (with -label): every image of the processes so labelled\n"
 "  -unknown           per-process profiles of unattributable samples, by 1 MB region\n"
@@ -222,12 +227,15 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 {
 	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_GC, O_BUDGET, O_BYPID, O_UNKNOWN, O_MERGE, O_EPOCH, O_NODAEMON, O_LOG,
 	       O_QUIET, O_VERBOSE, O_LOGMAPS, O_STATUS, O_NICE, O_BUFPAGES, O_SHARED,
-	       O_BUILDID_MMAP, O_IMAGECACHE, O_JITMEM, O_ROTATE };
+	       O_BUILDID_MMAP, O_IMAGECACHE, O_JITMEM, O_ROTATE, O_STACKS, O_NOSTACKS, O_STACK_BYTES };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
 		{ "mux", no_argument, NULL, O_MUX },
 		{ "label", required_argument, NULL, O_LABEL },
+		{ "stacks", no_argument, NULL, O_STACKS },
+		{ "nostacks", no_argument, NULL, O_NOSTACKS },
+		{ "stack-bytes", required_argument, NULL, O_STACK_BYTES },
 		{ "gc", required_argument, NULL, O_GC },
 		{ "budget", required_argument, NULL, O_BUDGET },
 		{ "bypid", required_argument, NULL, O_BYPID },
@@ -281,6 +289,14 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 		case O_LABEL:
 			if (dcpi_label_parse(optarg, &d->label_keys))
 				cli_usage_error("%s", dcpi_errmsg());
+			break;
+		case O_STACKS:
+			if (!d->stack_bytes)
+				d->stack_bytes = CLI_STACK_BYTES;
+			break;
+		case O_NOSTACKS: d->stack_bytes = 0; break;
+		case O_STACK_BYTES:
+			d->stack_bytes = cli_parse_stack_bytes("stack-bytes", optarg);
 			break;
 		case O_BYPID:
 			if (d->nbypid == MAX_BYPID)
@@ -942,7 +958,7 @@ static void open_sampling(struct daemon *d)
 	struct dcpi_run_opts ro = {
 		.db = d->db, .host = d->host, .platform = d->platform, .events = &d->events,
 		.sampling = { .pid = -1, .ring_pages = d->ring_pages, .sideband = 1,
-			      .mmap_build_id = d->buildid_mmap },
+			      .mmap_build_id = d->buildid_mmap, .stack_bytes = d->stack_bytes },
 		.bypid = d->bypid, .nbypid = d->nbypid, .unknown_per_pid = d->unknown_per_pid,
 		.label_keys = d->label_keys, .dirmode = d->dirmode, .filemode = d->filemode,
 		.jit_budget_per_uid = d->jitmem, .jit_budget = d->jitmem * 4,

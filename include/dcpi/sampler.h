@@ -36,7 +36,8 @@ struct dcpi_sampler_opts {
 				   process and, with inherit, its children */
 	int inherit;
 	int exclude_kernel;     /* sample user mode only */
-	unsigned ring_pages;    /* data pages per CPU ring, a power of 2 */
+	unsigned ring_pages;    /* data pages per CPU ring, a power of 2; 0: 128,
+				   512 with stack_bytes */
 	int sideband;           /* ask for mmap/comm/fork/exit records */
 	int mmap_build_id;      /* ask for build-ids in MMAP2 records (see
 				   dcpi_record_decode_flags for the cost) */

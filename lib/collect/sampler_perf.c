@@ -275,7 +275,9 @@ static int perf_open(const struct dcpi_eventlist *l, const struct dcpi_sampler_o
 {
 	static int cpus[MAX_CPUS];
 	struct perf_sampler *s = NULL;
-	unsigned ncpus, pages = o->ring_pages ? o->ring_pages : 128;
+	/* a sample with its stack copy is ~16 KiB, not 40 bytes: rings of 2
+	   MiB (a wake-up every 64 such samples) rather than 512 KiB */
+	unsigned ncpus, pages = o->ring_pages ? o->ring_pages : o->stack_bytes ? 512 : 128;
 	int err;
 
 	if (l->n == 0 || l->n > DCPI_MAX_EVENTS)

@@ -144,4 +144,24 @@ out=$("$P" -db "$T/bad" -callers leaf 2>&1); rc=$?
 	pass "a corrupt epoch.stacks: a warning, left out, nothing made up" ||
 	fail "a corrupt epoch.stacks: a warning, left out, nothing made up" "rc=$rc $out"
 
+# 9. the daemon: dcpid -stacks, system-wide, the same question
+if [ "$(id -u)" -ne 0 ]; then
+	skip "dcpid samples system-wide: needs root (CI runs as root)"
+else
+	start_dcpid "$T/d" -stacks -merge 3600 || fail "dcpid -stacks starts"
+	"$T/callers" ratio 150
+	"$DCPI_BIN/dcpictl" -db "$T/d" -timeout 60 flush >/dev/null 2>&1
+	out=$("$P" -db "$T/d" -callers leaf callers -json 2>&1)
+	s3=$(shares <<<"$out")
+	python3 - "$s3" <<'EOF2' && pass "dcpid -stacks: six, three, one at 60/30/10% within 3 points ($s3)" ||
+import sys
+v = sys.argv[1].split()
+got = dict(zip(v[0::2], map(float, v[1::2])))
+want = {"six": 60, "three": 30, "one": 10}
+sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in want) else 1)
+EOF2
+		fail "dcpid -stacks: six, three, one at 60/30/10% within 3 points" "$s3 $out"
+	"$DCPI_BIN/dcpictl" -db "$T/d" -timeout 10 quit >/dev/null 2>&1
+fi
+
 done_testing
