@@ -20,6 +20,7 @@
 #include "dcpi/imagecache.h"
 #include "dcpi/profile.h"
 #include "dcpi/symtab.h"
+#include "dcpi/stacks.h"
 #include "dcpi/tar.h"
 
 #define COPY_BUF (64u << 10)
@@ -161,6 +162,18 @@ static int add_platdir(struct pack *p, const char *db, const char *epoch, const 
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		snprintf(name, sizeof(name), "%s/%s/%s", epoch, host, de->d_name);
 		err = add_file(p, path, name, NULL, 0);
+		if (!err && n > 7 && !strcmp(de->d_name + n - 7, ".stacks")) {
+			/* the code of the callers' images too: a caller's image
+			   may have no profile of its own */
+			struct dcpi_stackset ss;
+
+			if (!dcpi_stackset_read(path, &ss)) {
+				for (size_t i = 0; !err && i < ss.nimages; i++)
+					err = add_code(p, &ss.images[i], so);
+				dcpi_stackset_free(&ss);
+			}
+			continue;
+		}
 		if (err || n < 5 || strcmp(de->d_name + n - 5, ".prof"))
 			continue;
 		dcpi_profile_init(&prof);

@@ -110,6 +110,17 @@ grep -q 'get_next_random' <<<"$out" && grep -q '^Stacks: ' <<<"$out" &&
 	pass "the looper question in one command, as text" ||
 	fail "the looper question in one command, as text" "$out"
 
+# the looper's epoch elsewhere: dcpitar carries epoch.stacks and the code
+# of every image its frames name, and the callers are named from it
+"$DCPI_BIN/dcpitar" -db "$T/loop" "$T/loop.tar" >/dev/null 2>&1 &&
+	(cd "$T" && "$DCPI_BIN/dcpitar" -x loop.tar unpacked >/dev/null 2>&1)
+mv "$T/callers" "$T/callers.away"
+out=$("$P" -db "$T/unpacked" -callers rand libc.so.6 2>&1)
+mv "$T/callers.away" "$T/callers"
+grep -qE '^ +[0-9]+ +(9[5-9]|100)\.[0-9]+%  get_next_random ' <<<"$out" &&
+	pass "dcpitar carries the stacks: unpacked, with the program gone, rand's caller is named" ||
+	fail "dcpitar carries the stacks: unpacked, with the program gone, rand's caller is named" "$out"
+
 # 7. CSV
 out=$("$P" -db "$T/db" -callers leaf -csv 2>&1)
 head -1 <<<"$out" | grep -qx 'depth,caller,image,cpu-clock' && [ "$(grep -c '^1,' <<<"$out")" -eq 3 ] &&
