@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "dcpi/stacks.h"
 #include "dcpi/error.h"
 #include "dcpi/profile.h"
 
@@ -25,7 +26,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s [options] FILE...\n"
-		"Print dcpi profile files: the header, then one row per offset.\n"
+		"Print dcpi profile files: the header, then one row per offset; and stacks\n"
+		"files (epoch.stacks): their images and labels, then one line per stack.\n"
 		"\n"
 		"  -sort count|offset  order of the rows: by count (first event, highest first;\n"
 		"                      ties by the next events, then by offset) or by offset\n"
@@ -153,14 +155,74 @@ static int print_rows(const struct dcpi_profile *p, const struct cat_opts *o)
 	return 0;
 }
 
+/* A stacks file (dcpiformat(5), CALL STACKS), raw: its header, images and
+ * labels by index, then one line per stack, in file order. */
+static void print_stacks(const struct dcpi_stackset *s, const struct cat_opts *o)
+{
+	printf("stacks file\nepoch: %s\nplatform: %s\n", cli_safe(s->epoch), cli_safe(s->platform));
+	for (unsigned e = 0; e < s->nevents; e++)
+		printf("event %s: period %" PRIu64 "\n", cli_safe(s->events[e]), s->periods[e]);
+	for (size_t i = 0; i < s->nlabels; i++)
+		printf("label %zu: %s\n", i, i ? cli_safe(s->labels[i]) : "(none)");
+	for (size_t i = 0; i < s->nimages; i++) {
+		const struct dcpi_profile *p = &s->images[i];
+
+		printf("image %zu: %s %s build-id ", i + 1, kind_name(p->kind), cli_safe(p->path));
+		for (uint32_t k = 0; k < p->build_id_len; k++)
+			printf("%02x", p->build_id[k]);
+		printf("%s\n", p->build_id_len ? "" : "none");
+	}
+	printf("stacks: %zu\n", s->nstacks);
+	if (o->header_only)
+		return;
+	for (size_t i = 0; i < s->nstacks && (!o->keep_set || i < o->keep); i++) {
+		const struct dcpi_stack *st = &s->stacks[i];
+
+		for (unsigned e = 0; e < s->nevents; e++)
+			printf("%" PRIu64 " ", s->counts[i * s->nevents + e]);
+		printf("label %u, %s:", st->label, dcpi_stack_end_name(st->end));
+		for (uint32_t k = 0; k < st->nframes; k++) {
+			const struct dcpi_stack_frame *f = &s->frames[st->first + k];
+
+			if (f->image == DCPI_FRAME_UNKNOWN)
+				printf(" ?");
+			else
+				printf(" %u+%#" PRIx64, f->image + 1, f->off);
+		}
+		putchar('\n');
+	}
+}
+
+static int is_stacks_file(const char *path)
+{
+	char magic[8];
+	FILE *f = fopen(path, "rb");
+	int yes = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, "DCPISTKS", 8);
+
+	if (f)
+		fclose(f);
+	return yes;
+}
+
 /* One file; 0 printed, -1 reported on stderr.  *printed counts the files
  * shown so far, for tail's "==> FILE <==" separators. */
 static int cat_file(const char *path, const struct cat_opts *o, int nfiles, int *printed)
 {
 	struct dcpi_profile p;
-	int err = dcpi_profile_read(path, &p);
+	int err;
 
-	if (!err) {
+	if (is_stacks_file(path)) {
+		struct dcpi_stackset ss;
+
+		if (!(err = dcpi_stackset_read(path, &ss))) {
+			if (nfiles > 1)
+				printf("%s==> %s <==\n", *printed ? "\n" : "", path);
+			print_stacks(&ss, o);
+			(*printed)++;
+			dcpi_stackset_free(&ss);
+		}
+		dcpi_profile_init(&p);
+	} else if (!(err = dcpi_profile_read(path, &p))) {
 		if (nfiles > 1)
 			printf("%s==> %s <==\n", *printed ? "\n" : "", path);
 		print_header(&p);
