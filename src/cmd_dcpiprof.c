@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dcpi/callgraph.h"
 #include "dcpi/error.h"
 #include "dcpi/folded.h"
 #include "dcpi/json.h"
@@ -326,11 +327,32 @@ static void print_csv(struct report *r, size_t n)
 
 /* ---- exports ------------------------------------------------------------------ */
 
+/* The epoch's call stacks when it has them (and no IMAGE narrows the
+ * report to some leaves), else one stack per sampled line. */
 static void print_folded(struct report *r)
 {
+	struct dcpi_callgraph g;
+	int stacks = 0;
+
+	if (!r->o.co.nimages) {
+		if (dcpi_callgraph_build(&g, &r->set, r->o.co.label, r->objs))
+			cli_die("%s", dcpi_errmsg());
+		if (g.nbad)
+			report_warn(&r->w, "%zu stacks file%s could not be read, left out (%s)",
+				    g.nbad, g.nbad == 1 ? "" : "s", g.first_bad ? g.first_bad : "");
+		stacks = g.nfiles && g.total[r->sortcol];
+	}
 	report_warn_print(&r->w, "");
-	if (dcpi_folded_write(stdout, &r->set, r->sel.chosen, r->objs, r->sortcol))
+	if (stacks) {
+		fprintf(stderr, "%s: folded call stacks of %" PRIu64 " samples of %s\n", cli_prog,
+			g.total[r->sortcol], cli_safe(r->set.events[r->sortcol]));
+		if (dcpi_folded_write_stacks(stdout, &g, r->sortcol))
+			cli_die("%s", dcpi_errmsg());
+	} else if (dcpi_folded_write(stdout, &r->set, r->sel.chosen, r->objs, r->sortcol)) {
 		cli_die("%s", dcpi_errmsg());
+	}
+	if (!r->o.co.nimages)
+		dcpi_callgraph_free(&g);
 }
 
 static void write_pprof(struct report *r)

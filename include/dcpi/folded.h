@@ -16,6 +16,7 @@
 
 #include <stdio.h>
 
+#include "dcpi/callgraph.h"
 #include "dcpi/obj.h"
 #include "dcpi/profset.h"
 
@@ -23,5 +24,14 @@
  * set (NULL: all) to f.  0, -ENOMEM, or -EIO when f failed. */
 int dcpi_folded_write(FILE *f, const struct dcpi_profset *set, const unsigned char *chosen,
 		      struct dcpi_objcache *objs, int col);
+
+/* The call stacks of g instead, root first, one line per distinct stack:
+ *
+ *   IMAGE`PROCEDURE;IMAGE`PROCEDURE;...;IMAGE`PROCEDURE COUNT
+ *
+ * (IMAGE the image's file name), a stack whose walk stopped short of the
+ * outermost frame starting with a frame "[copy ran out]" (or the other
+ * ends of dcpi/stacks.h) that says so.  Sorted; names escaped as above. */
+int dcpi_folded_write_stacks(FILE *f, const struct dcpi_callgraph *g, int col);
 
 #endif

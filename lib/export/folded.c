@@ -8,6 +8,7 @@
 
 #include "dcpi/addrs.h"
 #include "dcpi/buf.h"
+#include "dcpi/callgraph.h"
 #include "dcpi/error.h"
 #include "dcpi/folded.h"
 
@@ -78,17 +79,12 @@ static int build_key(struct fold *f, const struct dcpi_addr *a)
 	return err ? err : dcpi_buf_put(&f->line, "", 1);
 }
 
-static int add_addr(void *arg, const struct dcpi_addr *a)
+/* Count n samples of the stack in f->line. */
+static int add_line(struct fold *f, uint64_t n)
 {
-	struct fold *f = arg;
 	struct stack key, *s;
 	void **slot;
-	int err;
 
-	if (!a->counts[f->col])
-		return 0;
-	if ((err = build_key(f, a)))
-		return err;
 	key.key = (char *)f->line.data;
 	if (!(s = htab_find(f->index, &key))) {
 		s = calloc(1, sizeof(*s));
@@ -101,8 +97,20 @@ static int add_addr(void *arg, const struct dcpi_addr *a)
 		}
 		*slot = s;
 	}
-	s->count += a->counts[f->col];
+	s->count += n;
 	return 0;
+}
+
+static int add_addr(void *arg, const struct dcpi_addr *a)
+{
+	struct fold *f = arg;
+	int err;
+
+	if (!a->counts[f->col])
+		return 0;
+	if ((err = build_key(f, a)))
+		return err;
+	return add_line(f, a->counts[f->col]);
 }
 
 static int collect(void **slot, void *arg)
@@ -143,6 +151,49 @@ int dcpi_folded_write(FILE *out, const struct dcpi_profset *set, const unsigned 
 	if (!f.index)
 		return dcpi_error(ENOMEM, "out of memory");
 	err = dcpi_addrs_walk(set, chosen, objs, add_addr, &f);
+	if (!err)
+		err = print_sorted(&f, out);
+	htab_delete(f.index);
+	dcpi_buf_release(&f.line);
+	return err;
+}
+
+/* A frame of a call stack: IMAGE`PROCEDURE, the image by its file name. */
+static int put_frame(struct dcpi_buf *b, const struct dcpi_callgraph *g, uint32_t p)
+{
+	const char *img = g->procs[p].image, *slash = strrchr(img, '/');
+	int err = put_name(b, slash ? slash + 1 : img);
+
+	err = err ? err : dcpi_buf_put(b, "`", 1);
+	return err ? err : put_name(b, g->procs[p].proc);
+}
+
+int dcpi_folded_write_stacks(FILE *out, const struct dcpi_callgraph *g, int col)
+{
+	struct fold f = { NULL, col, DCPI_BUF_INIT };
+	int err = 0;
+
+	if (col < 0 || (unsigned)col >= g->nevents)
+		return dcpi_error(EINVAL, "no column %d", col);
+	f.index = htab_create_alloc(1024, stack_hash, stack_eq, stack_free, calloc, free);
+	if (!f.index)
+		return dcpi_error(ENOMEM, "out of memory");
+	for (size_t i = 0; !err && i < g->nstacks; i++) {
+		const struct dcpi_cg_stack *st = &g->stacks[i];
+
+		if (!st->c[col])
+			continue;
+		f.line.len = 0;
+		if (st->end != DCPI_STACK_END_WHOLE && st->end != DCPI_STACK_END_KERNEL)
+			err = dcpi_buf_printf(&f.line, "[%s];", dcpi_stack_end_name(st->end));
+		for (uint32_t k = st->n; !err && k-- > 0;) {
+			err = put_frame(&f.line, g, g->frames[st->first + k]);
+			if (!err && k)
+				err = dcpi_buf_put(&f.line, ";", 1);
+		}
+		err = err ? err : dcpi_buf_put(&f.line, "", 1);
+		err = err ? err : add_line(&f, st->c[col]);
+	}
 	if (!err)
 		err = print_sorted(&f, out);
 	htab_delete(f.index);

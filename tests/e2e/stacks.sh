@@ -121,6 +121,22 @@ grep -qE '^ +[0-9]+ +(9[5-9]|100)\.[0-9]+%  get_next_random ' <<<"$out" &&
 	pass "dcpitar carries the stacks: unpacked, with the program gone, rand's caller is named" ||
 	fail "dcpitar carries the stacks: unpacked, with the program gone, rand's caller is named" "$out"
 
+# folded: real stacks, root first, adding up to every sample
+out=$("$P" -db "$T/db" -folded 2>"$T/ferr")
+total=$("$P" -db "$T/db" -json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
+sum=$(awk '{n += $NF} END {print n}' <<<"$out")
+grep -q '^callers`_start;.*;callers`main;callers`six;callers`leaf [0-9]*$' <<<"$out" &&
+	[ "$sum" = "$total" ] && grep -q 'folded call stacks' "$T/ferr" &&
+	pass "-folded: whole stacks, _start to leaf, adding up to all $total samples" ||
+	fail "-folded: whole stacks, _start to leaf, adding up to all samples" "sum $sum of $total; $(head -3 <<<"$out")"
+# dcpicat prints the stacks file raw; its counts add up too
+f=$(ls "$T"/db/*/*/epoch.stacks)
+out=$("$DCPI_BIN/dcpicat" "$f" 2>&1)
+sum=$(awk '/ label [0-9]+, / {n += $1} END {print n}' <<<"$out")
+grep -q '^stacks file$' <<<"$out" && [ "$sum" = "$total" ] &&
+	pass "dcpicat epoch.stacks: one line per stack, $total samples" ||
+	fail "dcpicat epoch.stacks: one line per stack" "sum $sum of $total; $(head -12 <<<"$out")"
+
 # 7. CSV
 out=$("$P" -db "$T/db" -callers leaf -csv 2>&1)
 head -1 <<<"$out" | grep -qx 'depth,caller,image,cpu-clock' && [ "$(grep -c '^1,' <<<"$out")" -eq 3 ] &&

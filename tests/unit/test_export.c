@@ -1009,6 +1009,48 @@ static void test_dot(void)
 	free(g);
 }
 
+/* Folded call stacks from a graph made by hand: root first, frames as
+ * IMAGE`PROCEDURE, ';' and control bytes escaped, a stopped walk marked,
+ * stacks of the same procedures summed, lines sorted, the chosen column. */
+static void test_folded_stacks(void)
+{
+	struct dcpi_cg_proc procs[4] = {
+		{ .image = "/usr/bin/prog", .proc = "leaf" },
+		{ .image = "/usr/bin/prog", .proc = "main" },
+		{ .image = "/lib/libc.so.6", .proc = "a;b\001c" },
+		{ .image = "[kernel.kallsyms]", .proc = "schedule" },
+	};
+	uint32_t frames[] = { 0, 1, /* */ 0, 1, /* */ 2, 0, /* */ 3 };
+	struct dcpi_cg_stack stacks[4] = {
+		{ .first = 0, .n = 2, .end = DCPI_STACK_END_WHOLE, .c = { 5, 1 } },
+		{ .first = 2, .n = 2, .end = DCPI_STACK_END_WHOLE, .c = { 2, 0 } },
+		{ .first = 4, .n = 2, .end = DCPI_STACK_END_COPY, .c = { 3, 7 } },
+		{ .first = 6, .n = 1, .end = DCPI_STACK_END_KERNEL, .c = { 0, 4 } },
+	};
+	struct dcpi_callgraph g = { .nevents = 2, .procs = procs, .nprocs = 4, .stacks = stacks,
+				    .nstacks = 4, .frames = frames, .nframes = 7 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	T_EQ(dcpi_folded_write_stacks(f, &g, 0), 0, "folded stacks, column 0");
+	fclose(f);
+	T_STREQ(buf, "[copy ran out];prog`leaf;libc.so.6`a:b?c 3\n"
+		     "prog`main;prog`leaf 7\n",
+		"root first, the same stacks summed, ';' and control bytes escaped, a stopped walk "
+		"marked, a stack without samples of the column left out, sorted");
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	dcpi_folded_write_stacks(f, &g, 1);
+	fclose(f);
+	T_STREQ(buf, "[copy ran out];prog`leaf;libc.so.6`a:b?c 7\n"
+		     "[kernel.kallsyms]`schedule 4\n"
+		     "prog`main;prog`leaf 1\n", "column 1: its own counts; a kernel thread's stack is whole");
+	free(buf);
+	T_EQ(dcpi_folded_write_stacks(stdout, &g, 2), -EINVAL, "a column the graph lacks: refused");
+}
+
 int main(void)
 {
 	char root[PATH_MAX];
@@ -1016,6 +1058,7 @@ int main(void)
 	if (fx_setup("export"))
 		return 1;
 	test_dot();
+	test_folded_stacks();
 	if (learn_prog()) {
 		T_SKIP("tests/golden/prog, nm or addr2line not usable");
 		fx_cleanup();
