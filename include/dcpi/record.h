@@ -83,6 +83,11 @@ int dcpi_record_decode_stack_sample(const void *raw, size_t len, int cgroup,
 				    struct dcpi_sample *s, struct dcpi_stack_sample *st);
 /* Entry i of the chain. */
 uint64_t dcpi_stack_chain_ip(const struct dcpi_stack_sample *st, uint64_t i);
+/* The sample raw (of the layout above) into out (len bytes of room) with
+ * its stack copy cut to the part the stack used (rounded up to 8): most
+ * samples use a few hundred bytes of a 16 KiB copy.  Its new length, or 0
+ * (out untouched) when raw is not such a sample. */
+size_t dcpi_record_compact_stack(const void *raw, size_t len, int cgroup, void *out);
 
 /* Only the timestamp (for ordering); 0 when the record has none. */
 uint64_t dcpi_record_time(const void *raw, size_t len);

@@ -179,6 +179,10 @@ size_t dcpi_sampler_losses(struct dcpi_sampler *s, struct dcpi_sampler_loss *out
 struct dcpi_sampler_thread_opts {
 	size_t max_bytes;       /* 0: 256 MiB */
 	unsigned interval_ms;   /* 0: 100 */
+	int stacks, cgroup;     /* the samples carry stacks (and cgroup), as the
+				   inner sampler was opened: each is copied with
+				   its stack copy cut to the part the stack used
+				   (dcpi_record_compact_stack) */
 };
 
 int dcpi_sampler_thread_new(struct dcpi_sampler *inner, const struct dcpi_sampler_thread_opts *o,

@@ -209,6 +209,36 @@ int dcpi_record_decode_stack_sample(const void *raw, size_t len, int cgroup,
 	return 0;
 }
 
+size_t dcpi_record_compact_stack(const void *raw, size_t len, int cgroup, void *out)
+{
+	const uint8_t *p = raw;
+	uint8_t *o = out;
+	struct dcpi_sample s;
+	struct dcpi_stack_sample st;
+	size_t at, size, keep, tail;
+	uint64_t k;
+	uint16_t nlen;
+
+	if (dcpi_record_decode_stack_sample(raw, len, cgroup, &s, &st))
+		return 0;
+	at = (size_t)(st.stack - p);            /* the copy's first byte */
+	tail = cgroup ? 8 : 0;
+	size = len - at - tail - (len - at - tail ? 8 : 0);  /* less dyn_size, when there */
+	keep = size ? ((st.stack_len + 7) & ~(size_t)7) : 0;
+	if (keep > size)
+		keep = size;
+	if (size)
+		tail += 8;
+	memcpy(o, p, at - 8);
+	k = keep;
+	memcpy(o + at - 8, &k, 8);
+	memcpy(o + at, st.stack, keep);
+	memcpy(o + at + keep, p + at + size, tail);
+	nlen = (uint16_t)(at + keep + tail);
+	memcpy(o + 6, &nlen, 2);              /* perf_event_header.size */
+	return at + keep + tail;
+}
+
 uint64_t dcpi_stack_chain_ip(const struct dcpi_stack_sample *st, uint64_t i)
 {
 	uint64_t v = 0;

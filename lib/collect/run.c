@@ -128,7 +128,8 @@ void dcpi_run_free(struct dcpi_run *r)
 
 static int open_sampler(struct dcpi_run *r, const struct dcpi_sampler_opts *so)
 {
-	struct dcpi_sampler_thread_opts to = { .max_bytes = r->o.stage_max };
+	struct dcpi_sampler_thread_opts to = { .max_bytes = r->o.stage_max,
+					       .stacks = so->stack_bytes != 0, .cgroup = so->cgroup };
 	struct dcpi_sampler *s;
 	int err = dcpi_sampler_open(r->o.sampler, &r->events, so, &r->sampler);
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "dcpi/error.h"
+#include "dcpi/record.h"
 #include "dcpi/sampler.h"
 
 #define CHUNK_BYTES 65536u           /* a record is at most 65535 bytes */
@@ -45,6 +46,7 @@ struct tsampler {
 	struct dcpi_sampler *inner;  /* owned */
 	size_t max_bytes;
 	unsigned interval_ms;
+	int stacks, cgroup;          /* dcpi_sampler_thread_opts */
 	unsigned nrings;             /* inner's rings read one by one; 1 when it cannot */
 	int notify_fd, stop_fd;      /* eventfds */
 	pthread_t thread;
@@ -133,10 +135,21 @@ static int copy_record(void *arg, const void *raw, size_t len)
 			c->into->head = k;
 		c->into->tail = k;
 	}
+	c->t->pass_lost[c->ring] += lost_in(raw, len);
+	/* a sample's stack copy, cut to what the stack used */
+	if (c->t->stacks && len >= 8 && ((const struct perf_event_header *)raw)->type ==
+					    PERF_RECORD_SAMPLE) {
+		size_t n = dcpi_record_compact_stack(raw, len, c->t->cgroup, k->data + k->len);
+
+		if (n) {
+			k->len += n;
+			c->into->bytes += n;
+			return 0;
+		}
+	}
 	memcpy(k->data + k->len, raw, len);
 	k->len += len;
 	c->into->bytes += len;
-	c->t->pass_lost[c->ring] += lost_in(raw, len);
 	return 0;
 }
 
@@ -472,6 +485,8 @@ int dcpi_sampler_thread_new(struct dcpi_sampler *inner, const struct dcpi_sample
 	t->inner = inner;
 	t->max_bytes = o && o->max_bytes ? o->max_bytes : DEFAULT_MAX_BYTES;
 	t->interval_ms = o && o->interval_ms ? o->interval_ms : DEFAULT_INTERVAL_MS;
+	t->stacks = o && o->stacks;
+	t->cgroup = o && o->cgroup;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->ring_lock, NULL);
 	t->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -18,7 +18,7 @@ import json, sys
 d = json.load(sys.stdin)
 print(" ".join("%s %.2f" % (r["procedure"], r["percent"][0]) for r in d["rows"] if r["depth"] == 1))'; }
 
-"$REC" -db "$T/db" -stacks -label comm -quiet -- "$T/callers" ratio 150 2>"$T/rec.err" ||
+"$REC" -db "$T/db" -stacks -label comm -quiet -- "$T/callers" ratio 6 2>"$T/rec.err" ||
 	{ fail "dcpi record -stacks runs" "$(cat "$T/rec.err")"; done_testing; }
 ls "$T"/db/*/*/epoch.stacks >/dev/null 2>&1 && pass "the epoch has its epoch.stacks" ||
 	fail "the epoch has its epoch.stacks" "$(ls -R "$T/db")"
@@ -158,7 +158,7 @@ out=$("$REC" -db "$T/u" -stack-bytes 100 -- true 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q 'multiple of 8' <<<"$out" && [ ! -e "$T/u" ] &&
 	pass "-stack-bytes 100: usage error before the run" ||
 	fail "-stack-bytes 100: usage error before the run" "rc=$rc $out"
-"$REC" -db "$T/flat" -quiet -- "$T/callers" ratio 5 2>/dev/null
+"$REC" -db "$T/flat" -quiet -- "$T/callers" ratio 1 2>/dev/null
 out=$("$P" -db "$T/flat" -callers leaf 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q 'no call stacks' <<<"$out" && pass "an epoch recorded without -stacks: says so" ||
 	fail "an epoch recorded without -stacks: says so" "rc=$rc $out"
@@ -176,7 +176,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	skip "dcpid samples system-wide: needs root (CI runs as root)"
 else
 	start_dcpid "$T/d" -stacks -merge 3600 || fail "dcpid -stacks starts"
-	"$T/callers" ratio 150
+	"$T/callers" ratio 6
 	"$DCPI_BIN/dcpictl" -db "$T/d" -timeout 60 flush >/dev/null 2>&1
 	out=$("$P" -db "$T/d" -callers leaf callers -json 2>&1)
 	s3=$(shares <<<"$out")

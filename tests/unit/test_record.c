@@ -268,10 +268,41 @@ static void test_stack_sample(void)
 	T_EQ(dcpi_record_decode_stack_sample(r.b, 4, 0, &s, &st), -EBADMSG, "a header alone refused");
 }
 
+/* Compacting: the copy cut to its used part (rounded up to 8), the rest
+ * as it was; what is not such a sample is left alone. */
+static void test_compact_stack(void)
+{
+	struct dcpi_sample s, s2;
+	struct dcpi_stack_sample st, st2;
+	struct rec r;
+	uint8_t out[4096];
+	size_t n;
+
+	build_stack_sample(&r, 3, PERF_SAMPLE_REGS_ABI_64, 256, 20, 1);
+	dcpi_record_decode_stack_sample(r.b, r.n, 1, &s, &st);
+	n = dcpi_record_compact_stack(r.b, r.n, 1, out);
+	T_EQ(n, r.n - (256 - 24), "256 bytes of copy, 20 used: 24 kept");
+	T_OK(n && dcpi_record_decode_stack_sample(out, n, 1, &s2, &st2) == 0 &&
+	     s2.ip == s.ip && s2.pid == s.pid && s2.time == s.time && s2.cgroup == 0x4242 &&
+	     st2.nchain == 3 && dcpi_stack_chain_ip(&st2, 2) == dcpi_stack_chain_ip(&st, 2) &&
+	     st2.sp == st.sp && st2.bp == st.bp && st2.ip == st.ip && st2.stack_len == 20 &&
+	     !memcmp(st2.stack, st.stack, 20),
+	     "the compacted sample decodes to the same fields, chain, registers, cgroup and stack");
+	build_stack_sample(&r, 0, PERF_SAMPLE_REGS_ABI_NONE, 0, 0, 0);
+	n = dcpi_record_compact_stack(r.b, r.n, 0, out);
+	T_OK(n == r.n && !memcmp(out, r.b, n), "no copy at all: the same bytes");
+	build_stack_sample(&r, 1, PERF_SAMPLE_REGS_ABI_64, 64, 64, 0);
+	n = dcpi_record_compact_stack(r.b, r.n, 0, out);
+	T_OK(n == r.n && !memcmp(out, r.b, n), "a copy used whole: the same bytes");
+	build_stack_sample(&r, 1, PERF_SAMPLE_REGS_ABI_64, 64, 65, 0);
+	T_EQ(dcpi_record_compact_stack(r.b, r.n, 0, out), 0, "not a valid sample: 0, nothing written");
+}
+
 int main(void)
 {
 	test_sample();
 	test_stack_sample();
+	test_compact_stack();
 	test_sample_cgroup();
 	test_mmap2();
 	test_sideband();

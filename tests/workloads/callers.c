@@ -1,7 +1,11 @@
 /* Who called it, by construction (tests/e2e/stacks; built -O2
  * -fomit-frame-pointer: no frame pointers, as Debian builds).
  *   callers ratio [N]   leaf() called from six(), three() and one() with
- *                       work in the ratio 6:3:1, N rounds (default 100)
+ *                       work in the ratio 6:3:1, N rounds (default 6).  Each
+ *                       call is long (one() some 10 ms, 20 periods of 2,000
+ *                       samples/s): a call shorter than the sampling period
+ *                       gets 0 or 1 sample by its phase, and periodic
+ *                       sampling can lock onto a loop's phase (aliasing)
  *   callers looper [M]  DCPI's looper: get_next_random() calls rand() in
  *                       a loop, M million times (default 20); main calls
  *                       only it, so every rand() sample is under it */
@@ -17,9 +21,9 @@ __attribute__((noinline)) static void leaf(unsigned long n)
 }
 
 /* each call is followed by work of its own, so none is a tail call */
-__attribute__((noinline)) static void six(void) { leaf(600000); sink++; }
-__attribute__((noinline)) static void three(void) { leaf(300000); sink++; }
-__attribute__((noinline)) static void one(void) { leaf(100000); sink++; }
+__attribute__((noinline)) static void six(void) { leaf(42000000); sink++; }
+__attribute__((noinline)) static void three(void) { leaf(21000000); sink++; }
+__attribute__((noinline)) static void one(void) { leaf(7000000); sink++; }
 
 __attribute__((noinline)) static unsigned long get_next_random(unsigned long m)
 {
@@ -38,7 +42,7 @@ int main(int argc, char **argv)
 		sink = get_next_random(m);
 		return 0;
 	}
-	for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 100; i < n; i++) {
+	for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 6; i < n; i++) {
 		six();
 		three();
 		one();
