@@ -108,6 +108,7 @@ void dcpi_collector_free(struct dcpi_collector *c)
 	dcpi_jitmap_free(c->jm);
 	free(c->db);
 	dcpi_buf_release(&c->arena);
+	dcpi_buf_release(&c->spare);
 	free(c->q);
 	free(c->fs);
 	free(c->pidset);

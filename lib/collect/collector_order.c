@@ -479,9 +479,11 @@ static int take_queued(struct dcpi_collector *c, const struct qent *q,
 int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
 			   int (*event_of)(const void *arg, uint64_t id), const void *arg)
 {
-	struct dcpi_buf rest = DCPI_BUF_INIT;
+	struct dcpi_buf rest = c->spare;  /* its room kept from the last call */
 	size_t i = 0, keep = 0;
 	int err, ferr;
+
+	rest.len = 0;
 
 	if (c->arena.len > QUEUE_MAX_BYTES)
 		horizon = UINT64_MAX; /* bounded memory beats perfect order */
@@ -516,7 +518,12 @@ int dcpi_collector_process(struct dcpi_collector *c, uint64_t horizon,
 		c->q[keep++] = e;
 	}
 	c->nq = keep;
-	dcpi_buf_release(&c->arena);
+	/* the two buffers swap: no allocation, no fresh pages each drain
+	   (a big one, past 4 MiB, is let go: a burst's room is not kept) */
+	c->spare = c->arena;
+	c->spare.len = 0;
+	if (c->spare.cap > ((size_t)4 << 20))
+		dcpi_buf_release(&c->spare);
 	c->arena = rest;
 	return err;
 }

@@ -63,6 +63,7 @@ struct dcpi_collector {
 	struct dcpi_loadmap *lm;
 	struct dcpi_agg *agg;
 	struct dcpi_buf arena;       /* raw records queued */
+	struct dcpi_buf spare;       /* the last arena, emptied: the next one */
 	struct qent *q;
 	size_t nq, qcap;
 	struct fsample *fs;          /* samples of the drain, in ring order */
