@@ -48,7 +48,7 @@ struct report {
 /* ---- options ------------------------------------------------------------ */
 
 enum { O_BY = 256, O_PID, O_SORT, O_KEEP, O_CUTOFF, O_RATIO, O_FOLDED, O_PPROF, O_CALLERS,
-       O_CALLEES, O_INCLUSIVE, O_DEPTH };
+       O_CALLEES, O_INCLUSIVE, O_DEPTH, O_STACKS };
 
 static void own_option(void *ctx, int c, const char *arg)
 {
@@ -76,9 +76,11 @@ static void own_option(void *ctx, int c, const char *arg)
 	case O_CALLERS:
 	case O_CALLEES:
 	case O_INCLUSIVE:
+	case O_STACKS:
 		if (o->stacks)
-			cli_usage_error("-callers, -callees and -inclusive: one at a time");
-		o->stacks = c == O_CALLERS ? PS_CALLERS : c == O_CALLEES ? PS_CALLEES : PS_INCLUSIVE;
+			cli_usage_error("-callers, -callees, -inclusive and -stacks: one at a time");
+		o->stacks = c == O_CALLERS ? PS_CALLERS : c == O_CALLEES ? PS_CALLEES
+			  : c == O_INCLUSIVE ? PS_INCLUSIVE : PS_STACKS;
 		o->proc = arg;
 		break;
 	case O_DEPTH:
@@ -102,6 +104,7 @@ static const struct option own_opts[] = {
 	{ "callers", required_argument, NULL, O_CALLERS },
 	{ "callees", required_argument, NULL, O_CALLEES },
 	{ "inclusive", no_argument, NULL, O_INCLUSIVE },
+	{ "stacks", no_argument, NULL, O_STACKS },
 	{ "depth", required_argument, NULL, O_DEPTH },
 	{ NULL, 0, NULL, 0 },
 };
@@ -123,7 +126,8 @@ static const struct cli_cmd cli = {
 		"  -depth N           with -callers: their callers too, N levels (default 1)\n"
 		"  -callees PROC      what PROC's inclusive samples were spent in: itself, and\n"
 		"                     each procedure it called\n"
-		"  -inclusive         procedures by inclusive samples (in them and below)\n",
+		"  -inclusive         procedures by inclusive samples (in them and below)\n"
+		"  -stacks            the call stacks themselves, most samples first\n",
 	.after = "  -folded            folded stacks for flame graphs: image;procedure;file:line N\n"
 		 "  -pprof FILE        write a gzipped pprof profile to FILE instead of a report\n",
 	.footer = "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n",
@@ -145,9 +149,10 @@ static void parse_options(struct opts *o, int argc, char **argv)
 	if (o->depth && o->stacks != PS_CALLERS)
 		cli_usage_error("-depth goes with -callers");
 	if (o->stacks && o->out && o->out != OUT_JSON && o->out != OUT_CSV)
-		cli_usage_error("-folded and -pprof do not go with -callers, -callees or -inclusive");
-	if (o->stacks == PS_INCLUSIVE && o->co.nimages)
-		cli_usage_error("-inclusive takes no IMAGE");
+		cli_usage_error("-folded and -pprof do not go with -callers, -callees, -inclusive or "
+				"-stacks");
+	if ((o->stacks == PS_INCLUSIVE || o->stacks == PS_STACKS) && o->co.nimages)
+		cli_usage_error("-inclusive and -stacks take no IMAGE");
 }
 
 /* ---- the table ------------------------------------------------------------ */

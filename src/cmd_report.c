@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "dcpi/buf.h"
+#include "dcpi/callgraph.h"
 #include "dcpi/error.h"
 #include "dcpi/file.h"
 #include "dcpi/html.h"
@@ -52,6 +53,7 @@ struct rep {
 	size_t njobs;
 	pid_t jobs_pid;
 	int last_nocode;                /* the last document said "has_code": false */
+	int stacks;                     /* the epoch has call stacks */
 };
 
 static void own_option(void *ctx, int c, const char *arg)
@@ -437,6 +439,14 @@ static void proc_pages(struct rep *r, const struct dcpi_procs *t, size_t n)
 			  pg[k].row->proc, "--", pg[k].row->image, NULL);
 		embed_tool(r, &pg[k].b, "stalls", 0, cmd_dcpitopstalls, v);
 	}
+	for (size_t k = 0; k < n && r->stacks; k++) { /* who called it, what it called */
+		tool_argv(r, r->epoch, v, "dcpiprof", "-json", "-keep", "50", "-callers",
+			  pg[k].row->proc, "--", pg[k].row->image, NULL);
+		embed_tool(r, &pg[k].b, "callers", 0, cmd_dcpiprof, v);
+		tool_argv(r, r->epoch, v, "dcpiprof", "-json", "-keep", "50", "-callees",
+			  pg[k].row->proc, "--", pg[k].row->image, NULL);
+		embed_tool(r, &pg[k].b, "callees", 0, cmd_dcpiprof, v);
+	}
 	index_page(r, t, n);
 	while (waitpid(helper, &status, 0) < 0 && errno == EINTR)
 		;
@@ -514,6 +524,12 @@ static void index_page(struct rep *r, const struct dcpi_procs *t, size_t npages)
 		;
 	for (size_t i = 0; i < r->njobs; i++)
 		embed_job(r, &b, &r->jobs[i]);
+	if (r->stacks) { /* the flame graph's stacks, and time by procedure and below */
+		tool_argv(r, r->epoch, v, "dcpiprof", "-stacks", "-json", "-keep", "3000", NULL);
+		embed_tool(r, &b, "stacks", 0, cmd_dcpiprof, v);
+		tool_argv(r, r->epoch, v, "dcpiprof", "-inclusive", "-json", "-keep", keep, NULL);
+		embed_tool(r, &b, "inclusive", 0, cmd_dcpiprof, v);
+	}
 	if (!r->co.label) {
 		tool_argv(r, r->epoch, v, "dcpilabel", "-json", NULL);
 		embed_tool(r, &b, "labels", 0, cmd_dcpilabel, v);
@@ -609,6 +625,7 @@ int cmd_report(int argc, char **argv)
 			if (strcmp(ti.rows[i]->image, "unknown"))
 				r.top[r.ntop++] = ti.rows[i]->image;
 	}
+	r.stacks = dcpi_callgraph_present(&set);
 	make_dirs(&r);
 	assets(&r);
 	r.pid = getpid();

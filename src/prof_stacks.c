@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dcpi/buf.h"
 #include "dcpi/callgraph.h"
 #include "dcpi/error.h"
 #include "dcpi/json.h"
@@ -154,8 +155,9 @@ int prof_stacks_report(struct prof_stacks *ps)
 
 	if (load(ps, &g))
 		return -1;
-	if (ps->mode == PS_INCLUSIVE) {
-		status = prof_stacks_inclusive(ps, &g);
+	if (ps->mode == PS_INCLUSIVE || ps->mode == PS_STACKS) {
+		status = ps->mode == PS_INCLUSIVE ? prof_stacks_inclusive(ps, &g)
+						  : prof_stacks_list(ps, &g);
 		dcpi_callgraph_free(&g);
 		return status;
 	}
@@ -318,5 +320,174 @@ int prof_stacks_inclusive(struct prof_stacks *ps, const struct dcpi_callgraph *g
 		dcpi_json_free(j);
 	}
 	free(order);
+	return 0;
+}
+
+/* ---- -stacks ----------------------------------------------------------------------- */
+
+/* The graph's stacks merged by their procedures and end (stacks that
+ * differ only in offsets within procedures are one), most first. */
+struct pstack {
+	const uint32_t *f;      /* leaf first */
+	uint32_t n;
+	uint8_t end;
+	uint64_t c[DCPI_MAX_EVENTS];
+};
+
+static int pstack_cmp_path(const void *a, const void *b)
+{
+	const struct pstack *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n < y->n ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	for (uint32_t k = 0; k < x->n; k++)
+		if (x->f[k] != y->f[k])
+			return x->f[k] < y->f[k] ? -1 : 1;
+	return 0;
+}
+
+static unsigned pstack_col;
+
+static int pstack_cmp_count(const void *a, const void *b)
+{
+	const struct pstack *x = a, *y = b;
+
+	if (x->c[pstack_col] != y->c[pstack_col])
+		return x->c[pstack_col] > y->c[pstack_col] ? -1 : 1;
+	return pstack_cmp_path(a, b);
+}
+
+int prof_stacks_list(struct prof_stacks *ps, const struct dcpi_callgraph *g)
+{
+	struct pstack *v = malloc((g->nstacks + 1) * sizeof(*v));
+	uint64_t other[DCPI_MAX_EVENTS] = { 0 };
+	uint32_t *used = calloc(g->nprocs + 1, sizeof(*used)), nused = 0;
+	size_t n = 0, shown;
+	struct dcpi_json *j = NULL;
+
+	if (!v || !used) {
+		free(v);
+		free(used);
+		return cli_error("out of memory");
+	}
+	for (size_t i = 0; i < g->nstacks; i++) {
+		v[i] = (struct pstack){ g->frames + g->stacks[i].first, g->stacks[i].n,
+					g->stacks[i].end, { 0 } };
+		memcpy(v[i].c, g->stacks[i].c, sizeof(v[i].c));
+	}
+	qsort(v, g->nstacks, sizeof(*v), pstack_cmp_path);
+	for (size_t i = 0; i < g->nstacks; i++) {
+		if (n && !pstack_cmp_path(&v[n - 1], &v[i])) {
+			for (unsigned e = 0; e < g->nevents; e++)
+				v[n - 1].c[e] += v[i].c[e];
+			continue;
+		}
+		v[n++] = v[i];
+	}
+	pstack_col = ps->col;
+	qsort(v, n, sizeof(*v), pstack_cmp_count);
+	while (n && !v[n - 1].c[ps->col])
+		n--; /* none of the sort event */
+	shown = n < ps->keep ? n : (size_t)ps->keep;
+	for (size_t i = shown; i < n; i++)
+		for (unsigned e = 0; e < g->nevents; e++)
+			other[e] += v[i].c[e];
+	if (ps->out == PS_JSON) { /* the procedures the stacks name, then the stacks by index */
+		for (size_t i = 0; i < shown; i++)
+			for (uint32_t k = 0; k < v[i].n; k++)
+				if (!used[v[i].f[k]])
+					used[v[i].f[k]] = ++nused;
+		j = report_json_begin(ps->db);
+		dcpi_json_key_str(j, "mode", "stacks");
+		report_json_header(j, ps->set, g->total, ps->w);
+		dcpi_json_break(j);
+		dcpi_json_key(j, "procedures");
+		dcpi_json_arr_begin(j);
+		for (uint32_t want = 1; want <= nused; want++)
+			for (size_t p = 0; p < g->nprocs; p++)
+				if (used[p] == want) {
+					dcpi_json_break(j);
+					dcpi_json_obj_begin(j);
+					dcpi_json_key_str(j, "procedure", g->procs[p].proc);
+					dcpi_json_key_str(j, "image", g->procs[p].image);
+					dcpi_json_obj_end(j);
+					break;
+				}
+		dcpi_json_break(j);
+		dcpi_json_arr_end(j);
+		dcpi_json_key(j, "rows");
+		dcpi_json_arr_begin(j);
+	} else if (ps->out == PS_CSV) {
+		report_warn_print(ps->w, "");
+		printf("end");
+		for (unsigned e = 0; e < ps->set->nevents; e++) {
+			putchar(',');
+			report_csv_field(stdout, ps->set->events[e]);
+		}
+		printf(",stack\n");
+	} else {
+		report_print_header(stdout, ps->db, ps->set, g->total, ps->w);
+		print_stacks_line(stdout, g, ps->col, ps->set->events[ps->col]);
+		printf("\nCall stacks, most samples first: the outermost frame first, the sampled "
+		       "procedure last.\n");
+		printf("==============================================================================\n");
+	}
+	for (size_t i = 0; i < shown; i++) {
+		const struct pstack *x = &v[i];
+
+		if (ps->out == PS_JSON) {
+			dcpi_json_break(j);
+			dcpi_json_obj_begin(j);
+			dcpi_json_key(j, "frames");
+			dcpi_json_arr_begin(j);
+			for (uint32_t k = x->n; k-- > 0;)
+				dcpi_json_u64(j, used[x->f[k]] - 1);
+			dcpi_json_arr_end(j);
+			dcpi_json_key_str(j, "end", dcpi_stack_end_name(x->end));
+			report_json_counts(j, ps->set->nevents, x->c, g->total);
+			dcpi_json_obj_end(j);
+		} else if (ps->out == PS_CSV) {
+			report_csv_field(stdout, dcpi_stack_end_name(x->end));
+			for (unsigned e = 0; e < ps->set->nevents; e++)
+				printf(",%" PRIu64, x->c[e]);
+			putchar(',');
+			{
+				struct dcpi_buf b = DCPI_BUF_INIT;
+
+				for (uint32_t k = x->n; k-- > 0;)
+					dcpi_buf_printf(&b, "%s%s", g->procs[x->f[k]].proc, k ? ";" : "");
+				dcpi_buf_put(&b, "", 1);
+				report_csv_field(stdout, b.data ? (const char *)b.data : "");
+				dcpi_buf_release(&b);
+			}
+			putchar('\n');
+		} else {
+			text_counts(stdout, ps, x->c, g->total);
+			printf(" %s\n", x->end == DCPI_STACK_END_WHOLE || x->end == DCPI_STACK_END_KERNEL
+						? "" : dcpi_stack_end_name(x->end));
+			for (uint32_t k = x->n; k-- > 0;)
+				printf("    %*s%s  %s\n", (int)(x->n - 1 - k < 20 ? x->n - 1 - k : 20), "",
+				       cli_safe(g->procs[x->f[k]].proc), cli_safe(g->procs[x->f[k]].image));
+		}
+	}
+	if (ps->out == PS_JSON) {
+		dcpi_json_break(j);
+		dcpi_json_arr_end(j);
+		dcpi_json_key(j, "other");
+		dcpi_json_obj_begin(j);
+		dcpi_json_key(j, "stacks");
+		dcpi_json_u64(j, n - shown);
+		report_json_counts(j, ps->set->nevents, other, g->total);
+		dcpi_json_obj_end(j);
+		dcpi_json_obj_end(j);
+		dcpi_json_free(j);
+	} else if (ps->out == PS_TEXT && n > shown) {
+		text_counts(stdout, ps, other, g->total);
+		printf(" in %zu more stacks (-keep)\n", n - shown);
+	}
+	free(v);
+	free(used);
 	return 0;
 }

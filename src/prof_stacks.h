@@ -9,7 +9,7 @@
 #include "dcpi/profset.h"
 #include "report.h"
 
-enum { PS_CALLERS = 1, PS_CALLEES, PS_INCLUSIVE };
+enum { PS_CALLERS = 1, PS_CALLEES, PS_INCLUSIVE, PS_STACKS };
 enum { PS_TEXT, PS_JSON, PS_CSV };
 
 struct prof_stacks {
@@ -30,5 +30,6 @@ struct prof_stacks {
 /* The view ps asks for, printed; 0, or -1 after an error message. */
 int prof_stacks_report(struct prof_stacks *ps);
 int prof_stacks_inclusive(struct prof_stacks *ps, const struct dcpi_callgraph *g);
+int prof_stacks_list(struct prof_stacks *ps, const struct dcpi_callgraph *g);
 
 #endif

@@ -67,6 +67,9 @@ struct dcpi_callgraph {
 int dcpi_callgraph_build(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 			 const char *label_spec, struct dcpi_objcache *objs);
 void dcpi_callgraph_free(struct dcpi_callgraph *g);
+/* Whether set's platform directories hold a stacks file at all (names
+ * only: nothing is read). */
+int dcpi_callgraph_present(const struct dcpi_profset *set);
 
 /* The procedures named proc in an image image names (its path as
  * profiled, its file name, or "kernel"; NULL: any), into idx (at most

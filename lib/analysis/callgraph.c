@@ -241,6 +241,23 @@ static int read_dir(struct dcpi_callgraph *g, const struct dcpi_profset *set, co
 	return err;
 }
 
+int dcpi_callgraph_present(const struct dcpi_profset *set)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		DIR *d = opendir(set->v[i].platdir);
+		struct dirent *de;
+		int found = 0;
+
+		while (d && !found && (de = readdir(d)))
+			found = is_stacks_file(de->d_name);
+		if (d)
+			closedir(d);
+		if (found)
+			return 1;
+	}
+	return 0;
+}
+
 /* Self and inclusive counts, from the stacks. */
 static int count(struct dcpi_callgraph *g)
 {

@@ -231,6 +231,54 @@
 	var pages = {};
 	function pageOf(image, proc) { return pages[image + '\u0000' + proc] || null; }
 
+	/* ---- call stacks ---- */
+	function stacksNote(D) {
+		var t = D.events[0].total;
+		return el('p', { class: 'note' }, t + ' samples of ' + D.events[0].name + ' with a call stack (dcpiprof -stacks): ' +
+			'the outermost frame at the top, the sampled procedure at the bottom; a box\'s width is its share of the samples. ' +
+			'Stacks whose walk stopped short begin with a box that says why.');
+	}
+	/* A flame graph drawn top-down (an icicle) from dcpiprof -stacks -json. */
+	function flame(D) {
+		var P = D.procedures, total = 0, root = { name: 'all', image: '', v: 0, kids: [], by: {} };
+		function kid(n, name, image) {
+			var k = name + '\u0000' + image;
+			if (!n.by[k]) { n.by[k] = { name: name, image: image, v: 0, kids: [], by: {} }; n.kids.push(n.by[k]); }
+			return n.by[k];
+		}
+		D.rows.forEach(function (r) {
+			var v = r.counts[0], n = root;
+			root.v += v;
+			if (r.end !== 'whole' && r.end !== 'kernel thread') { n = kid(n, '[' + r.end + ']', ''); n.v += v; }
+			r.frames.forEach(function (f) { n = kid(n, P[f].procedure, P[f].image); n.v += v; });
+		});
+		if (D.other && D.other.stacks) { var o = kid(root, '[' + D.other.stacks + ' more stacks]', ''); o.v += D.other.counts[0]; root.v += o.v; }
+		total = root.v;
+		function hue(s) { var h = 0; for (var i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) % 360; return h; }
+		function draw(n, depth) {
+			var pct = total ? 100 * n.v / total : 0, link = pageOf(n.image, n.name);
+			var label = el('div', { class: 'flabel', title: n.name + (n.image ? ' (' + n.image + ')' : '') + ': ' + n.v + ' samples, ' + cfixed(pct, 2) + '%',
+				style: 'background:hsl(' + (n.image ? hue(n.image) : 0) + ',55%,' + (n.image ? 78 : 88) + '%)' },
+				link ? el('a', { href: link }, n.name) : n.name);
+			var kids = el('div', { class: 'fkids' });
+			n.kids.sort(function (a, b) { return b.v - a.v || (a.name < b.name ? -1 : a.name > b.name); });
+			n.kids.forEach(function (k) {
+				if (depth < 96 && total && k.v / total >= 0.002) kids.appendChild(draw(k, depth + 1));
+			});
+			var box = el('div', { class: 'fnode', 'data-samples': n.v, 'data-name': n.name, 'data-image': n.image, style: 'width:' + (n === root ? 100 : 100 * n.v / n.parentV) + '%' }, label, kids);
+			return box;
+		}
+		(function setParents(n) { n.kids.forEach(function (k) { k.parentV = n.v; setParents(k); }); })(root);
+		return el('div', { class: 'flame' }, draw(root, 0));
+	}
+	function edgeTable(D, what) {
+		return table([textCol(what, function (r) { return r.procedure; }, function (r) { return pageOf(r.image, r.procedure); }),
+			{ label: 'image', key: function (r) { return r.image; }, cell: function (r) { return el('td', { class: 'name', title: r.image }, r.image ? base(r.image) : ''); } },
+			numCol(D.events[0].name, function (r) { return r.counts[0]; }, undefined, 'samples'),
+			numCol('%', function (r) { return share(r.counts[0], D.inclusive.counts[0]); }, 2, 'share of the procedure\'s inclusive samples')],
+			D.rows, { rowAttrs: function () { return { class: what }; } });
+	}
+
 	function indexPage() {
 		var I = data('images'), P = data('procs'), W = data('whatcg'), S = data('stalls'), L = data('labels');
 		(data('pages') || []).forEach(function (p) { pages[p.image + '\u0000' + p.procedure] = p.page; });
@@ -250,6 +298,21 @@
 		add(s, el('p', { class: 'note' }, 'The ' + P.rows.length + ' procedures with most samples; those with a page are links.'));
 		add(s, table([textCol('procedure', function (r) { return r.procedure; }, function (r) { return pageOf(r.image, r.procedure); }), imageCol()].concat(eventCols(P)),
 			P.rows, { rowAttrs: function () { return { class: 'procedure' }; } }));
+		var St = data('stacks'), In = data('inclusive');
+		if (St) {
+			s = section('Call stacks', 'stacks');
+			if (!St.error) { add(s, stacksNote(St)); add(s, flame(St)); }
+			else add(s, warnings([St]));
+		}
+		if (In && !In.error) {
+			s = section('Inclusive time', 'inclusive');
+			add(s, el('p', { class: 'note' }, 'Procedures by the samples in them and in what they called (dcpiprof -inclusive); self: in them alone.'));
+			add(s, table([textCol('procedure', function (r) { return r.procedure; }, function (r) { return pageOf(r.image, r.procedure); }), imageCol(),
+				numCol('self', function (r) { return r.self.counts[0]; }), numCol('self %', function (r) { return share(r.self.counts[0], In.events[0].total); }, 2),
+				numCol('inclusive', function (r) { return r.inclusive.counts[0]; }), numCol('incl %', function (r) { return share(r.inclusive.counts[0], In.events[0].total); }, 2)],
+				In.rows, { rowAttrs: function () { return { class: 'inclusive' }; } }));
+		}
+		else if (In) add(s, warnings([In]));
 		s = section('Top stalls', 'stalls');
 		if (S && !S.error) {
 			add(s, el('p', { class: 'note' }, 'Instructions with the most stall ' + S.stall_unit + ' in the images with most samples (dcpitopstalls); counts are estimates with their confidence.'));
@@ -295,6 +358,19 @@
 		} else if (C) add(s, warnings([C]));
 		s = section('Source and instructions', 'listing');
 		add(s, listing(Li));
+		var Ca = data('callers'), Ce = data('callees');
+		if (Ca || Ce) {
+			s = section('Callers and callees', 'callers');
+			if (Ca && !Ca.error) {
+				add(s, el('p', { class: 'note' }, 'Who called it: ' + Ca.inclusive.counts[0] + ' samples in it and below (dcpiprof -callers); shares are of those.'));
+				add(s, edgeTable(Ca, 'caller'));
+			}
+			if (Ce && !Ce.error) {
+				add(s, el('p', { class: 'note' }, 'What it spent them in: itself ([self]) and what it called (dcpiprof -callees).'));
+				add(s, edgeTable(Ce, 'callee'));
+			}
+			add(s, warnings([Ca, Ce]));
+		}
 		s = section('Stalls', 'stalls');
 		if (S && !S.error && S.rows.length) add(s, table(stallCols(false), S.rows));
 		else if (S && S.error) add(s, warnings([S]));

@@ -215,6 +215,90 @@ assert hot[-1] == 'yes', hot
 print('# hot_loop:', hot[1:6], 'significant')
 EOF
 
+# call stacks: the flame graph, the inclusive table and each page's callers
+# and callees, the same numbers as dcpiprof -stacks/-inclusive/-callers
+cc -O2 -fomit-frame-pointer -o "$T/callers" "$DCPI_ROOT/tests/workloads/callers.c" || fail "build callers"
+"$REC" -quiet -db "$T/sdb" -stacks -- "$T/callers" ratio 6 >"$T/rec.out" 2>&1 ||
+	fail "dcpi record -stacks" "$(cat "$T/rec.out")"
+"$REP" report -db "$T/sdb" -o "$T/rs" -n 4 >/dev/null 2>&1 || fail "dcpi report of an epoch with stacks"
+dom "$T/rs/index.html" >"$T/rs.dom"
+"$DCPI_BIN/dcpiprof" -db "$T/sdb" -stacks -json -keep 3000 >"$T/stacks.json"
+"$DCPI_BIN/dcpiprof" -db "$T/sdb" -inclusive -json -keep 500 >"$T/incl.json"
+check "the flame graph: every sample, _start to leaf, six/three/one as dcpiprof -stacks counts them" \
+	python3 - "$T/rs.dom" "$T/stacks.json" <<'EOF'
+import html.parser, json, sys
+class Flame(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.path = []; s.nodes = {}; s.depth = 0; s.stack = []
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if tag == 'div':
+            if a.get('class') == 'fnode':
+                s.path.append((a['data-name'], a.get('data-image') or '')); s.nodes[tuple(s.path)] = int(a['data-samples'])
+                s.stack.append(True)
+            else:
+                s.stack.append(False)
+    def handle_endtag(s, tag):
+        if tag == 'div' and s.stack and s.stack.pop():
+            s.path.pop()
+f = Flame(); f.feed(open(sys.argv[1]).read())
+d = json.load(open(sys.argv[2]))
+total = d['events'][0]['total']
+root = (('all', ''),)
+assert f.nodes[root] == total, (f.nodes.get(root), total)
+want = {}
+for r in d['rows']:
+    names = [('all', '')] + ([] if r['end'] in ('whole', 'kernel thread') else [('[%s]' % r['end'], '')]) + \
+            [(d['procedures'][i]['procedure'], d['procedures'][i]['image']) for i in r['frames']]
+    for k in range(1, len(names) + 1):
+        want[tuple(names[:k])] = want.get(tuple(names[:k]), 0) + r['counts'][0]
+shown = {k: v for k, v in want.items() if v / total >= 0.002}
+bad = [(k, f.nodes.get(k), v) for k, v in shown.items() if f.nodes.get(k) != v]
+assert not bad, bad[:5]
+six = [k for k in f.nodes if [n for n, i in k[-2:]] == ['six', 'leaf']]
+assert six and abs(100.0 * f.nodes[six[0]] / total - 60) <= 3, six
+print('#', len(f.nodes), 'boxes; six/leaf', f.nodes[six[0]], 'of', total)
+EOF
+check "the inclusive table: dcpiprof -inclusive's rows, self and inclusive" \
+	python3 - "$T/rs.dom" "$T/incl.json" <<'EOF'
+import json, re, sys
+dom = open(sys.argv[1]).read()
+rows = [[re.sub('<[^>]+>', '', c) for c in re.findall(r'<td[^>]*>(.*?)</td>', r)]
+        for r in re.findall(r'<tr class="inclusive">(.*?)</tr>', dom)]
+d = json.load(open(sys.argv[2]))
+t = d['events'][0]['total']
+assert len(rows) == len(d['rows']) > 0, (len(rows), len(d['rows']))
+for g, w in zip(rows, d['rows']):
+    assert g[0] == w['procedure'] and g[2] == str(w['self']['counts'][0]) and g[4] == str(w['inclusive']['counts'][0]), (g, w)
+    assert g[5] == '%.2f' % (100.0 * w['inclusive']['counts'][0] / t), (g, w)
+EOF
+leafpage=$(grep -o 'href="p/[0-9]*.html">leaf<' "$T/rs.dom" | head -1 | sed 's/href="\([^"]*\)".*/\1/')
+if [ -n "$leafpage" ]; then
+	dom "$T/rs/$leafpage" >"$T/leaf.dom"
+	"$DCPI_BIN/dcpiprof" -db "$T/sdb" -json -keep 50 -callers leaf "$T/callers" >"$T/callers.json"
+	"$DCPI_BIN/dcpiprof" -db "$T/sdb" -json -keep 50 -callees leaf "$T/callers" >"$T/callees.json"
+	check "leaf's page: its callers and callees, as dcpiprof -callers/-callees give them" \
+		python3 - "$T/leaf.dom" "$T/callers.json" "$T/callees.json" <<'EOF'
+import json, re, sys
+dom = open(sys.argv[1]).read()
+for cls, f in (('caller', sys.argv[2]), ('callee', sys.argv[3])):
+    rows = [[re.sub('<[^>]+>', '', c) for c in re.findall(r'<td[^>]*>(.*?)</td>', r)]
+            for r in re.findall(r'<tr class="%s">(.*?)</tr>' % cls, dom)]
+    d = json.load(open(f))
+    inc = d['inclusive']['counts'][0]
+    assert len(rows) == len(d['rows']) > 0, (cls, rows, d['rows'])
+    for g, w in zip(rows, d['rows']):
+        assert g[0] == w['procedure'] and g[2] == str(w['counts'][0]), (g, w)
+        assert g[3] == '%.2f' % (100.0 * w['counts'][0] / inc), (g, w)
+print('# callers', [r for r in re.findall(r'<tr class="caller">(.*?)</tr>', dom)][:1])
+EOF
+else
+	fail "leaf's page is linked from the index" "$(grep -o 'p/[0-9]*.html">[^<]*' "$T/rs.dom" | head)"
+fi
+out=$(grep -c 'id="stacks"' "$T/index.dom")
+[ "$out" = 0 ] && pass "an epoch without stacks: no call-stacks section" ||
+	fail "an epoch without stacks: no call-stacks section" "$out"
+
 # refusals
 out=$("$REP" report -db "$T/db" -diff "$ea" 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "EPOCH_B" <<<"$out" && pass "-diff without EPOCH_B: usage error" || fail "-diff alone" "rc=$rc $out"
