@@ -171,12 +171,46 @@ out=$("$P" -db "$T/bad" -callers leaf 2>&1); rc=$?
 	pass "a corrupt epoch.stacks: a warning, left out, nothing made up" ||
 	fail "a corrupt epoch.stacks: a warning, left out, nothing made up" "rc=$rc $out"
 
-# 9. the daemon: dcpid -stacks, system-wide, the same question
+# 9. hostile stacks (a user controls its stack): a fake stack that loops
+#    into the same code, one of kernel addresses, garbage, a recursion
+#    deeper than any copy.  Every sample is counted flat as ever; the walks
+#    end where they must, bounded, and no user walk yields a kernel frame.
+cc -O2 -o "$T/hostile" "$DCPI_ROOT/tests/workloads/hostile_stack.c" || fail "build hostile_stack"
+for m in loop:cut,copy\ ran\ out kernel:refused garbage:refused,no\ unwind\ rule deep:cut,copy\ ran\ out; do
+	mode=${m%%:*} want=${m#*:}
+	"$REC" -db "$T/h.$mode" -stacks -quiet -- "$T/hostile" "$mode" 150 2>/dev/null
+	"$P" -db "$T/h.$mode" -stacks -json -keep 100000 >"$T/h.json" 2>/dev/null
+	python3 - "$T/h.json" "$want" <<'EOF' && pass "hostile stack ($mode): every sample kept, walks end as they must ($want)" ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = sys.argv[2].split(",")
+P = d["procedures"]
+tot = d["events"][0]["total"]
+got = sum(r["counts"][0] for r in d["rows"]) + d["other"]["counts"][0]
+assert got == tot == d["samples"] > 50, (got, tot, d["samples"])
+spin = [r for r in d["rows"] if any(P[i]["procedure"] in ("spin_on", "deep") for i in r["frames"])]
+n = sum(r["counts"][0] for r in spin if r["end"] in want)
+assert n >= 0.8 * tot, (n, tot, [(r["end"], r["counts"]) for r in spin][:5])
+# the rest: samples before the fake stack was in place (a real, whole stack)
+assert all(r["end"] in want + ["whole"] for r in spin), [(r["end"], r["counts"]) for r in spin][:5]
+for r in spin:
+    kinds = [P[i]["image"].startswith("[kernel") for i in r["frames"]]  # outermost first
+    assert kinds == sorted(kinds), r   # kernel frames only at the sampled end
+    assert len(r["frames"]) <= 128
+EOF
+		fail "hostile stack ($mode): every sample kept, walks end as they must ($want)" "$(head -c 2000 "$T/h.json")"
+done
+
+# 10. the daemon: dcpid -stacks, system-wide, the same question
 if [ "$(id -u)" -ne 0 ]; then
 	skip "dcpid samples system-wide: needs root (CI runs as root)"
 else
 	start_dcpid "$T/d" -stacks -merge 3600 || fail "dcpid -stacks starts"
+	# an ordinary user's hostile stacks beside it, all the while
+	chmod 755 "$T" "$T/hostile"
+	for m in loop kernel garbage deep; do as_nobody "$T/hostile" "$m" 400 & done
 	"$T/callers" ratio 6
+	wait
 	"$DCPI_BIN/dcpictl" -db "$T/d" -timeout 60 flush >/dev/null 2>&1
 	out=$("$P" -db "$T/d" -callers leaf callers -json 2>&1)
 	s3=$(shares <<<"$out")
@@ -188,6 +222,9 @@ want = {"six": 60, "three": 30, "one": 10}
 sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in want) else 1)
 EOF2
 		fail "dcpid -stacks: six, three, one at 60/30/10% within 3 points" "$s3 $out"
+	"$DCPI_BIN/dcpictl" -db "$T/d" status >/dev/null 2>&1 &&
+		pass "dcpid -stacks answers after four hostile stacks of user nobody" ||
+		fail "dcpid -stacks answers after four hostile stacks of user nobody"
 	"$DCPI_BIN/dcpictl" -db "$T/d" -timeout 10 quit >/dev/null 2>&1
 fi
 
