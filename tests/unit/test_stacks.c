@@ -5,8 +5,10 @@
  * loadmap of the child's mappings, and walked with the images' unwind
  * tables.  The walk must pass through middle and outer to main for
  * (nearly) every sample in leaf, since that is how the program is built;
- * the samples whose copy ran out are counted apart.  Skips where
- * perf_event_open refuses. */
+ * the samples whose copy ran out are counted apart.  Every walk is also
+ * compared with libdw's own unwinder (dwfl_getthread_frames over the same
+ * registers and stack copy, the child's modules reported from /proc):
+ * both must give the same frames.  Skips where perf_event_open refuses. */
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
@@ -17,6 +19,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <elfutils/libdwfl.h>
 
 #include "dcpi/error.h"
 #include "dcpi/event.h"
@@ -51,7 +55,78 @@ struct ctx {
 	struct dcpi_symtab *syms[MAX_IMAGES];
 	size_t records, samples, in_leaf, whole, through, truncated, norule, bad;
 	uint64_t max_depth_bytes;
+	/* libdw's unwinder on the same sample */
+	Dwfl *dwfl;
+	const struct dcpi_stack_sample *cur;
+	uint64_t dw_pc[MAX_DEPTH];
+	int dw_n;
+	size_t compared, same, same_len;
 };
+
+static pid_t dw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = arg;
+	return ((struct ctx *)arg)->pid;
+}
+
+/* libdw reads memory through here: the sampled stack copy, nothing else */
+static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	const struct dcpi_stack_sample *st = ((struct ctx *)arg)->cur;
+
+	(void)dwfl;
+	if (addr < st->sp || addr - st->sp > st->stack_len || st->stack_len - (addr - st->sp) < 8)
+		return false;
+	memcpy(result, st->stack + (addr - st->sp), 8);
+	return true;
+}
+
+static bool dw_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	const struct dcpi_stack_sample *st = ((struct ctx *)arg)->cur;
+	Dwarf_Word regs[2] = { st->bp, st->sp }; /* DWARF registers 6 (rbp) and 7 (rsp) */
+
+	dwfl_thread_state_register_pc(thread, st->ip);
+	return dwfl_thread_state_registers(thread, 6, 2, regs);
+}
+
+static const Dwfl_Thread_Callbacks dw_thread_cb = {
+	.next_thread = dw_next_thread,
+	.memory_read = dw_memory_read,
+	.set_initial_registers = dw_set_initial_registers,
+};
+
+static int dw_frame(Dwfl_Frame *frame, void *arg)
+{
+	struct ctx *x = arg;
+	Dwarf_Addr pc;
+
+	if (!dwfl_frame_pc(frame, &pc, NULL) || x->dw_n >= MAX_DEPTH)
+		return DWARF_CB_ABORT;
+	x->dw_pc[x->dw_n++] = pc;
+	return DWARF_CB_OK;
+}
+
+/* The child's modules, from its maps, for libdw to unwind with. */
+static void dw_attach(struct ctx *x)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+
+	if (!(x->dwfl = dwfl_begin(&cb)))
+		return;
+	dwfl_report_begin(x->dwfl);
+	if (dwfl_linux_proc_report(x->dwfl, x->pid) || dwfl_report_end(x->dwfl, NULL, NULL) ||
+	    !dwfl_attach_state(x->dwfl, NULL, x->pid, &dw_thread_cb, x)) {
+		dwfl_end(x->dwfl);
+		x->dwfl = NULL;
+	}
+}
 
 static const char *name_of(struct ctx *x, int idx, uint64_t off)
 {
@@ -104,6 +179,36 @@ static int on_record(void *arg, const void *raw, size_t len)
 	x->samples++;
 	r = (struct dcpi_unwind_regs){ st.ip, st.sp, st.bp };
 	stk = (struct dcpi_unwind_stack){ st.stack, st.stack_len, st.sp };
+	{
+		uint64_t ours[MAX_DEPTH];
+		int n = 0, k;
+
+		while (n < MAX_DEPTH) { /* our frames' pcs: the sampled one, then return addresses */
+			const struct dcpi_unwind_row *row = NULL;
+			struct dcpi_unwind_table *t;
+
+			ours[n++] = r.ip;
+			idx = dcpi_loadmap_resolve(x->lm, x->pid, n > 1 ? r.ip - 1 : r.ip, 0, &off);
+			if (idx >= 0 && (t = table_of(x, idx)))
+				row = dcpi_unwind_lookup_off(t, off);
+			if (dcpi_unwind_step(row, &r, &stk, 0) != DCPI_UW_OK)
+				break;
+		}
+		if (x->dwfl) {
+			x->cur = &st;
+			x->dw_n = 0;
+			dwfl_getthread_frames(x->dwfl, x->pid, dw_frame, x);
+			for (k = 0; k < n && k < x->dw_n && ours[k] == x->dw_pc[k]; k++)
+				;
+			x->compared++;
+			x->same += k == (n < x->dw_n ? n : x->dw_n) && k > 0;
+			x->same_len += k == n && k == x->dw_n;
+			if (k != (n < x->dw_n ? n : x->dw_n) && getenv("DCPI_TEST_VERBOSE"))
+				printf("# differs at frame %d of %d/%d: ours %#" PRIx64 ", libdw's %#" PRIx64 "\n",
+				       k, n, x->dw_n, k < n ? ours[k] : 0, k < x->dw_n ? x->dw_pc[k] : 0);
+		}
+		r = (struct dcpi_unwind_regs){ st.ip, st.sp, st.bp };
+	}
 	while (depth < MAX_DEPTH) {
 		const struct dcpi_unwind_row *row = NULL;
 		struct dcpi_unwind_table *t;
@@ -200,6 +305,7 @@ int main(void)
 			break;
 	}
 	dcpi_loadmap_scan_pid(x.lm, pid);
+	dw_attach(&x);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
 		struct timespec ts = { 0, 20000000 };
 
@@ -218,6 +324,15 @@ int main(void)
 	     x.in_leaf);
 	T_OK(x.in_leaf && x.whole * 100 >= x.in_leaf * 95,
 	     "%zu of %zu reach the outermost frame (_start)", x.whole, x.in_leaf);
+	printf("# libdw unwound %zu of the samples too: %zu the same frames as far as both went, %zu "
+	       "the same frames and as many\n", x.compared, x.same, x.same_len);
+	T_OK(x.dwfl && x.compared >= 20, "libdw unwinds the same samples (%zu)", x.compared);
+	T_OK(x.compared && x.same * 100 >= x.compared * 98,
+	     "libdw's unwinder gives the same frames as ours: %zu of %zu samples", x.same, x.compared);
+	T_OK(x.compared && x.same_len * 100 >= x.compared * 90,
+	     "... and stops where ours does: %zu of %zu", x.same_len, x.compared);
+	if (x.dwfl)
+		dwfl_end(x.dwfl);
 	for (int i = 0; i < MAX_IMAGES; i++) {
 		if (x.built[i] == 1)
 			dcpi_unwind_table_free(&x.tables[i]);
