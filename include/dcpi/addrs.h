@@ -54,4 +54,10 @@ typedef int (*dcpi_addr_cb)(void *arg, const struct dcpi_addr *a);
 int dcpi_addrs_walk(const struct dcpi_profset *set, const unsigned char *chosen,
 		    struct dcpi_objcache *objs, dcpi_addr_cb cb, void *arg);
 
+/* One address of the image e's profile describes (e need hold no rows:
+ * a stack's frame), named as the walk names them; the procedure's name is
+ * kept in *proc (grown with realloc; the caller frees it).  0 or -ENOMEM. */
+int dcpi_addrs_one(struct dcpi_objcache *objs, const struct dcpi_profset_entry *e,
+		   uint64_t offset, struct dcpi_addr *a, char **proc, size_t *pcap);
+
 #endif

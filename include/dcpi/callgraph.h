@@ -67,6 +67,17 @@ struct dcpi_callgraph {
 int dcpi_callgraph_build(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 			 const char *label_spec, struct dcpi_objcache *objs);
 void dcpi_callgraph_free(struct dcpi_callgraph *g);
+/* Call cb for each stacks file of set's epochs and hosts (platdir: the
+ * directory it is in).  Files that cannot be read are counted in *nbad,
+ * the first one's message in *first_bad (malloc'd; NULL when none).  A
+ * non-zero return of cb stops the walk and is returned. */
+typedef int (*dcpi_callgraph_file_cb)(void *arg, const struct dcpi_stackset *s, const char *platdir);
+int dcpi_callgraph_files(const struct dcpi_profset *set, dcpi_callgraph_file_cb cb, void *arg,
+			 size_t *nbad, char **first_bad);
+/* Whether a stack of label belongs to a report of label_spec (K=V pairs;
+ * NULL: every label). */
+int dcpi_callgraph_label_kept(const char *label, const char *spec);
+
 /* Whether set's platform directories hold a stacks file at all (names
  * only: nothing is read). */
 int dcpi_callgraph_present(const struct dcpi_profset *set);

@@ -77,6 +77,36 @@ static void map_of(const struct entry_ctx *x, struct dcpi_addr *a)
 	}
 }
 
+/* One row of e, named, into a (its procedure in *proc, grown as needed). */
+static int name_row(const struct entry_ctx *x, uint64_t offset, struct dcpi_addr *a, char **proc,
+		    size_t *pcap)
+{
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	a->e = x->e;
+	a->offset = offset;
+	a->has_vaddr = x->st && !dcpi_symtab_off2vaddr(x->st, a->offset, &a->vaddr);
+	if (!a->has_vaddr)
+		a->vaddr = a->offset;
+	map_of(x, a);
+	if ((err = dcpi_procs_name_grow(&x->e->prof, x->st, a->offset, proc, pcap)))
+		return err;
+	a->procedure = *proc;
+	if (a->has_vaddr)
+		frames_of(x->sl, a->vaddr - x->delta, a);
+	return 0;
+}
+
+int dcpi_addrs_one(struct dcpi_objcache *objs, const struct dcpi_profset_entry *e,
+		   uint64_t offset, struct dcpi_addr *a, char **proc, size_t *pcap)
+{
+	struct entry_ctx x = { e, NULL, NULL, 0 };
+
+	open_entry(objs, &x);
+	return name_row(&x, offset, a, proc, pcap);
+}
+
 static int walk_entry(struct dcpi_objcache *objs,
 		      const struct dcpi_profset_entry *e, dcpi_addr_cb cb, void *arg)
 {
@@ -89,18 +119,8 @@ static int walk_entry(struct dcpi_objcache *objs,
 
 	open_entry(objs, &x);
 	for (size_t r = 0; r < p->nrows && !err; r++) {
-		memset(&a, 0, sizeof(a));
-		a.e = e;
-		a.offset = p->offsets[r];
-		a.has_vaddr = x.st && !dcpi_symtab_off2vaddr(x.st, a.offset, &a.vaddr);
-		if (!a.has_vaddr)
-			a.vaddr = a.offset;
-		map_of(&x, &a);
-		if ((err = dcpi_procs_name_grow(p, x.st, a.offset, &proc, &pcap)))
+		if ((err = name_row(&x, p->offsets[r], &a, &proc, &pcap)))
 			break;
-		a.procedure = proc;
-		if (a.has_vaddr)
-			frames_of(x.sl, a.vaddr - x.delta, &a);
 		for (uint32_t ev = 0; ev < p->nevents; ev++)
 			a.counts[e->col[ev]] += p->counts[r * p->nevents + ev];
 		err = cb(arg, &a);

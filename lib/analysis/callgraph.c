@@ -142,8 +142,7 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 	if (!(x.memo = calloc(x.memo_cap, sizeof(*x.memo))) || !(keep = calloc(s->nlabels + 1, 1)))
 		err = dcpi_error(ENOMEM, "out of memory");
 	for (size_t l = 0; !err && l < s->nlabels; l++)
-		keep[l] = !label_spec || (s->labels[l][0] && dcpi_profset_label_has(s->labels[l],
-										      label_spec));
+		keep[l] = dcpi_callgraph_label_kept(s->labels[l], label_spec);
 	for (size_t i = 0; !err && i < s->nstacks; i++) {
 		const struct dcpi_stack *st = &s->stacks[i];
 		struct dcpi_cg_stack *cs;
@@ -201,15 +200,9 @@ static int host_chosen(const struct dcpi_profset *set, const char *host)
 	return 0;
 }
 
-static void note_bad(struct dcpi_callgraph *g)
-{
-	g->nbad++;
-	if (!g->first_bad)
-		g->first_bad = strdup(dcpi_errmsg());
-}
-
-static int read_dir(struct dcpi_callgraph *g, const struct dcpi_profset *set, const char *platdir,
-		    const char *label_spec, struct dcpi_objcache *objs)
+/* Each stacks file of one platform directory, of a chosen host. */
+static int walk_dir(const struct dcpi_profset *set, const char *platdir,
+		    dcpi_callgraph_file_cb cb, void *arg, size_t *nbad, char **first_bad)
 {
 	DIR *d = opendir(platdir);
 	struct dirent *de;
@@ -226,19 +219,57 @@ static int read_dir(struct dcpi_callgraph *g, const struct dcpi_profset *set, co
 		snprintf(path, sizeof(path), "%s/%s", platdir, de->d_name);
 		if ((err = dcpi_stackset_read(path, &s))) {
 			if (err != -ENOMEM) {
-				note_bad(g);
+				(*nbad)++;
+				if (!*first_bad)
+					*first_bad = strdup(dcpi_errmsg());
 				err = 0;
 			}
 			continue;
 		}
-		if (host_chosen(set, s.platform ? s.platform : "")) {
-			g->nfiles++;
-			err = add_file(g, set, &s, platdir, label_spec, objs);
-		}
+		if (host_chosen(set, s.platform ? s.platform : ""))
+			err = cb(arg, &s, platdir);
 		dcpi_stackset_free(&s);
 	}
 	closedir(d);
 	return err;
+}
+
+int dcpi_callgraph_files(const struct dcpi_profset *set, dcpi_callgraph_file_cb cb, void *arg,
+			 size_t *nbad, char **first_bad)
+{
+	int err = 0;
+
+	*nbad = 0;
+	*first_bad = NULL;
+	for (size_t i = 0; !err && i < set->n; i++) {
+		int seen = 0;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = !strcmp(set->v[k].platdir, set->v[i].platdir);
+		if (!seen)
+			err = walk_dir(set, set->v[i].platdir, cb, arg, nbad, first_bad);
+	}
+	return err;
+}
+
+int dcpi_callgraph_label_kept(const char *label, const char *spec)
+{
+	return !spec || (label[0] && dcpi_profset_label_has(label, spec));
+}
+
+struct build_ctx {
+	struct dcpi_callgraph *g;
+	const struct dcpi_profset *set;
+	const char *label_spec;
+	struct dcpi_objcache *objs;
+};
+
+static int build_file(void *arg, const struct dcpi_stackset *s, const char *platdir)
+{
+	struct build_ctx *b = arg;
+
+	b->g->nfiles++;
+	return add_file(b->g, b->set, s, platdir, b->label_spec, b->objs);
 }
 
 int dcpi_callgraph_present(const struct dcpi_profset *set)
@@ -292,18 +323,13 @@ int dcpi_callgraph_build(struct dcpi_callgraph *g, const struct dcpi_profset *se
 {
 	int err = 0;
 
+	struct build_ctx b = { g, set, label_spec, objs };
+
 	memset(g, 0, sizeof(*g));
 	g->nevents = set->nevents;
 	if (!(g->index = calloc(1, sizeof(struct cg_index))))
 		return dcpi_error(ENOMEM, "out of memory");
-	for (size_t i = 0; !err && i < set->n; i++) {
-		int seen = 0;
-
-		for (size_t k = 0; k < i && !seen; k++)
-			seen = !strcmp(set->v[k].platdir, set->v[i].platdir);
-		if (!seen)
-			err = read_dir(g, set, set->v[i].platdir, label_spec, objs);
-	}
+	err = dcpi_callgraph_files(set, build_file, &b, &g->nbad, &g->first_bad);
 	if (!err)
 		err = count(g);
 	if (err)
