@@ -371,6 +371,18 @@ static void write_pprof(struct report *r)
 		if (st->updated > st->start)
 			po.duration_nanos = (st->updated - st->start) * 1000000000ll;
 	}
+	if (!r->o.co.nimages && dcpi_callgraph_present(&r->set)) { /* the call stacks */
+		size_t nbad = 0;
+
+		if (dcpi_pprof_write_stacks(r->o.pprof, &r->set, r->o.co.label, r->objs, &po, &nbad))
+			cli_die("%s", dcpi_errmsg());
+		if (nbad)
+			cli_warn("%zu stacks file%s could not be read, left out", nbad,
+				 nbad == 1 ? "" : "s");
+		fprintf(stderr, "%s: wrote %s: the call stacks of the %s samples\n", cli_prog,
+			cli_safe(r->o.pprof), cli_safe(r->set.events[0]));
+		return;
+	}
 	if (dcpi_pprof_write(r->o.pprof, &r->set, r->sel.chosen, r->objs, &po))
 		cli_die("%s", dcpi_errmsg());
 	fprintf(stderr, "%s: wrote %s: %" PRIu64 " %s samples\n", cli_prog,

@@ -61,6 +61,20 @@ profile_samples() {
 	"$DCPI_BIN/dcpicat" -header "$1" | sed -n 's/^event [^:]*: period [0-9]*, samples \([0-9]*\),.*/\1/p' | head -1
 }
 
+# Google's pprof, built once from Debian's source package into the build
+# directory (golang-go, golang-github-google-pprof-dev); its path on
+# stdout, or nothing (and status 1) where it cannot be built.
+pprof_tool() {
+	local bin=$DCPI_BUILD/tools/pprof
+	if [ ! -x "$bin" ] && command -v go >/dev/null &&
+		[ -d /usr/share/gocode/src/github.com/google/pprof ]; then
+		mkdir -p "$DCPI_BUILD/tools"
+		GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$DCPI_BUILD/tools/gocache GOFLAGS= \
+			go build -o "$bin" github.com/google/pprof >"$T/gob.err" 2>&1 || return 1
+	fi
+	[ -x "$bin" ] && echo "$bin"
+}
+
 # Start dcpid on DB (extra options follow); waits until it answers.
 start_dcpid() {
 	local db=$1; shift

@@ -56,4 +56,15 @@ int dcpi_pprof_write(const char *path, const struct dcpi_profset *set,
 		     const unsigned char *chosen, struct dcpi_objcache *objs,
 		     const struct dcpi_pprof_opts *o);
 
+/* The call stacks of set's epochs and hosts instead (dcpi/callgraph.h),
+ * of the labels label (K=V pairs; NULL: all): one sample per distinct
+ * (stack, host) whose locations are its frames, leaf first, each located
+ * and named as above (a caller's frame is its return address less one:
+ * the call); a stack whose walk stopped short of the outermost frame has
+ * the label "unwind" saying why ("copy ran out", ...).  Stacks files that
+ * cannot be read are left out and counted in *nbad. */
+int dcpi_pprof_write_stacks(const char *path, const struct dcpi_profset *set, const char *label,
+			    struct dcpi_objcache *objs, const struct dcpi_pprof_opts *o,
+			    size_t *nbad);
+
 #endif

@@ -11,6 +11,7 @@
 
 #include "dcpi/addrs.h"
 #include "dcpi/buf.h"
+#include "dcpi/callgraph.h"
 #include "dcpi/error.h"
 #include "dcpi/file.h"
 #include "dcpi/hex.h"
@@ -343,18 +344,29 @@ static int encode_sample(struct pp *p, struct dcpi_buf *out, const struct ent *e
 {
 	struct dcpi_cursor c = { e->msg.data, e->msg.len, 0 };
 	struct dcpi_buf m = DCPI_BUF_INIT;
-	uint64_t host = 0, pid1 = 0;
+	uint64_t host = 0, pid1 = 0, end1 = 0, locs[DCPI_STACK_MAX_FRAMES];
+	size_t nlocs = 0;
 	int err;
 
 	dcpi_buf_get_varint(&c, &host);
 	dcpi_buf_get_varint(&c, &pid1);
-	err = put_packed(&m, 1, &e->id, 1);
+	/* a stack's: how its walk ended + 1, then its locations, leaf first */
+	if (!dcpi_buf_get_varint(&c, &end1))
+		while (nlocs < DCPI_STACK_MAX_FRAMES && !dcpi_buf_get_varint(&c, &locs[nlocs]))
+			nlocs++;
+	err = nlocs ? put_packed(&m, 1, locs, nlocs) : put_packed(&m, 1, &e->id, 1);
 	if (!err)
 		err = put_packed(&m, 2, e->values, p->set->nevents);
 	if (!err)
 		err = label(p, &m, "host", host, 0);
 	if (!err && pid1)
 		err = label(p, &m, "pid", 0, (int64_t)pid1 - 1);
+	if (!err && end1 && end1 - 1 != DCPI_STACK_END_WHOLE && end1 - 1 != DCPI_STACK_END_KERNEL) {
+		uint64_t why;
+
+		if (!(err = str_id(p, dcpi_stack_end_name((unsigned)(end1 - 1)), &why)))
+			err = label(p, &m, "unwind", why, 0);
+	}
 	if (!err)
 		err = put_bytes_field(out, 2, m.data, m.len);
 	dcpi_buf_release(&m);
@@ -507,6 +519,128 @@ int dcpi_pprof_write(const char *path, const struct dcpi_profset *set,
 		err = dcpi_buf_gzip(&raw, 6, &gz);
 	if (!err)
 		err = dcpi_file_write_atomic(path, gz.data, gz.len, o && o->mode ? o->mode : 0644);
+	pp_free(&p);
+	dcpi_buf_release(&raw);
+	dcpi_buf_release(&gz);
+	return err;
+}
+
+/* ---- call stacks ---------------------------------------------------------------- */
+
+struct pp_stacks {
+	struct pp *p;
+	const char *label;
+	struct dcpi_objcache *objs;
+	char *proc;
+	size_t pcap;
+};
+
+/* One stacks file's stacks as samples of their locations, leaf first. */
+static int add_stacks(void *arg, const struct dcpi_stackset *s, const char *platdir)
+{
+	struct pp_stacks *x = arg;
+	struct pp *p = x->p;
+	struct dcpi_profset_entry *ents = calloc(s->nimages + 1, sizeof(*ents));
+	uint64_t *memo_key = NULL, *memo_loc = NULL, locs[DCPI_STACK_MAX_FRAMES];
+	size_t memo_cap = 64;
+	int col[DCPI_MAX_EVENTS], err = 0;
+
+	while (memo_cap < 2 * (s->nframes + 1))
+		memo_cap *= 2;
+	if (!ents || !(memo_key = calloc(memo_cap, sizeof(*memo_key))) ||
+	    !(memo_loc = calloc(memo_cap, sizeof(*memo_loc))))
+		err = dcpi_error(ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->nimages && !err; i++) { /* each image as a profile of no rows */
+		ents[i].prof = s->images[i];
+		ents[i].prof.platform = s->platform;
+		ents[i].platdir = (char *)platdir;
+	}
+	for (unsigned e = 0; e < s->nevents; e++)
+		col[e] = dcpi_profset_event(p->set, s->events[e]);
+	for (size_t i = 0; i < s->nstacks && !err; i++) {
+		const struct dcpi_stack *st = &s->stacks[i];
+		const char *host = s->platform ? s->platform : "";
+		struct ent *e;
+		uint64_t hid;
+		int fresh;
+
+		if (!dcpi_callgraph_label_kept(s->labels[st->label], x->label))
+			continue;
+		for (uint32_t k = 0; k < st->nframes && !err; k++) {
+			const struct dcpi_stack_frame *f = &s->frames[st->first + k];
+			uint64_t key = f->image == DCPI_FRAME_UNKNOWN ? UINT64_MAX
+								       : ((uint64_t)f->image << 44) ^ f->off;
+			size_t h = dcpi_mix64(key) & (memo_cap - 1);
+			struct dcpi_addr a;
+
+			while (memo_loc[h] && memo_key[h] != key)
+				h = (h + 1) & (memo_cap - 1);
+			if (!memo_loc[h]) {
+				static const struct dcpi_profset_entry none = {
+					.prof = { .path = "[unknown]", .kind = DCPI_IMAGE_UNKNOWN, .pid = -1 } };
+
+				if (f->image == DCPI_FRAME_UNKNOWN) {
+					memset(&a, 0, sizeof(a));
+					a.e = &none;
+					a.procedure = "[unknown]";
+				} else if ((err = dcpi_addrs_one(x->objs, &ents[f->image], f->off, &a,
+								 &x->proc, &x->pcap))) {
+					break;
+				}
+				if ((err = location_of(p, &a, &memo_loc[h])))
+					break;
+				memo_key[h] = key;
+			}
+			locs[k] = memo_loc[h];
+		}
+		p->key.len = 0;
+		for (uint32_t k = 0; k < st->nframes && !err; k++)
+			err = dcpi_buf_printf(&p->key, "%" PRIu64 ",", locs[k]);
+		if (err || (err = dcpi_buf_printf(&p->key, "\n%s\n%u", host, st->end)) ||
+		    (err = table_get(&p->samples, (char *)p->key.data, 0, &e, &fresh)))
+			break;
+		if (fresh) {
+			e->id = locs[0];
+			if ((err = str_id(p, host, &hid)) || (err = dcpi_buf_put_varint(&e->msg, hid)) ||
+			    (err = dcpi_buf_put_varint(&e->msg, 0)) ||
+			    (err = dcpi_buf_put_varint(&e->msg, (uint64_t)st->end + 1)))
+				break;
+			for (uint32_t k = 0; k < st->nframes && !err; k++)
+				err = dcpi_buf_put_varint(&e->msg, locs[k]);
+		}
+		for (unsigned ev = 0; ev < s->nevents && !err; ev++)
+			if (col[ev] >= 0)
+				e->values[col[ev]] += s->counts[i * s->nevents + ev];
+	}
+	free(ents);
+	free(memo_key);
+	free(memo_loc);
+	return err;
+}
+
+int dcpi_pprof_write_stacks(const char *path, const struct dcpi_profset *set, const char *label,
+			    struct dcpi_objcache *objs, const struct dcpi_pprof_opts *o,
+			    size_t *nbad)
+{
+	struct dcpi_buf raw = DCPI_BUF_INIT, gz = DCPI_BUF_INIT;
+	struct pp p;
+	struct pp_stacks x = { &p, label, objs, NULL, 0 };
+	char *first_bad = NULL;
+	int err = pp_init(&p, set);
+
+	if (!err)
+		err = dcpi_callgraph_files(set, add_stacks, &x, nbad, &first_bad);
+	if (!err)
+		err = encode(&p, &raw, o);
+	if (!err && raw.len > DCPI_PPROF_MAX_BYTES)
+		err = dcpi_error(EFBIG, "the pprof profile would exceed %zu bytes",
+				 DCPI_PPROF_MAX_BYTES);
+	if (!err)
+		err = dcpi_buf_gzip(&raw, 6, &gz);
+	if (!err)
+		err = dcpi_file_write_atomic(path, gz.data, gz.len, o && o->mode ? o->mode : 0644);
+	free(first_bad);
+	free(x.proc);
 	pp_free(&p);
 	dcpi_buf_release(&raw);
 	dcpi_buf_release(&gz);

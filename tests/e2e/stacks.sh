@@ -129,6 +129,32 @@ grep -q '^callers`_start;.*;callers`main;callers`six;callers`leaf [0-9]*$' <<<"$
 	[ "$sum" = "$total" ] && grep -q 'folded call stacks' "$T/ferr" &&
 	pass "-folded: whole stacks, _start to leaf, adding up to all $total samples" ||
 	fail "-folded: whole stacks, _start to leaf, adding up to all samples" "sum $sum of $total; $(head -3 <<<"$out")"
+# pprof: the stacks as samples of many locations; Google's pprof itself
+# reads them and finds leaf's callers in the same shares
+"$P" -db "$T/db" -pprof "$T/s.pb.gz" 2>"$T/perr"
+if command -v protoc >/dev/null; then
+	zcat "$T/s.pb.gz" | protoc --decode=perftools.profiles.Profile -I "$DCPI_ROOT/tests/data" \
+		"$DCPI_ROOT/tests/data/profile.proto" >"$T/s.txt" 2>&1
+	n=$(awk '/^sample {/ { s = 1; n = 0 } s && /location_id:/ { n++ } /^}/ && s { if (n > m) m = n; s = 0 } END { print m + 0 }' "$T/s.txt")
+	grep -q 'call stacks' "$T/perr" && [ "$n" -ge 6 ] &&
+		pass "-pprof with stacks: samples of up to $n locations (leaf first), protoc decodes it" ||
+		fail "-pprof with stacks: samples of many locations" "max $n; $(cat "$T/perr"); $(head -20 "$T/s.txt")"
+else
+	skip "protoc not installed (scripts/install-deps installs protobuf-compiler)"
+fi
+if PPROF=$(pprof_tool); then
+	out=$("$PPROF" -peek '^leaf$' "$T/s.pb.gz" 2>/dev/null)
+	python3 - <<EOF "$out" && pass "Google's pprof reads the stacks: leaf's callers six, three, one at 60/30/10% within 3" ||
+import re, sys
+got = {m.group(2): float(m.group(1)) for m in re.finditer(r'^ +\d+ +([\d.]+)% \| +(six|three|one)\s*$', sys.argv[1], re.M)}
+want = {"six": 60, "three": 30, "one": 10}
+sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in want) else 1)
+EOF
+		fail "Google's pprof reads the stacks: leaf's callers at 60/30/10%" "$out"
+else
+	skip "Go or pprof's Debian source not installed: pprof not run (scripts/install-deps installs them)"
+fi
+
 # dcpicat prints the stacks file raw; its counts add up too
 f=$(ls "$T"/db/*/*/epoch.stacks)
 out=$("$DCPI_BIN/dcpicat" "$f" 2>&1)

@@ -112,14 +112,8 @@ else
 	skip "protoc not installed (scripts/install-deps installs protobuf-compiler): pprof not decoded"
 fi
 # ---- pprof itself (built from Debian's source package) reads the file ---------
-PPROF=$DCPI_BUILD/tools/pprof
-if [ ! -x "$PPROF" ] && command -v go >/dev/null &&
-	[ -d /usr/share/gocode/src/github.com/google/pprof ]; then
-	mkdir -p "$DCPI_BUILD/tools"
-	GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$DCPI_BUILD/tools/gocache GOFLAGS= \
-		go build -o "$PPROF" github.com/google/pprof >"$T/gob.err" 2>&1 ||
-		fail "build pprof from /usr/share/gocode" "$(tail -5 "$T/gob.err")"
-fi
+PPROF=$(pprof_tool) || { [ -s "$T/gob.err" ] &&
+	fail "build pprof from /usr/share/gocode" "$(tail -5 "$T/gob.err")"; }
 if [ -x "$PPROF" ] && [ -s "$T/p.pb.gz" ]; then
 	# prog's profile alone: pprof (2021) picks the binaries of a profile of
 	# many images in map order, and misses some of them now and then
