@@ -146,6 +146,9 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		o->out = OUT_CSV;
 	if (o->co.nimages)
 		o->procs = 1;
+	if (o->stacks && (o->bypid || o->by))
+		cli_usage_error("call stacks are kept by label, not by process: -label K=V chooses "
+				"them (-pid and -by go with the flat report)");
 	if (o->depth && o->stacks != PS_CALLERS)
 		cli_usage_error("-depth goes with -callers");
 	if (o->stacks && o->out && o->out != OUT_JSON && o->out != OUT_CSV)

@@ -176,6 +176,9 @@ out=$("$P" -db "$T/db" -callers nosuch 2>&1); rc=$?
 out=$("$P" -db "$T/db" -depth 2 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q -- '-depth goes with -callers' <<<"$out" && pass "-depth alone: usage error" ||
 	fail "-depth alone: usage error" "rc=$rc $out"
+out=$("$P" -db "$T/db" -callers leaf -pid 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q 'kept by label' <<<"$out" && pass "-callers -pid: usage error (stacks are kept by label)" ||
+	fail "-callers -pid: usage error" "rc=$rc $out"
 out=$("$P" -db "$T/db" -inclusive libc.so.6 2>&1); rc=$?
 [ $rc -eq 2 ] && pass "-inclusive IMAGE: usage error" || fail "-inclusive IMAGE: usage error" "rc=$rc $out"
 out=$("$P" -db "$T/db" -callers leaf -callees leaf 2>&1); rc=$?
