@@ -15,6 +15,7 @@
 #include "dcpi/annotate.h"
 #include "dcpi/blocks.h"
 #include "dcpi/diff.h"
+#include "dcpi/callgraph.h"
 #include "dcpi/error.h"
 #include "dcpi/json.h"
 #include "dcpi/obj.h"
@@ -23,7 +24,9 @@
 #include "report.h"
 
 enum { OUT_TEXT, OUT_JSON, OUT_CSV };
-enum { BY_IMAGE, BY_PROC, BY_SOURCE, BY_ASM, BY_BLOCK };
+enum { BY_IMAGE, BY_PROC, BY_INCLUSIVE, BY_SOURCE, BY_ASM, BY_BLOCK };
+/* rows are (image, procedure): -i, IMAGE arguments, -inclusive */
+#define BY_PROCS(c) ((c)->o.by == BY_PROC || (c)->o.by == BY_INCLUSIVE)
 enum { PER_NONE = CLI_RATE_NONE, PER_SECOND = CLI_RATE_SECOND, PER_CPU = CLI_RATE_CPU };
 
 struct opts {
@@ -55,18 +58,19 @@ struct cmp {
 	int failed;
 };
 
-enum { O_SOURCE = 256, O_ASM, O_BLOCKS, O_PID };
+enum { O_SOURCE = 256, O_ASM, O_BLOCKS, O_PID, O_INCLUSIVE };
 
 static void own_option(void *ctx, int c, const char *arg)
 {
 	struct opts *o = ctx;
 
 	switch (c) {
-	case 'i': o->by = o->by > BY_PROC ? o->by : BY_PROC; break;
+	case 'i': o->by = o->by >= BY_PROC ? o->by : BY_PROC; break;
 	case O_SOURCE: o->by = BY_SOURCE; break;
 	case O_ASM: o->by = BY_ASM; break;
 	case O_BLOCKS: o->by = BY_BLOCK; break;
 	case O_PID: o->bypid = 1; break;
+	case O_INCLUSIVE: o->by = BY_INCLUSIVE; break;
 	default: report_compare_option(&o->cmp, c, arg); break;
 	}
 }
@@ -77,6 +81,7 @@ static const struct option own_opts[] = {
 	{ "asm", no_argument, NULL, O_ASM },
 	{ "blocks", no_argument, NULL, O_BLOCKS },
 	{ "pid", no_argument, NULL, O_PID },
+	{ "inclusive", no_argument, NULL, O_INCLUSIVE },
 	REPORT_COMPARE_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -99,6 +104,8 @@ static const struct cli_cmd cli = {
 		"  -asm               within PROCEDURE: by instruction address\n"
 		"  -blocks            within PROCEDURE: by basic block\n"
 		"  -pid               keep per-process profiles (dcpid -bypid) apart\n"
+		"  -inclusive         procedures by inclusive samples (in them and below), from\n"
+		"                     both sides' call stacks; shares are of the samples with stacks\n"
 		"  -event NAME        the event compared (default: A's first)\n"
 		"  -rate second|cpu   compare samples per second of epoch, or per CPU-second\n"
 		"                     monitored (when the sides' lengths differ)\n"
@@ -129,6 +136,8 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		cli_usage_error("-rate and -shares compare different things: choose one");
 	if (o->by == BY_IMAGE && o->co.nimages) /* as dcpiprof IMAGE: its procedures */
 		o->by = BY_PROC;
+	if (o->by == BY_INCLUSIVE && (o->co.nimages || o->bypid))
+		cli_usage_error("-inclusive compares every procedure of the stacks: no IMAGE or -pid");
 }
 
 /* ---- the two sides ----------------------------------------------------------- */
@@ -238,6 +247,41 @@ static void add_table(struct cmp *c, int k)
 	c->failed |= t.failed_chosen;
 	dcpi_procs_free(&t);
 	dcpi_selection_free(&sel);
+}
+
+/* Side k's procedures by inclusive samples, from its call stacks; the
+ * shares are of the samples with stacks (rows overlap: a caller holds its
+ * callees' samples). */
+static void add_inclusive(struct cmp *c, int k)
+{
+	struct side *s = &c->s[k];
+	struct dcpi_callgraph g;
+	char spec[1100];
+
+	if (s->sel.pid >= 0)
+		cli_die("%s %s: call stacks are kept by label, not by process", k ? "B" : "A",
+			c->o.side[k]);
+	snprintf(spec, sizeof(spec), "%s%s%s", c->o.co.label ? c->o.co.label : "",
+		 c->o.co.label && s->sel.labels[0] ? "," : "", s->sel.labels);
+	if (dcpi_callgraph_build(&g, &s->set, spec[0] ? spec : NULL, c->objs))
+		cli_die("%s", dcpi_errmsg());
+	if (g.nbad)
+		report_warn(&s->w, "%zu stacks file%s could not be read, left out (%s)", g.nbad,
+			    g.nbad == 1 ? "" : "s", g.first_bad ? g.first_bad : "");
+	if (!g.total[s->col])
+		cli_die("%s %s: no call stacks (record them with dcpi record -stacks or dcpid "
+			"-stacks)", k ? "B" : "A", c->o.side[k]);
+	for (size_t i = 0; i < g.nprocs; i++) {
+		const char *l[2] = { g.procs[i].image, g.procs[i].proc };
+
+		if (g.procs[i].incl[s->col] && dcpi_diff_add(&c->d, k, l, 2, g.procs[i].incl[s->col]))
+			cli_die("%s", dcpi_errmsg());
+	}
+	if (k)
+		c->d.total_b = g.total[s->col];
+	else
+		c->d.total_a = g.total[s->col];
+	dcpi_callgraph_free(&g);
 }
 
 /* ---- within one procedure ------------------------------------------------------ */
@@ -414,6 +458,10 @@ static void print_explanation(const struct cmp *c)
 		       "test, 95%%; how runs vary is dcpistats' question).\nA%% and B%% are each "
 		       "side's share of its own samples.  Largest change first.\n",
 		       cli_safe(c->s[0].set.events[c->s[0].col]), per_names[c->o.cmp.per]);
+	if (c->o.by == BY_INCLUSIVE)
+		printf("Inclusive: a procedure's samples are those whose call stack holds it (in it\n"
+		       "and below); the shares are of each side's samples with stacks, and rows\n"
+		       "overlap (a caller holds its callees' samples).\n");
 	if (!c->o.cmp.per && !c->o.cmp.shares && lengths_differ(c))
 		printf("note: A covers %.0f s and B %.0f s: A and B are totals over different "
 		       "times;\n      -rate second compares samples per second\n",
@@ -436,8 +484,8 @@ static void print_amount(double v, int per, int sign)
 static void print_text(const struct cmp *c, size_t n)
 {
 	static const char *const img[] = { "image" }, *const proc[] = { "procedure", "image" };
-	const char *const *h = c->heads ? c->heads : c->o.by == BY_PROC ? proc : img;
-	size_t nh = c->heads ? c->nheads : c->o.by == BY_PROC ? 2 : 1;
+	const char *const *h = c->heads ? c->heads : BY_PROCS(c) ? proc : img;
+	size_t nh = c->heads ? c->nheads : BY_PROCS(c) ? 2 : 1;
 
 	printf("Database: %s\n", cli_safe(c->o.co.db));
 	print_side_head(c, 0, stdout);
@@ -491,7 +539,8 @@ static void json_side(struct dcpi_json *j, const struct cmp *c, int k)
 	dcpi_json_obj_end(j);
 }
 
-static const char *const mode_names[] = { "images", "procedures", "source", "asm", "blocks" };
+static const char *const mode_names[] = { "images", "procedures", "inclusive", "source", "asm",
+					   "blocks" };
 
 static void json_row(struct dcpi_json *j, const struct cmp *c, const struct dcpi_diff_row *r)
 {
@@ -504,8 +553,8 @@ static void json_row(struct dcpi_json *j, const struct cmp *c, const struct dcpi
 		dcpi_json_key_str(j, c->heads[0], r->label[0]);
 		dcpi_json_key_str(j, c->heads[1], r->label[1]);
 	} else {
-		const char *const *h = c->o.by == BY_PROC ? proc : img;
-		size_t nl = (c->o.by == BY_PROC ? 2 : 1) + (size_t)c->o.bypid;
+		const char *const *h = BY_PROCS(c) ? proc : img;
+		size_t nl = (BY_PROCS(c) ? 2 : 1) + (size_t)c->o.bypid;
 
 		/* procedure mode labels are (image, procedure[, pid]) */
 		for (size_t i = 0; i < nl; i++)
@@ -556,10 +605,10 @@ static void print_csv(const struct cmp *c, size_t n)
 	for (int k = 0; k < 2; k++)
 		report_warn_print(&c->s[k].w, k ? "B: " : "A: ");
 	printf("image,%spid,a,b,%sdelta,ratio,share_a,share_b,delta_pp,p,significant\n",
-	       c->o.by == BY_PROC ? "procedure," : "", c->o.cmp.per ? "rate_a,rate_b," : "");
+	       BY_PROCS(c) ? "procedure," : "", c->o.cmp.per ? "rate_a,rate_b," : "");
 	for (size_t i = 0; i < n; i++) {
 		const struct dcpi_diff_row *r = c->d.rows[i];
-		size_t nl = c->o.by == BY_PROC ? 2 : 1;
+		size_t nl = BY_PROCS(c) ? 2 : 1;
 
 		for (size_t l = 0; l < nl; l++) {
 			report_csv_field(stdout, r->label[l]);
@@ -593,6 +642,9 @@ int cmd_dcpidiff(int argc, char **argv)
 	choose_exposure(&c);
 	if (c.o.by >= BY_SOURCE) {
 		compare_procedure(&c);
+	} else if (c.o.by == BY_INCLUSIVE) {
+		add_inclusive(&c, 0);
+		add_inclusive(&c, 1);
 	} else {
 		add_table(&c, 0);
 		add_table(&c, 1);

@@ -163,6 +163,23 @@ grep -q '^stacks file$' <<<"$out" && [ "$sum" = "$total" ] &&
 	pass "dcpicat epoch.stacks: one line per stack, $total samples" ||
 	fail "dcpicat epoch.stacks: one line per stack" "sum $sum of $total; $(head -12 <<<"$out")"
 
+# dcpidiff -inclusive: the ratio epoch against the looper's, in one database
+"$REC" -db "$T/two" -stacks -quiet -- "$T/callers" ratio 3 2>/dev/null
+sleep 1
+"$REC" -db "$T/two" -stacks -quiet -- "$T/callers" looper 40 2>/dev/null
+set -- $(ls "$T/two" | grep '^2' | sort)
+out=$("$DCPI_BIN/dcpidiff" -db "$T/two" -inclusive -json "$1" "$2" 2>&1)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = {x["procedure"]: x for x in d["rows"]}
+assert d["mode"] == "inclusive"
+assert r["six"]["a"] > 0 and r["six"]["b"] == 0 and abs(r["six"]["share_a"] - 60) <= 3, r["six"]
+assert r["get_next_random"]["a"] == 0 and r["get_next_random"]["share_b"] >= 95, r["get_next_random"]
+assert r["main"]["share_a"] >= 95 and r["main"]["share_b"] >= 95, r["main"]
+' <<<"$out" && pass "dcpidiff -inclusive: six at 60% of A gone, get_next_random at >= 95% of B new" ||
+	fail "dcpidiff -inclusive: six at 60% of A gone, get_next_random at >= 95% of B new" "$out"
+
 # 7. CSV
 out=$("$P" -db "$T/db" -callers leaf -csv 2>&1)
 head -1 <<<"$out" | grep -qx 'depth,caller,image,cpu-clock' && [ "$(grep -c '^1,' <<<"$out")" -eq 3 ] &&
