@@ -108,6 +108,11 @@ event cycles 100000 1000000
 event instructions 200000 500000
 row 0xffffffff81201010 7 3
 end
+stack-image 1 $PROG file 1700000000 0x1000 0x1000
+stack-image 2 [kernel.kallsyms] kernel 0 0xffffffff81200000 0x1000000
+stack whole - 6,12 1:$hot6 1:$main5
+stack whole - 4,8 1:$hot6 1:$warm4 1:$main5
+stack whole - 7,3 2:0xffffffff81201010 1:$hot8 1:$main5
 
 epoch 20240102T030405Z golden
 kallsyms $T/proc1

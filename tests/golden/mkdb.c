@@ -23,8 +23,16 @@
  *     row OFFSET COUNT...       one count per event
  *   end                         merge the profile into the epoch/host
  *                               (dcpi_db_merge_profile); its name on stdout
- * The epoch's stats file is written when the next epoch starts or at the
- * end of the input. */
+ *   stack-image ID FILE KIND MTIME TEXTSTART TEXTSIZE
+ *                               an image of the epoch's call stacks: path
+ *                               FILE (kind file: its build-id and size too)
+ *   stack END LABEL COUNT[,COUNT...] FRAME...
+ *                               a call stack (dcpi/stacks.h): END whole,
+ *                               copy, norule, bad, cut, kernel; LABEL or -;
+ *                               a count per stats-event; FRAME ID:OFFSET or
+ *                               ? (no image), the sampled one first
+ * The epoch's stats file (and epoch.stacks, when it has stacks) is written
+ * when the next epoch starts or at the end of the input. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,6 +46,7 @@
 #include "dcpi/error.h"
 #include "dcpi/profile.h"
 #include "dcpi/snapshot.h"
+#include "dcpi/stacks.h"
 #include "dcpi/stats.h"
 
 #define MAX_ROWS (1 << 20)  /* bench/scale: a million one-sample functions */
@@ -53,6 +62,9 @@ struct gen {
 	int in_profile;
 	size_t nrows;
 	uint64_t offsets[MAX_ROWS], counts[MAX_ROWS * DCPI_MAX_EVENTS];
+	struct dcpi_stackset stk;
+	int have_stacks;
+	uint32_t stack_image[64];     /* by ID: the set's index */
 };
 
 static void die(const struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -92,10 +104,26 @@ static void copy_str(char **dst, const char *s)
 
 /* ---- epochs and statistics ------------------------------------------------ */
 
+static void write_stacks(struct gen *g)
+{
+	char path[2200];
+
+	if (!g->have_stacks)
+		return;
+	g->stk.epoch = strdup(g->st.epoch);
+	g->stk.platform = strdup(g->st.platform);
+	if (dcpi_stacks_path(path, sizeof(path), g->platdir, g->st.platform) ||
+	    dcpi_stackset_merge_file(path, &g->stk, 0600))
+		die(g, "%s", dcpi_errmsg());
+	dcpi_stackset_free(&g->stk);
+	g->have_stacks = 0;
+}
+
 static void write_stats(struct gen *g)
 {
 	char path[2100];
 
+	write_stacks(g);
 	if (!g->have_stats)
 		return;
 	snprintf(path, sizeof(path), "%s/epoch.stats", g->platdir);
@@ -280,6 +308,94 @@ static void profile_line(struct gen *g, char **w, int n)
 		die(g, "'%s' is not a profile command (or has the wrong arguments)", w[0]);
 }
 
+/* ---- call stacks ---------------------------------------------------------------- */
+
+static void stacks_begin(struct gen *g)
+{
+	const char *names[DCPI_MAX_EVENTS];
+	uint64_t periods[DCPI_MAX_EVENTS];
+
+	if (g->have_stacks)
+		return;
+	if (!g->st.nevents)
+		die(g, "stacks before the epoch's stats-event lines");
+	for (unsigned e = 0; e < g->st.nevents; e++) {
+		names[e] = g->st.ev[e].name;
+		periods[e] = g->st.ev[e].period;
+	}
+	if (dcpi_stackset_init(&g->stk, g->st.nevents, names, periods))
+		die(g, "%s", dcpi_errmsg());
+	g->have_stacks = 1;
+}
+
+static void cmd_stack_image(struct gen *g, char **w, int n)
+{
+	static const char *const kinds[] = { "file", "kernel", "module", "anon", "unknown" };
+	struct dcpi_profile id;
+	uint64_t k = 0, i;
+
+	if (n != 7 || (i = num(g, w[1])) >= 64)
+		die(g, "want: stack-image ID(<64) FILE KIND MTIME TEXTSTART TEXTSIZE");
+	while (k < 5 && strcmp(kinds[k], w[3]))
+		k++;
+	if (k == 5)
+		die(g, "unknown kind '%s'", w[3]);
+	stacks_begin(g);
+	dcpi_profile_init(&g->p);
+	copy_str(&g->p.path, w[2]);
+	if (k == DCPI_IMAGE_FILE)
+		cmd_image(g, w[2]);
+	id = g->p;
+	id.kind = (uint32_t)k;
+	id.mtime = (int64_t)num(g, w[4]);
+	id.text_start = num(g, w[5]);
+	id.text_size = num(g, w[6]);
+	if (dcpi_stackset_image(&g->stk, &id, &g->stack_image[i]))
+		die(g, "%s", dcpi_errmsg());
+	dcpi_profile_free(&g->p);
+}
+
+static void cmd_stack(struct gen *g, char **w, int n)
+{
+	static const char *const ends[] = { "whole", "copy", "norule", "bad", "cut", "kernel" };
+	struct dcpi_stack_frame f[MAX_WORDS];
+	uint32_t label;
+	unsigned end = 0;
+	char *c, *save = NULL;
+	int nf = 0;
+
+	if (n < 5)
+		die(g, "want: stack END LABEL COUNT[,COUNT...] FRAME...");
+	while (end < 6 && strcmp(ends[end], w[1]))
+		end++;
+	if (end == 6)
+		die(g, "unknown stack end '%s'", w[1]);
+	stacks_begin(g);
+	if (dcpi_stackset_label(&g->stk, strcmp(w[2], "-") ? w[2] : "", &label))
+		die(g, "%s", dcpi_errmsg());
+	for (int k = 4; k < n; k++, nf++) {
+		char *colon = strchr(w[k], ':');
+
+		if (!strcmp(w[k], "?")) {
+			f[nf] = (struct dcpi_stack_frame){ DCPI_FRAME_UNKNOWN, 0 };
+			continue;
+		}
+		if (!colon)
+			die(g, "a frame is ID:OFFSET or ?, not '%s'", w[k]);
+		*colon = 0;
+		f[nf] = (struct dcpi_stack_frame){ g->stack_image[num(g, w[k]) & 63], num(g, colon + 1) };
+	}
+	c = strtok_r(w[3], ",", &save);
+	for (unsigned e = 0; c; e++, c = strtok_r(NULL, ",", &save)) {
+		uint64_t v = num(g, c);
+
+		if (e >= g->st.nevents)
+			die(g, "more counts than stats-event lines");
+		if (v && dcpi_stackset_add(&g->stk, label, end, f, (size_t)nf, e, v))
+			die(g, "%s", dcpi_errmsg());
+	}
+}
+
 /* ---- the description ---------------------------------------------------------- */
 
 static void line(struct gen *g, char *s)
@@ -317,6 +433,10 @@ static void line(struct gen *g, char *s)
 		cmd_stats_event(g, w, n);
 	else if (!strcmp(w[0], "profile"))
 		cmd_profile(g, w, n);
+	else if (!strcmp(w[0], "stack-image"))
+		cmd_stack_image(g, w, n);
+	else if (!strcmp(w[0], "stack"))
+		cmd_stack(g, w, n);
 	else
 		die(g, "unknown command '%s'", w[0]);
 }

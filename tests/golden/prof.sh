@@ -41,6 +41,19 @@ golden prof-epoch-all-kernel.txt $P -epoch all kernel
 golden prof-bad-sort.txt $P -sort branches
 golden prof-bad-ratio.txt $P -ratio cycles/branches
 golden prof-no-image.txt $P nosuch
+# the call stacks of the first epoch (fixture.bash: 17 cycles, 23 instructions,
+# every one with a stack: hot <- main 6/12, hot <- warm <- main 4/8,
+# do_syscall_64 <- hot <- main 7/3)
+E1="-epoch 20240101T000000Z"
+golden prof-callers.txt $P $E1 -callers hot
+golden prof-callers-depth.txt $P $E1 -callers hot -depth 2
+golden prof-callers-csv.txt $P $E1 -callers hot -csv
+golden prof-callees.txt $P $E1 -callees main prog
+golden prof-inclusive.txt $P $E1 -inclusive
+golden prof-stacks.txt $P $E1 -stacks
+golden prof-stacks-json.txt $P $E1 -stacks -json -sort instructions
+golden prof-folded-stacks.txt $P $E1 -folded
+golden prof-no-stacks.txt $P -callers hot
 }
 if command -v python3 >/dev/null; then
 	for args in "-json" "-json -i -pid"; do
