@@ -261,8 +261,9 @@ static void add_inclusive(struct cmp *c, int k)
 	if (s->sel.pid >= 0)
 		cli_die("%s %s: call stacks are kept by label, not by process", k ? "B" : "A",
 			c->o.side[k]);
-	snprintf(spec, sizeof(spec), "%s%s%s", c->o.co.label ? c->o.co.label : "",
-		 c->o.co.label && s->sel.labels[0] ? "," : "", s->sel.labels);
+	if ((size_t)snprintf(spec, sizeof(spec), "%s%s%s", c->o.co.label ? c->o.co.label : "",
+			     c->o.co.label && s->sel.labels[0] ? "," : "", s->sel.labels) >= sizeof(spec))
+		cli_usage_error("-label and the side's labels: more than %zu bytes", sizeof(spec) - 1);
 	if (dcpi_callgraph_build(&g, &s->set, spec[0] ? spec : NULL, c->objs))
 		cli_die("%s", dcpi_errmsg());
 	if (g.nbad)

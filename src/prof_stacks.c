@@ -380,8 +380,9 @@ int prof_stacks_list(struct prof_stacks *ps, const struct dcpi_callgraph *g)
 	qsort(v, g->nstacks, sizeof(*v), pstack_cmp_path);
 	for (size_t i = 0; i < g->nstacks; i++) {
 		if (n && !pstack_cmp_path(&v[n - 1], &v[i])) {
-			for (unsigned e = 0; e < g->nevents; e++)
-				v[n - 1].c[e] += v[i].c[e];
+			for (unsigned e = 0; e < g->nevents; e++) /* saturated, as the graph's */
+				v[n - 1].c[e] = v[n - 1].c[e] > UINT64_MAX - v[i].c[e] ? UINT64_MAX
+										 : v[n - 1].c[e] + v[i].c[e];
 			continue;
 		}
 		v[n++] = v[i];
@@ -393,7 +394,7 @@ int prof_stacks_list(struct prof_stacks *ps, const struct dcpi_callgraph *g)
 	shown = n < ps->keep ? n : (size_t)ps->keep;
 	for (size_t i = shown; i < n; i++)
 		for (unsigned e = 0; e < g->nevents; e++)
-			other[e] += v[i].c[e];
+			other[e] = other[e] > UINT64_MAX - v[i].c[e] ? UINT64_MAX : other[e] + v[i].c[e];
 	if (ps->out == PS_JSON) { /* the procedures the stacks name, then the stacks by index */
 		for (size_t i = 0; i < shown; i++)
 			for (uint32_t k = 0; k < v[i].n; k++)

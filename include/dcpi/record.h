@@ -63,7 +63,9 @@ int dcpi_record_decode_sample(const void *raw, size_t len, struct dcpi_sample *s
  * record, at any alignment: read them with memcpy (dcpi_stack_chain_ip).
  * The kernel writes these; a record that does not add up to its length
  * exactly, a chain longer than DCPI_STACK_MAX_CHAIN, a copy larger than
- * DCPI_STACK_MAX_COPY or a dynamic size past the copy is -EBADMSG. */
+ * DCPI_STACK_MAX_COPY or a dynamic size past the copy is -EBADMSG.  With
+ * cgroup, a record that ends before the cgroup (the kernel refused
+ * PERF_SAMPLE_CGROUP and the sampler opened without it) has cgroup 0. */
 #define DCPI_STACK_REGS ((1ull << 6) | (1ull << 7) | (1ull << 8))
 #define DCPI_STACK_MAX_CHAIN 512
 #define DCPI_STACK_MAX_COPY 65528   /* the largest copy perf makes */

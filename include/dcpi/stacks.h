@@ -11,10 +11,13 @@
  * adds to its counts.
  *
  * Bounded: at most DCPI_STACK_MAX_FRAMES frames a stack (the outer ones
- * past it are cut: DCPI_STACK_END_CUT) and DCPI_STACKS_MAX distinct
- * stacks a set.  A new stack past that cap is counted as its leaf alone,
- * ended DCPI_STACK_END_OVERFLOW: its samples keep their place in flat
- * terms and are never dropped silently.
+ * past it are cut: DCPI_STACK_END_CUT), DCPI_STACKS_MAX distinct stacks
+ * and DCPI_STACK_FRAMES_MAX frames in all a set.  A new stack past those
+ * caps is counted as its leaf alone, ended DCPI_STACK_END_OVERFLOW: its
+ * samples keep their place in flat terms and are never dropped silently.
+ * Merging into a set that has DCPI_STACK_IMAGES_MAX images or
+ * DCPI_STACK_LABELS_MAX labels already keeps the stacks, their frames of
+ * images past the cap as "no image known", their labels past it as none.
  *
  * Ownership: the set owns everything in it.  Not thread-safe.
  */
@@ -31,6 +34,7 @@
 #define DCPI_STACKS_MAX (1u << 18)
 #define DCPI_STACK_IMAGES_MAX (1u << 16)
 #define DCPI_STACK_LABELS_MAX (1u << 16)
+#define DCPI_STACK_FRAMES_MAX (1u << 22)   /* frames of all stacks: 64 MiB */
 #define DCPI_FRAME_UNKNOWN UINT32_MAX
 
 /* How a stack's walk ended. */

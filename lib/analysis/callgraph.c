@@ -158,7 +158,8 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 		memset(cs, 0, sizeof(*cs));
 		for (unsigned e = 0; e < s->nevents; e++)
 			if (x.col[e] < g->nevents) {
-				cs->c[x.col[e]] += s->counts[i * s->nevents + e];
+				cs->c[x.col[e]] = dcpi_sat_add(cs->c[x.col[e]],
+							       s->counts[i * s->nevents + e]);
 				any |= s->counts[i * s->nevents + e];
 			}
 		if (!any)
@@ -300,10 +301,11 @@ static int count(struct dcpi_callgraph *g)
 	for (size_t i = 0; i < g->nstacks; i++) {
 		const struct dcpi_cg_stack *st = &g->stacks[i];
 
-		for (unsigned e = 0; e < g->nevents; e++) {
-			g->total[e] += st->c[e];
-			g->ends[st->end][e] += st->c[e];
-			g->procs[g->frames[st->first]].self[e] += st->c[e];
+		for (unsigned e = 0; e < g->nevents; e++) { /* a hostile file's: saturated */
+			g->total[e] = dcpi_sat_add(g->total[e], st->c[e]);
+			g->ends[st->end][e] = dcpi_sat_add(g->ends[st->end][e], st->c[e]);
+			g->procs[g->frames[st->first]].self[e] =
+				dcpi_sat_add(g->procs[g->frames[st->first]].self[e], st->c[e]);
 		}
 		for (uint32_t k = 0; k < st->n; k++) {
 			uint32_t p = g->frames[st->first + k];
@@ -312,7 +314,7 @@ static int count(struct dcpi_callgraph *g)
 				continue; /* recursion: once a stack */
 			x->stamp[p] = (uint32_t)i + 1;
 			for (unsigned e = 0; e < g->nevents; e++)
-				g->procs[p].incl[e] += st->c[e];
+				g->procs[p].incl[e] = dcpi_sat_add(g->procs[p].incl[e], st->c[e]);
 		}
 	}
 	return 0;
@@ -407,7 +409,7 @@ static int edge_add(struct edges *es, size_t proc, const uint64_t *c, unsigned n
 		es->v[es->n++].proc = proc;
 	}
 	for (unsigned e = 0; e < ne; e++)
-		es->v[i].c[e] += c[e];
+		es->v[i].c[e] = dcpi_sat_add(es->v[i].c[e], c[e]);
 	return 0;
 }
 

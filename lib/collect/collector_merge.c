@@ -229,7 +229,8 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 		err = cerr;
 	dcpi_file_batch_release(&pd.fb);
 	free(pd.w);
-	if (!err) /* after the profiles: a crash between loses only stacks */
+	if (!err) /* after the profiles: a crash between loses only stacks; a
+		     failure is said and never blocks the profiles' merge */
 		err = dcpi_col_stacks_merge(c, platdir);
 	if (err)
 		return err; /* keep the aggregate: the next merge retries */

@@ -404,8 +404,11 @@ static int count_stack(struct dcpi_collector *c, const struct fsample *f,
 {
 	int err = ordered ? count_queued(c, f, ev) : count_one(c, f, ev, NULL);
 
+	/* the stack's failure (memory) loses the stack, never the sample,
+	   which is counted already: an error here would have it retried and
+	   counted twice */
 	if (!err && ev >= 0 && (unsigned)ev < c->events.n)
-		err = dcpi_col_stack_count(c, &f->s, st, (unsigned)ev);
+		dcpi_col_stack_count(c, &f->s, st, (unsigned)ev);
 	return err == -ENOMEM ? err : 0;
 }
 

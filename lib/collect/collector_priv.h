@@ -113,7 +113,9 @@ void dcpi_col_stacks_forget(struct dcpi_collector *c);
 /* Walk sample s's stack st (loadmap: the state of its time) and count it. */
 int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 			 const struct dcpi_stack_sample *st, unsigned ev);
-/* The stacks into platdir's epoch.stacks, then forgotten (kept on error). */
+/* The stacks into platdir's epoch.stacks, then forgotten; a failure is
+ * said (on_warning) and never fails the merge: the stacks are kept for
+ * the next one when the cause may pass (memory, disk), else dropped. */
 int dcpi_col_stacks_merge(struct dcpi_collector *c, const char *platdir);
 
 #endif

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -195,8 +196,10 @@ static int frame_of(struct dcpi_collector *c, int32_t pid, uint64_t pc, int kern
 	f->off = 0;
 	if (*idx < 0 || *idx == c->unknown_image)
 		return 0;
-	if ((err = set_image(c, *idx, &f->image)) == -ENOENT)
+	if ((err = set_image(c, *idx, &f->image)) == -ENOENT || err == -EINVAL || err == -ENOSPC) {
+		f->image = DCPI_FRAME_UNKNOWN; /* an image the set cannot keep: no image known */
 		return 0;
+	}
 	f->off = off;
 	return err;
 }
@@ -224,7 +227,10 @@ static int label_of(struct dcpi_collector *c, int32_t pid, uint32_t *out)
 		k->nlab = n;
 	}
 	if (!k->lab[id]) {
-		if ((err = dcpi_stackset_label(&k->set, dcpi_labeler_label(c->lab, id), out)))
+		err = dcpi_stackset_label(&k->set, dcpi_labeler_label(c->lab, id), out);
+		if (err == -ENOSPC || err == -EINVAL)
+			return 0; /* past the set's labels: unlabelled */
+		if (err)
 			return err;
 		k->lab[id] = *out + 1;
 	}
@@ -266,8 +272,10 @@ int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 
 			if (pc >= (uint64_t)-4095) /* PERF_CONTEXT_* */
 				continue;
-			if ((err = frame_of(c, s->pid, pc, 1, &f[n++], &idx)))
+			/* after the sampled pc, return addresses: less one, the call */
+			if ((err = frame_of(c, s->pid, n ? pc - 1 : pc, 1, &f[n], &idx)))
 				return err;
+			n++;
 		}
 		if (!n && (err = frame_of(c, s->pid, s->ip, 1, &f[n++], &idx)))
 			return err;
@@ -304,6 +312,26 @@ int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 	return err;
 }
 
+/* A merge's stacks that could not be written: kept for the next merge
+ * when the reason may pass (memory, a full or failing disk), else dropped;
+ * said either way.  The profiles' merge goes on regardless. */
+static void not_merged(struct dcpi_collector *c, int err)
+{
+	int keep = err == -ENOMEM || err == -EIO || err == -ENOSPC || err == -EDQUOT ||
+		   err == -EMFILE || err == -ENFILE;
+	char msg[700];
+
+	snprintf(msg, sizeof(msg), "call stacks %s: %s", keep ? "not merged, kept for the next "
+		 "merge" : "dropped", dcpi_errmsg());
+	if (c->o.on_warning)
+		c->o.on_warning(c->o.arg, msg);
+	if (!keep) {
+		dcpi_stackset_clear(&c->stk->set);
+		if (c->stk->img)
+			memset(c->stk->img, 0, c->stk->ntables * sizeof(*c->stk->img));
+	}
+}
+
 int dcpi_col_stacks_merge(struct dcpi_collector *c, const char *platdir)
 {
 	struct col_stacks *k = c->stk;
@@ -321,10 +349,13 @@ int dcpi_col_stacks_merge(struct dcpi_collector *c, const char *platdir)
 	k->set.epoch = strdup(c->stats.epoch);
 	k->set.platform = strdup(c->stats.platform);
 	if (!k->set.epoch || !k->set.platform)
-		return dcpi_error(ENOMEM, "out of memory");
-	if ((err = dcpi_stacks_path(path, sizeof(path), platdir, c->stats.platform)) ||
-	    (err = dcpi_stackset_merge_file(path, &k->set, c->o.filemode ? c->o.filemode : 0600)))
-		return err; /* kept: the next merge retries */
+		err = dcpi_error(ENOMEM, "out of memory");
+	else if (!(err = dcpi_stacks_path(path, sizeof(path), platdir, c->stats.platform)))
+		err = dcpi_stackset_merge_file(path, &k->set, c->o.filemode ? c->o.filemode : 0600);
+	if (err) {
+		not_merged(c, err);
+		return 0;
+	}
 	dcpi_stackset_clear(&k->set);
 	if (k->img)
 		memset(k->img, 0, k->ntables * sizeof(*k->img));

@@ -201,7 +201,9 @@ int dcpi_record_decode_stack_sample(const void *raw, size_t len, int cgroup,
 		return -EBADMSG;
 	st->stack_len = size ? dyn : 0;
 	s->cgroup = 0;
-	if ((cgroup && rd_u64(&r, &s->cgroup)) || r.pos != r.len)
+	/* the cgroup is last: a kernel that refused PERF_SAMPLE_CGROUP (the
+	   sampler then opens without it) gives records that end here */
+	if ((cgroup && r.pos < r.len && rd_u64(&r, &s->cgroup)) || r.pos != r.len)
 		return -EBADMSG;
 	s->pid = (int32_t)pid;
 	s->tid = (int32_t)tid;
@@ -215,28 +217,39 @@ size_t dcpi_record_compact_stack(const void *raw, size_t len, int cgroup, void *
 	uint8_t *o = out;
 	struct dcpi_sample s;
 	struct dcpi_stack_sample st;
-	size_t at, size, keep, tail;
+	size_t at, size, rest, keep, n;
 	uint64_t k;
 	uint16_t nlen;
+	int cg;
 
 	if (dcpi_record_decode_stack_sample(raw, len, cgroup, &s, &st))
 		return 0;
-	at = (size_t)(st.stack - p);            /* the copy's first byte */
-	tail = cgroup ? 8 : 0;
-	size = len - at - tail - (len - at - tail ? 8 : 0);  /* less dyn_size, when there */
-	keep = size ? ((st.stack_len + 7) & ~(size_t)7) : 0;
+	/* after the copy's size field: size bytes, dyn_size (when size is
+	   not 0), then the cgroup (when asked for and the kernel gave it) */
+	at = (size_t)(st.stack - p);
+	rest = len - at;
+	memcpy(&k, p + at - 8, 8);
+	size = (size_t)k;
+	cg = rest - size - (size ? 8 : 0) == 8; /* the record adds up (decoded) */
+	keep = (st.stack_len + 7) & ~(size_t)7;
 	if (keep > size)
 		keep = size;
-	if (size)
-		tail += 8;
 	memcpy(o, p, at - 8);
 	k = keep;
 	memcpy(o + at - 8, &k, 8);
 	memcpy(o + at, st.stack, keep);
-	memcpy(o + at + keep, p + at + size, tail);
-	nlen = (uint16_t)(at + keep + tail);
+	n = at + keep;
+	if (keep) { /* dyn_size: only after a copy that is not empty */
+		memcpy(o + n, p + at + size, 8);
+		n += 8;
+	}
+	if (cg) {
+		memcpy(o + n, p + at + size + (size ? 8 : 0), 8);
+		n += 8;
+	}
+	nlen = (uint16_t)n;
 	memcpy(o + 6, &nlen, 2);              /* perf_event_header.size */
-	return at + keep + tail;
+	return n;
 }
 
 uint64_t dcpi_stack_chain_ip(const struct dcpi_stack_sample *st, uint64_t i)

@@ -610,7 +610,8 @@ static int add_stacks(void *arg, const struct dcpi_stackset *s, const char *plat
 		}
 		for (unsigned ev = 0; ev < s->nevents && !err; ev++)
 			if (col[ev] >= 0)
-				e->values[col[ev]] += s->counts[i * s->nevents + ev];
+				e->values[col[ev]] = dcpi_sat_add(e->values[col[ev]],
+								  s->counts[i * s->nevents + ev]);
 	}
 	free(ents);
 	free(memo_key);

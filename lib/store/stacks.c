@@ -231,6 +231,8 @@ int dcpi_stackset_image(struct dcpi_stackset *s, const struct dcpi_profile *id, 
 
 	if (!key.path)
 		key.path = "";
+	if (strlen(key.path) > STR_MAX) /* the file could not be read back */
+		return dcpi_error(EINVAL, "an image path of more than %d bytes", STR_MAX);
 	if (x->cap) {
 		h = hash_image(&key);
 		for (size_t i = h & (x->cap - 1); x->slot[i]; i = (i + 1) & (x->cap - 1))
@@ -323,8 +325,8 @@ static int find_or_add(struct dcpi_stackset *s, uint32_t label, unsigned end,
 				return 0;
 			}
 		}
-	if (s->nstacks >= limit)
-		return -ENOSPC;
+	if (s->nstacks >= limit || (nf > 1 && s->nframes + nf > DCPI_STACK_FRAMES_MAX))
+		return -ENOSPC; /* (a leaf alone is bounded by the stacks' caps) */
 	cap = s->stacks_cap;
 	if ((err = ix_reserve(s, IX_STACK, s->nstacks + 1)) ||
 	    (err = DCPI_GROW(s->frames, s->frames_cap, s->nframes + nf, SIZE_MAX, "frames")) ||
@@ -429,10 +431,20 @@ int dcpi_stackset_merge(struct dcpi_stackset *dst, const struct dcpi_stackset *s
 	if (!err && (!(img = malloc((src->nimages + 1) * sizeof(*img))) ||
 		     !(lab = malloc((src->nlabels + 1) * sizeof(*lab)))))
 		err = dcpi_error(ENOMEM, "out of memory");
+	/* an image or label past dst's caps (or not storable) is not an error:
+	   its frames become "no image known", its stacks unlabelled */
 	for (size_t i = 0; i < src->nimages && !err; i++)
-		err = dcpi_stackset_image(dst, &src->images[i], &img[i]);
+		if ((err = dcpi_stackset_image(dst, &src->images[i], &img[i])) == -ENOSPC ||
+		    err == -EINVAL) {
+			img[i] = DCPI_FRAME_UNKNOWN;
+			err = 0;
+		}
 	for (size_t i = 0; i < src->nlabels && !err; i++)
-		err = dcpi_stackset_label(dst, src->labels[i], &lab[i]);
+		if ((err = dcpi_stackset_label(dst, src->labels[i], &lab[i])) == -ENOSPC ||
+		    err == -EINVAL) {
+			lab[i] = 0;
+			err = 0;
+		}
 	for (size_t i = 0; i < src->nstacks && !err; i++) {
 		const struct dcpi_stack *st = &src->stacks[i];
 		size_t nf = st->nframes < DCPI_STACK_MAX_FRAMES ? st->nframes : DCPI_STACK_MAX_FRAMES;
@@ -441,6 +453,8 @@ int dcpi_stackset_merge(struct dcpi_stackset *dst, const struct dcpi_stackset *s
 			f[k] = src->frames[st->first + k];
 			if (f[k].image != DCPI_FRAME_UNKNOWN)
 				f[k].image = img[f[k].image];
+			if (f[k].image == DCPI_FRAME_UNKNOWN)
+				f[k].off = 0;
 		}
 		for (unsigned e = 0; e < src->nevents && !err; e++) {
 			uint64_t n = src->counts[i * src->nevents + e];
@@ -535,7 +549,9 @@ static int get_string(struct dcpi_cursor *c, char **out)
 {
 	int err = dcpi_buf_get_str(c, out, STR_MAX);
 
-	return err ? bad(c, err == -EBADMSG ? "truncated or invalid string" : "string") : 0;
+	if (err == -ENOMEM)
+		return err; /* not the file's fault: it must not be set aside */
+	return err ? bad(c, "truncated or invalid string") : 0;
 }
 
 static int get_image(struct dcpi_cursor *c, struct dcpi_stackset *s)
@@ -634,10 +650,16 @@ int dcpi_stackset_decode(const uint8_t *data, size_t len, struct dcpi_stackset *
 	if ((err = get_string(&c, &epoch)) || (err = get_string(&c, &plat)) ||
 	    (err = get_max(&c, "events", DCPI_MAX_EVENTS, &nev)))
 		goto out;
-	for (unsigned e = 0; e < nev; e++)
+	for (unsigned e = 0; e < nev; e++) {
 		if ((err = get_string(&c, &names[e])) ||
 		    (err = get_max(&c, "period", UINT64_MAX, &periods[e])))
 			goto out;
+		for (unsigned k = 0; k < e; k++)
+			if (!strcmp(names[k], names[e])) {
+				err = bad(&c, "an event twice");
+				goto out;
+			}
+	}
 	if ((err = dcpi_stackset_init(s, (unsigned)nev, (const char *const *)names, periods)))
 		goto out;
 	s->epoch = epoch;
@@ -696,7 +718,7 @@ int dcpi_stackset_read(const char *path, struct dcpi_stackset *s)
 	err = dcpi_stackset_decode(data, len, s);
 	free(data);
 	if (err)
-		return dcpi_error(err, "%s: %s", path, dcpi_errmsg());
+		return dcpi_error_prefix(err, "%s", path);
 	return 0;
 }
 
@@ -712,9 +734,10 @@ int dcpi_stackset_merge_file(const char *path, const struct dcpi_stackset *s, un
 		err = -EBADMSG; /* not a file of ours: kept aside, as a corrupt one */
 	else
 		err = dcpi_stackset_read(path, &old);
-	if (err == -EBADMSG) { /* kept for a human; a fresh file */
+	if (err == -EBADMSG || err == -EFBIG) { /* kept for a human; a fresh file */
 		snprintf(aside, sizeof(aside), "%s.corrupt", path);
 		rename(path, aside);
+		err = -EBADMSG;
 	}
 	if (err == -ENOENT || err == -EBADMSG)
 		err = dcpi_stackset_init(&old, 0, NULL, NULL);
@@ -728,6 +751,8 @@ int dcpi_stackset_merge_file(const char *path, const struct dcpi_stackset *s, un
 		err = dcpi_stackset_merge(&old, s);
 	if (!err)
 		err = dcpi_stackset_encode(&old, &b);
+	if (!err && b.len > FILE_MAX)
+		err = dcpi_error(EFBIG, "%s: would pass %zu bytes", path, FILE_MAX);
 	if (!err)
 		err = dcpi_file_write_atomic(path, b.data, b.len, mode);
 	dcpi_buf_release(&b);

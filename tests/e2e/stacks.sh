@@ -222,7 +222,8 @@ out=$("$P" -db "$T/bad" -callers leaf 2>&1); rc=$?
 #    deeper than any copy.  Every sample is counted flat as ever; the walks
 #    end where they must, bounded, and no user walk yields a kernel frame.
 cc -O2 -o "$T/hostile" "$DCPI_ROOT/tests/workloads/hostile_stack.c" || fail "build hostile_stack"
-for m in loop:cut,copy\ ran\ out kernel:refused garbage:refused,no\ unwind\ rule deep:cut,copy\ ran\ out; do
+for m in loop:cut,copy\ ran\ out kernel:refused garbage:refused,no\ unwind\ rule deep:cut,copy\ ran\ out \
+	unmapped:copy\ ran\ out,refused,no\ unwind\ rule; do
 	mode=${m%%:*} want=${m#*:}
 	"$REC" -db "$T/h.$mode" -stacks -quiet -- "$T/hostile" "$mode" 150 2>/dev/null
 	"$P" -db "$T/h.$mode" -stacks -json -keep 100000 >"$T/h.json" 2>/dev/null
@@ -254,7 +255,7 @@ else
 	start_dcpid "$T/d" -stacks -merge 3600 || fail "dcpid -stacks starts"
 	# an ordinary user's hostile stacks beside it, all the while
 	chmod 755 "$T" "$T/hostile"
-	for m in loop kernel garbage deep; do as_nobody "$T/hostile" "$m" 400 & done
+	for m in loop kernel garbage deep unmapped; do as_nobody "$T/hostile" "$m" 400 & done
 	"$T/callers" ratio 6
 	wait
 	"$DCPI_BIN/dcpictl" -db "$T/d" -timeout 60 flush >/dev/null 2>&1
@@ -269,8 +270,8 @@ sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in 
 EOF2
 		fail "dcpid -stacks: six, three, one at 60/30/10% within 3 points" "$s3 $out"
 	"$DCPI_BIN/dcpictl" -db "$T/d" status >/dev/null 2>&1 &&
-		pass "dcpid -stacks answers after four hostile stacks of user nobody" ||
-		fail "dcpid -stacks answers after four hostile stacks of user nobody"
+		pass "dcpid -stacks answers after five hostile stacks of user nobody" ||
+		fail "dcpid -stacks answers after five hostile stacks of user nobody"
 	"$DCPI_BIN/dcpictl" -db "$T/d" -timeout 10 quit >/dev/null 2>&1
 fi
 

@@ -136,6 +136,49 @@ static void test_cap(void)
 	dcpi_stackset_free(&s);
 }
 
+/* Merging into a set at its images' cap keeps the stacks: frames of new
+ * images "no image known"; a path the file could not hold is refused. */
+static void test_merge_caps(void)
+{
+	struct dcpi_stackset full, src;
+	struct dcpi_profile a;
+	struct dcpi_stack_frame f[2];
+	char path[64], *longp = malloc(5000);
+	uint32_t idx, ia;
+	int err = 0;
+	uint64_t total = 0;
+
+	dcpi_stackset_init(&full, 1, evnames, periods);
+	for (uint32_t i = 0; i < DCPI_STACK_IMAGES_MAX && !err; i++) {
+		snprintf(path, sizeof(path), "/lib/l%u.so", i);
+		identity(&a, path, 1);
+		err = dcpi_stackset_image(&full, &a, &idx);
+	}
+	T_EQ(err, 0, "%u images", DCPI_STACK_IMAGES_MAX);
+	identity(&a, "/lib/one-more.so", 1);
+	T_EQ(dcpi_stackset_image(&full, &a, &idx), -ENOSPC, "one more image: -ENOSPC");
+	dcpi_stackset_init(&src, 1, evnames, periods);
+	dcpi_stackset_image(&src, &a, &ia);
+	f[0] = (struct dcpi_stack_frame){ ia, 0x1234 };
+	f[1] = (struct dcpi_stack_frame){ ia, 0x1100 };
+	dcpi_stackset_add(&src, 0, DCPI_STACK_END_WHOLE, f, 2, 0, 5);
+	T_EQ(dcpi_stackset_merge(&full, &src), 0, "merging a new image into a full set succeeds");
+	for (size_t i = 0; i < full.nstacks; i++)
+		total += full.counts[i];
+	T_OK(full.nstacks == 1 && total == 5 && full.frames[0].image == DCPI_FRAME_UNKNOWN &&
+	     full.frames[0].off == 0 && full.frames[1].image == DCPI_FRAME_UNKNOWN,
+	     "its stack kept, its samples counted, its frames of no image known");
+	memset(longp, 'x', 4999);
+	longp[0] = '/';
+	longp[4999] = 0;
+	identity(&a, longp, 1);
+	T_EQ(dcpi_stackset_image(&src, &a, &idx), -EINVAL,
+	     "an image path longer than the file can hold: refused");
+	dcpi_stackset_free(&src);
+	dcpi_stackset_free(&full);
+	free(longp);
+}
+
 static int encode(const struct dcpi_stackset *s, struct dcpi_buf *b)
 {
 	b->len = 0;
@@ -239,6 +282,21 @@ static void test_refusals(void)
 	     strstr(dcpi_errmsg(), "checksum mismatch"), "a changed byte: checksum mismatch");
 	b.data[20] ^= 1;
 	T_OK(decode_patched(&b, 8, 2, "version"), "version 2 refused");
+	{ /* a file naming one event twice: refused (its columns would add up) */
+		static const char *const twice[] = { "cpu-clock", "cpu-clock" };
+		struct dcpi_stackset t2;
+		struct dcpi_buf b2 = DCPI_BUF_INIT;
+		uint32_t none;
+
+		dcpi_stackset_init(&t2, 2, twice, periods);
+		dcpi_stackset_label(&t2, "", &none);
+		encode(&t2, &b2);
+		T_OK(dcpi_stackset_decode(b2.data, b2.len, &d) == -EBADMSG &&
+		     strstr(dcpi_errmsg(), "an event twice"), "an event named twice refused: %s",
+		     dcpi_errmsg());
+		dcpi_buf_release(&b2);
+		dcpi_stackset_free(&t2);
+	}
 	/* the last stack: label 0, end NORULE, 2 frames (libc+0x1234, unknown), counts 0 1 */
 	tail = b.len - 4 - 10;
 	T_OK(b.data[tail] == 0 && b.data[tail + 1] == DCPI_STACK_END_NORULE && b.data[tail + 2] == 2,
@@ -318,6 +376,7 @@ int main(void)
 		return 1;
 	test_interning();
 	test_cap();
+	test_merge_caps();
 	test_roundtrip();
 	test_refusals();
 	test_merge_file();

@@ -7,6 +7,8 @@
  *   kernel   kernel addresses: return addresses and saved rbp (refused)
  *   garbage  a pseudo-random pattern
  * and rbp pointing at the fake stack's bottom (kernel: into the kernel);
+ *   unmapped the stack pointer on an unmapped page: the kernel copies
+ *            nothing of the stack (a sample with an empty copy)
  *   deep     a real recursion 20,000 frames deep, spinning at its bottom:
  *            deeper than any stack copy (the copy runs out)
  * Timer samples reach no handler in the program (perf takes them in the
@@ -67,10 +69,14 @@ int main(int argc, char **argv)
 		else
 			fake[i] = x = x * 6364136223846793005ull + 1442695040888963407ull;
 	}
+	if (!strcmp(mode, "unmapped")) {
+		spin_on((uint64_t *)(uintptr_t)0x10000, 0, n);
+		return 0;
+	}
 	if (!strcmp(mode, "kernel"))
 		bp = 0xffffffff81234000ull;
 	else if (strcmp(mode, "loop") && strcmp(mode, "garbage")) {
-		fprintf(stderr, "hostile_stack: MODE is loop, kernel, garbage or deep\n");
+		fprintf(stderr, "hostile_stack: MODE is loop, kernel, garbage, deep or unmapped\n");
 		return 2;
 	}
 	spin_on(&fake[64], bp, n);
