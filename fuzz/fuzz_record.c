@@ -91,7 +91,9 @@ static void check_flags(const uint8_t *raw, size_t size, unsigned flags)
 /* Both ways the collector decodes: with build-ids in MMAP2 records
  * (dcpid -buildid-mmap) and without, when the flag must be ignored. */
 /* A sample with stacks, with and without its cgroup: what it points at
- * lies inside the record (ASan sees a read past a copy of it). */
+ * lies inside the record (ASan sees a read past a copy of it); compacted
+ * (as the ring thread stages it), it is no longer and decodes to the same
+ * sample, registers, chain and used stack. */
 static void check_stack(const uint8_t *raw, size_t size)
 {
 	for (int cg = 0; cg < 2; cg++) {
@@ -110,6 +112,25 @@ static void check_stack(const uint8_t *raw, size_t size)
 		for (uint64_t i = 0; i < st.stack_len; i++)
 			sink ^= st.stack[i];
 		(void)sink;
+		{
+			uint8_t *c = malloc(size ? size : 1);
+			struct dcpi_sample s2;
+			struct dcpi_stack_sample st2;
+			size_t n;
+
+			if (!c)
+				return;
+			n = dcpi_record_compact_stack(raw, size, cg, c);
+			if (!n || n > size || dcpi_record_decode_stack_sample(c, n, cg, &s2, &st2) ||
+			    s2.ip != s.ip || s2.pid != s.pid || s2.time != s.time ||
+			    s2.cgroup != s.cgroup || st2.nchain != st.nchain || st2.abi != st.abi ||
+			    st2.sp != st.sp || st2.bp != st.bp || st2.ip != st.ip ||
+			    st2.stack_len != st.stack_len ||
+			    (st.stack_len && memcmp(st2.stack, st.stack, st.stack_len)) ||
+			    (st.nchain && memcmp(st2.chain, st.chain, 8 * st.nchain)))
+				abort();
+			free(c);
+		}
 	}
 }
 
