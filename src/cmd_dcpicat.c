@@ -1,17 +1,20 @@
 /* dcpicat: print profile files in human-readable form.  The format is
  * described in dcpiformat(5); this is its reference reader for people. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
-#include "dcpi/stacks.h"
 #include "dcpi/error.h"
 #include "dcpi/profile.h"
+#include "dcpi/stacks.h"
 
 enum cat_sort { SORT_OFFSET, SORT_COUNT };
 
@@ -193,14 +196,20 @@ static void print_stacks(const struct dcpi_stackset *s, const struct cat_opts *o
 	}
 }
 
+/* Whether path is a regular file that starts as a stacks file does.  A
+ * FIFO or a device is not opened for reading here (it could block): the
+ * profile reader refuses it with its own message. */
 static int is_stacks_file(const char *path)
 {
 	char magic[8];
-	FILE *f = fopen(path, "rb");
-	int yes = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, "DCPISTKS", 8);
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), yes;
 
-	if (f)
-		fclose(f);
+	if (fd < 0)
+		return 0;
+	yes = !fstat(fd, &st) && S_ISREG(st.st_mode) && read(fd, magic, 8) == 8 &&
+	      !memcmp(magic, "DCPISTKS", 8);
+	close(fd);
 	return yes;
 }
 
