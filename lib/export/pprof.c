@@ -475,6 +475,24 @@ static int encode(struct pp *p, struct dcpi_buf *out, const struct dcpi_pprof_op
 	return err;
 }
 
+/* p encoded, gzipped and written to path atomically. */
+static int write_profile(struct pp *p, const char *path, const struct dcpi_pprof_opts *o)
+{
+	struct dcpi_buf raw = DCPI_BUF_INIT, gz = DCPI_BUF_INIT;
+	int err = encode(p, &raw, o);
+
+	if (!err && raw.len > DCPI_PPROF_MAX_BYTES)
+		err = dcpi_error(EFBIG, "the pprof profile would exceed %zu bytes",
+				 DCPI_PPROF_MAX_BYTES);
+	if (!err)
+		err = dcpi_buf_gzip(&raw, 6, &gz);
+	if (!err)
+		err = dcpi_file_write_atomic(path, gz.data, gz.len, o && o->mode ? o->mode : 0644);
+	dcpi_buf_release(&raw);
+	dcpi_buf_release(&gz);
+	return err;
+}
+
 static int pp_init(struct pp *p, const struct dcpi_profset *set)
 {
 	struct ent *e;
@@ -504,24 +522,14 @@ int dcpi_pprof_write(const char *path, const struct dcpi_profset *set,
 		     const unsigned char *chosen, struct dcpi_objcache *objs,
 		     const struct dcpi_pprof_opts *o)
 {
-	struct dcpi_buf raw = DCPI_BUF_INIT, gz = DCPI_BUF_INIT;
 	struct pp p;
 	int err = pp_init(&p, set);
 
 	if (!err)
 		err = dcpi_addrs_walk(set, chosen, objs, add_addr, &p);
 	if (!err)
-		err = encode(&p, &raw, o);
-	if (!err && raw.len > DCPI_PPROF_MAX_BYTES)
-		err = dcpi_error(EFBIG, "the pprof profile would exceed %zu bytes",
-				 DCPI_PPROF_MAX_BYTES);
-	if (!err)
-		err = dcpi_buf_gzip(&raw, 6, &gz);
-	if (!err)
-		err = dcpi_file_write_atomic(path, gz.data, gz.len, o && o->mode ? o->mode : 0644);
+		err = write_profile(&p, path, o);
 	pp_free(&p);
-	dcpi_buf_release(&raw);
-	dcpi_buf_release(&gz);
 	return err;
 }
 
@@ -623,7 +631,6 @@ int dcpi_pprof_write_stacks(const char *path, const struct dcpi_profset *set, co
 			    struct dcpi_objcache *objs, const struct dcpi_pprof_opts *o,
 			    size_t *nbad)
 {
-	struct dcpi_buf raw = DCPI_BUF_INIT, gz = DCPI_BUF_INIT;
 	struct pp p;
 	struct pp_stacks x = { &p, label, objs, NULL, 0 };
 	char *first_bad = NULL;
@@ -632,18 +639,9 @@ int dcpi_pprof_write_stacks(const char *path, const struct dcpi_profset *set, co
 	if (!err)
 		err = dcpi_callgraph_files(set, add_stacks, &x, nbad, &first_bad);
 	if (!err)
-		err = encode(&p, &raw, o);
-	if (!err && raw.len > DCPI_PPROF_MAX_BYTES)
-		err = dcpi_error(EFBIG, "the pprof profile would exceed %zu bytes",
-				 DCPI_PPROF_MAX_BYTES);
-	if (!err)
-		err = dcpi_buf_gzip(&raw, 6, &gz);
-	if (!err)
-		err = dcpi_file_write_atomic(path, gz.data, gz.len, o && o->mode ? o->mode : 0644);
+		err = write_profile(&p, path, o);
 	free(first_bad);
 	free(x.proc);
 	pp_free(&p);
-	dcpi_buf_release(&raw);
-	dcpi_buf_release(&gz);
 	return err;
 }
