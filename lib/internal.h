@@ -53,6 +53,20 @@ static inline uint64_t dcpi_mix64(uint64_t x)
 	return x ^ (x >> 33);
 }
 
+/* The same, keyed with a random seed of this process (dcpi_hash_seed, drawn
+ * once from getrandom), for tables whose keys a user chooses: the addresses
+ * a program runs at, the frames of its stacks, the paths it maps.  Without a
+ * key, whoever knows the mixer can pick keys that all land in one run of
+ * slots, and each insertion then costs the whole run (a collector stalled
+ * by one process).  Slot order then differs from run to run: nothing may be
+ * printed or written in slot order. */
+uint64_t dcpi_hash_seed(void);
+
+static inline uint64_t dcpi_hash64(uint64_t x)
+{
+	return dcpi_mix64(x ^ dcpi_hash_seed());
+}
+
 /* A key and what it carries (an index, most often). */
 struct dcpi_kv {
 	uint64_t key, val;

@@ -18,14 +18,14 @@ struct cg_index {
 
 static uint64_t hash_str2(const char *a, const char *b)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0xcbf29ce484222325ull ^ dcpi_hash_seed();
 
 	for (; *a; a++)
 		h = (h ^ (uint8_t)*a) * 0x100000001b3ull;
 	h = (h ^ 0xff) * 0x100000001b3ull;
 	for (; *b; b++)
 		h = (h ^ (uint8_t)*b) * 0x100000001b3ull;
-	return dcpi_mix64(h);
+	return dcpi_hash64(h);
 }
 
 /* The procedure (image, proc), added when new. */
@@ -103,7 +103,7 @@ static int frame_proc(struct file_ctx *x, const struct dcpi_stack_frame *f, uint
 	struct dcpi_obj *obj = NULL;
 	int err;
 
-	for (i = dcpi_mix64(key) & mask; x->memo[i].val; i = (i + 1) & mask)
+	for (i = dcpi_hash64(key) & mask; x->memo[i].val; i = (i + 1) & mask)
 		if (x->memo[i].key == key) {
 			*out = (uint32_t)x->memo[i].val - 1;
 			return 0;

@@ -71,7 +71,7 @@ void dcpi_agg_free(struct dcpi_agg *a)
 
 static size_t key_hash(int image, int64_t pid, uint32_t label)
 {
-	return (size_t)dcpi_mix64(((uint64_t)(uint32_t)image << 32 ^ (uint64_t)pid) + dcpi_mix64(label));
+	return (size_t)dcpi_hash64(((uint64_t)(uint32_t)image << 32 ^ (uint64_t)pid) + dcpi_mix64(label));
 }
 
 static int index_grow(struct dcpi_agg *a)
@@ -143,7 +143,7 @@ static int bin_grow(struct bin *b, unsigned nevents)
 
 		if (!s[0])
 			continue;
-		for (h = dcpi_mix64(s[0]) & (ncap - 1); ns[h * w]; h = (h + 1) & (ncap - 1))
+		for (h = dcpi_hash64(s[0]) & (ncap - 1); ns[h * w]; h = (h + 1) & (ncap - 1))
 			;
 		memcpy(&ns[h * w], s, w * sizeof(*ns));
 	}
@@ -177,7 +177,7 @@ int dcpi_agg_add(struct dcpi_agg *a, int image, int64_t pid, uint32_t label, uin
 			return err;
 	}
 	w = 1 + a->nevents;
-	for (h = dcpi_mix64(key) & (b->cap - 1); b->slots[h * w] && b->slots[h * w] != key;
+	for (h = dcpi_hash64(key) & (b->cap - 1); b->slots[h * w] && b->slots[h * w] != key;
 	     h = (h + 1) & (b->cap - 1))
 		;
 	if (!b->slots[h * w]) {

@@ -230,7 +230,7 @@ static void fsample_record(const struct fsample *f, struct dcpi_record *r)
 static size_t raw_hash(uint64_t ip, int32_t pid, unsigned ev, int kernel, uint32_t pgen,
 		       uint64_t cg)
 {
-	return (size_t)dcpi_mix64(ip ^ (uint64_t)(uint32_t)pid << 40 ^ (uint64_t)ev << 20 ^
+	return (size_t)dcpi_hash64(ip ^ (uint64_t)(uint32_t)pid << 40 ^ (uint64_t)ev << 20 ^
 			     (uint64_t)kernel ^ (uint64_t)pgen << 8 ^ cg * 0x9e3779b97f4a7c15u);
 }
 

@@ -116,7 +116,7 @@ void dcpi_label_keys_str(unsigned k, char *buf, size_t len)
 
 static hashval_t cg_hash(const void *p)
 {
-	return (hashval_t)dcpi_mix64(((const struct cg *)p)->id);
+	return (hashval_t)dcpi_hash64(((const struct cg *)p)->id);
 }
 
 static int cg_eq(const void *a, const void *b)

@@ -578,7 +578,7 @@ static int add_stacks(void *arg, const struct dcpi_stackset *s, const char *plat
 			const struct dcpi_stack_frame *f = &s->frames[st->first + k];
 			uint64_t key = f->image == DCPI_FRAME_UNKNOWN ? UINT64_MAX
 								       : ((uint64_t)f->image << 44) ^ f->off;
-			size_t h = dcpi_mix64(key) & (memo_cap - 1);
+			size_t h = dcpi_hash64(key) & (memo_cap - 1);
 			struct dcpi_addr a;
 
 			while (memo_loc[h] && memo_key[h] != key)

@@ -50,7 +50,7 @@ static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 static uint64_t hash_stack(uint32_t label, unsigned end, const struct dcpi_stack_frame *f,
 			   size_t nf)
 {
-	uint64_t h = dcpi_mix64(((uint64_t)label << 8 | end) + 0x9e3779b97f4a7c15ull);
+	uint64_t h = dcpi_hash64(((uint64_t)label << 8 | end) + 0x9e3779b97f4a7c15ull);
 
 	for (size_t i = 0; i < nf; i++)
 		h = dcpi_mix64(h ^ ((uint64_t)f[i].image << 40) ^ f[i].off) + i;
@@ -59,16 +59,16 @@ static uint64_t hash_stack(uint32_t label, unsigned end, const struct dcpi_stack
 
 static uint64_t hash_image(const struct dcpi_profile *p)
 {
-	uint64_t h = hash_bytes(0xcbf29ce484222325ull, p->path, strlen(p->path));
+	uint64_t h = hash_bytes(0xcbf29ce484222325ull ^ dcpi_hash_seed(), p->path, strlen(p->path));
 
 	h = hash_bytes(h, p->build_id, p->build_id_len);
-	return dcpi_mix64(h ^ p->size ^ (uint64_t)p->mtime * 31 ^ p->kind ^ p->text_start << 3 ^
+	return dcpi_hash64(h ^ p->size ^ (uint64_t)p->mtime * 31 ^ p->kind ^ p->text_start << 3 ^
 			  p->text_size);
 }
 
 static uint64_t hash_label(const char *s)
 {
-	return dcpi_mix64(hash_bytes(0xcbf29ce484222325ull, s, strlen(s)));
+	return dcpi_hash64(hash_bytes(0xcbf29ce484222325ull ^ dcpi_hash_seed(), s, strlen(s)));
 }
 
 static int same_image(const struct dcpi_profile *a, const struct dcpi_profile *b)

@@ -1,5 +1,5 @@
-/* lib/base: the grow and sort helpers of lib/internal.h, hex strings, and
- * batches of atomic file writes. */
+/* lib/base: the grow and sort helpers of lib/internal.h, the keyed hash,
+ * hex strings, and batches of atomic file writes. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "dcpi/error.h"
@@ -225,8 +226,67 @@ static void test_sparse(void)
 	free(back);
 }
 
+/* The inverse of x * c mod 2^64 for odd c (Newton's iteration). */
+static uint64_t inv_mul(uint64_t c)
+{
+	uint64_t x = c;
+
+	for (int i = 0; i < 6; i++)
+		x *= 2 - c * x;
+	return x;
+}
+
+/* dcpi_mix64 undone: x ^= x >> 33 is its own inverse. */
+static uint64_t unmix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= inv_mul(0xc4ceb9fe1a85ec53ull);
+	x ^= x >> 33;
+	x *= inv_mul(0xff51afd7ed558ccdull);
+	return x ^ (x >> 33);
+}
+
+/* Keys a user picks so that the unkeyed mixer puts them all in one slot of
+ * a 2^16 table (what a program's addresses or stack frames could be made
+ * to do) spread over the table under the keyed hash; and each process has
+ * a seed of its own. */
+static void test_hash(void)
+{
+	enum { N = 4096, BITS = 16 };
+	static uint8_t used[1 << BITS];
+	unsigned same = 0, distinct = 0;
+	uint64_t child = 0, seed;
+	int fd[2];
+	pid_t pid;
+
+	T_OK(pipe(fd) == 0, "pipe");
+	pid = fork();
+	if (pid == 0) {
+		seed = dcpi_hash_seed();
+		_exit(write(fd[1], &seed, sizeof(seed)) == (ssize_t)sizeof(seed) ? 0 : 1);
+	}
+	seed = dcpi_hash_seed();
+	T_OK(read(fd[0], &child, sizeof(child)) == (ssize_t)sizeof(child), "the child's seed read");
+	waitpid(pid, NULL, 0);
+	close(fd[0]);
+	close(fd[1]);
+	T_OK(seed != 0 && seed == dcpi_hash_seed(), "the seed is drawn once and kept");
+	T_OK(child != 0 && child != seed, "a process started apart has a seed of its own");
+	for (uint64_t j = 1; j <= N; j++) {
+		uint64_t k = unmix64(j << BITS);
+
+		same += (dcpi_mix64(k) & ((1u << BITS) - 1)) == 0;
+		if (!used[dcpi_hash64(k) & ((1u << BITS) - 1)]++)
+			distinct++;
+	}
+	T_EQ(same, (unsigned)N, "the %d chosen keys share one slot unkeyed", N);
+	/* Random slots: about 3,970 distinct of 4,096; 3,800 is 10 sigma out. */
+	T_OK(distinct >= 3800, "keyed, they spread: %u distinct slots of %d keys", distinct, N);
+}
+
 int main(void)
 {
+	test_hash();
 	test_sparse();
 	test_batch(3);
 	test_batch(DCPI_FILE_BATCH_SYNCFS + 2);
