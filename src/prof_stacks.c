@@ -363,7 +363,9 @@ int prof_stacks_list(struct prof_stacks *ps, const struct dcpi_callgraph *g)
 {
 	struct pstack *v = malloc((g->nstacks + 1) * sizeof(*v));
 	uint64_t other[DCPI_MAX_EVENTS] = { 0 };
-	uint32_t *used = calloc(g->nprocs + 1, sizeof(*used)), nused = 0;
+	/* used[p]: procedure p's number in the JSON list (from 1), order[k]: the
+	 * procedure numbered k + 1 */
+	uint32_t *used = calloc(2 * (g->nprocs + 1), sizeof(*used)), *order, nused = 0;
 	size_t n = 0, shown;
 	struct dcpi_json *j = NULL;
 
@@ -372,6 +374,7 @@ int prof_stacks_list(struct prof_stacks *ps, const struct dcpi_callgraph *g)
 		free(used);
 		return cli_error("out of memory");
 	}
+	order = used + g->nprocs + 1;
 	for (size_t i = 0; i < g->nstacks; i++) {
 		v[i] = (struct pstack){ g->frames + g->stacks[i].first, g->stacks[i].n,
 					g->stacks[i].end, { 0 } };
@@ -398,24 +401,23 @@ int prof_stacks_list(struct prof_stacks *ps, const struct dcpi_callgraph *g)
 	if (ps->out == PS_JSON) { /* the procedures the stacks name, then the stacks by index */
 		for (size_t i = 0; i < shown; i++)
 			for (uint32_t k = 0; k < v[i].n; k++)
-				if (!used[v[i].f[k]])
+				if (!used[v[i].f[k]]) {
+					order[nused] = v[i].f[k];
 					used[v[i].f[k]] = ++nused;
+				}
 		j = report_json_begin(ps->db);
 		dcpi_json_key_str(j, "mode", "stacks");
 		report_json_header(j, ps->set, g->total, ps->w);
 		dcpi_json_break(j);
 		dcpi_json_key(j, "procedures");
 		dcpi_json_arr_begin(j);
-		for (uint32_t want = 1; want <= nused; want++)
-			for (size_t p = 0; p < g->nprocs; p++)
-				if (used[p] == want) {
-					dcpi_json_break(j);
-					dcpi_json_obj_begin(j);
-					dcpi_json_key_str(j, "procedure", g->procs[p].proc);
-					dcpi_json_key_str(j, "image", g->procs[p].image);
-					dcpi_json_obj_end(j);
-					break;
-				}
+		for (uint32_t k = 0; k < nused; k++) {
+			dcpi_json_break(j);
+			dcpi_json_obj_begin(j);
+			dcpi_json_key_str(j, "procedure", g->procs[order[k]].proc);
+			dcpi_json_key_str(j, "image", g->procs[order[k]].image);
+			dcpi_json_obj_end(j);
+		}
 		dcpi_json_break(j);
 		dcpi_json_arr_end(j);
 		dcpi_json_key(j, "rows");
