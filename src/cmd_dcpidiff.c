@@ -256,22 +256,10 @@ static void add_inclusive(struct cmp *c, int k)
 {
 	struct side *s = &c->s[k];
 	struct dcpi_callgraph g;
-	char spec[1100];
+	char what[300];
 
-	if (s->sel.pid >= 0)
-		cli_die("%s %s: call stacks are kept by label, not by process", k ? "B" : "A",
-			c->o.side[k]);
-	if ((size_t)snprintf(spec, sizeof(spec), "%s%s%s", c->o.co.label ? c->o.co.label : "",
-			     c->o.co.label && s->sel.labels[0] ? "," : "", s->sel.labels) >= sizeof(spec))
-		cli_usage_error("-label and the side's labels: more than %zu bytes", sizeof(spec) - 1);
-	if (dcpi_callgraph_build(&g, &s->set, spec[0] ? spec : NULL, c->objs))
-		cli_die("%s", dcpi_errmsg());
-	if (g.nbad)
-		report_warn(&s->w, "%zu stacks file%s could not be read, left out (%s)", g.nbad,
-			    g.nbad == 1 ? "" : "s", g.first_bad ? g.first_bad : "");
-	if (!g.total[s->col])
-		cli_die("%s %s: no call stacks (record them with dcpi record -stacks or dcpid "
-			"-stacks)", k ? "B" : "A", c->o.side[k]);
+	snprintf(what, sizeof(what), "%s %s", k ? "B" : "A", c->o.side[k]);
+	report_side_callgraph(c->o.co.label, &s->sel, &s->set, c->objs, s->col, what, &s->w, &g);
 	for (size_t i = 0; i < g.nprocs; i++) {
 		const char *l[2] = { g.procs[i].image, g.procs[i].proc };
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dcpi/callgraph.h"
 #include "dcpi/error.h"
 #include "dcpi/json.h"
 #include "dcpi/obj.h"
@@ -23,6 +24,7 @@
 struct opts {
 	struct cli_common co;        /* -db -host -label -json */
 	int procs;
+	int inclusive;               /* -inclusive: procedures' inclusive samples */
 	struct report_compare cmp;   /* -event -keep -rate -shares */
 	const char *epochs[2][MAX_EPOCHS];
 	size_t n[2];
@@ -36,18 +38,22 @@ struct st {
 	char event[64];
 };
 
+enum { O_INCLUSIVE = 256 };
+
 static void own_option(void *ctx, int c, const char *arg)
 {
 	struct opts *o = ctx;
 
 	switch (c) {
 	case 'i': o->procs = 1; break;
+	case O_INCLUSIVE: o->procs = o->inclusive = 1; break;
 	default: report_compare_option(&o->cmp, c, arg); break;
 	}
 }
 
 static const struct option own_opts[] = {
 	{ "i", no_argument, NULL, 'i' },
+	{ "inclusive", no_argument, NULL, O_INCLUSIVE },
 	REPORT_COMPARE_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -63,6 +69,9 @@ static const struct cli_cmd cli = {
 	.common = CLI_DB | CLI_HOST | CLI_LABEL | CLI_JSON,
 	.host_help = "  -host NAME         the host (default: this one; 'all' sums hosts)\n",
 	.help = "  -i                 by procedure (default: by image)\n"
+		"  -inclusive         procedures by inclusive samples (in them and below), from\n"
+		"                     the epochs' call stacks (dcpi record -stacks, dcpid -stacks);\n"
+		"                     shares are of the samples with stacks\n"
 		"  -event NAME        the event (default: the first epoch's first)\n"
 		"  -rate second|cpu   samples per second of epoch, or per CPU-second monitored\n"
 		"  -shares            shares of each epoch's samples instead of samples\n"
@@ -90,6 +99,24 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		cli_usage_error(g ? "an epoch on each side of --" : "at least one epoch");
 	if (o->cmp.per && o->cmp.shares)
 		cli_usage_error("-rate and -shares measure different things: choose one");
+}
+
+/* One epoch's procedures by inclusive samples, of its samples with stacks. */
+static void add_inclusive(struct st *t, int g, size_t e, const struct report_side *sel,
+			  const struct dcpi_profset *set, int col)
+{
+	struct dcpi_callgraph cg;
+
+	report_side_callgraph(t->o.co.label, sel, set, t->objs, col, t->o.epochs[g][e], &t->w,
+			      &cg);
+	for (size_t i = 0; i < cg.nprocs; i++) {
+		const char *l[2] = { cg.procs[i].image, cg.procs[i].proc };
+
+		if (cg.procs[i].incl[col] && dcpi_shares_add(&t->s, g, e, l, 2, cg.procs[i].incl[col],
+							      cg.total[col]))
+			cli_die("%s", dcpi_errmsg());
+	}
+	dcpi_callgraph_free(&cg);
 }
 
 /* One epoch's table into group g, epoch e. */
@@ -131,6 +158,11 @@ static void add_epoch(struct st *t, int g, size_t e)
 		if (dcpi_shares_set_exposure(&t->s, g, e, x))
 			cli_die("%s", dcpi_errmsg());
 	}
+	if (t->o.inclusive) {
+		add_inclusive(t, g, e, &sel, &set, col);
+		dcpi_profset_free(&set);
+		return;
+	}
 	if (dcpi_procs_build(&p, &set, NULL, 0, &po))
 		cli_die("%s", dcpi_errmsg());
 	for (size_t i = 0; i < p.nnotes; i++)
@@ -163,10 +195,10 @@ static void print_labels(const struct st *t, const struct dcpi_shares_row *r)
 
 enum { M_SAMPLES = CLI_RATE_NONE, M_SECOND = CLI_RATE_SECOND, M_CPU = CLI_RATE_CPU, M_SHARE };
 static const char *const what_text[] = {
-	"Values are samples in each epoch",
-	"Values are samples per second of each epoch",
-	"Values are samples per CPU-second monitored in each epoch",
-	"Values are shares, percent of each epoch's samples",
+	"samples in each epoch",
+	"samples per second of each epoch",
+	"samples per CPU-second monitored in each epoch",
+	"shares, percent of each epoch's samples",
 };
 static const char *const what_json[] = { "samples", "per-second", "per-cpu-second", "shares" };
 
@@ -194,7 +226,8 @@ static void print_text(const struct st *t, size_t n)
 		printf("note: one run on a side: no significance can be computed (run-to-run "
 		       "variation is unknown);\n      the interval is the %s sampling "
 		       "error alone\n", t->o.cmp.shares ? "binomial" : "Poisson");
-	printf("\n%s; sd is over epochs%s%s.\n", what_text[measure(t)],
+	printf("\nValues are %s%s%s; sd is over epochs%s%s.\n", t->o.inclusive ? "inclusive " : "",
+	       what_text[measure(t)], t->o.inclusive && measure(t) == M_SHARE ? " with stacks" : "",
 	       two ? ";\ndiff = mean B - mean A, with its 95% interval" : "",
 	       !two ? "" : t->o.n[0] > 1 && t->o.n[1] > 1 ? " (Welch's t)"
 							 : " (sampling error)");
@@ -271,7 +304,8 @@ static void print_json(const struct st *t, size_t n)
 {
 	struct dcpi_json *j = report_json_begin(t->o.co.db);
 
-	dcpi_json_key_str(j, "mode", t->o.procs ? "procedures" : "images");
+	dcpi_json_key_str(j, "mode", t->o.inclusive ? "inclusive" : t->o.procs ? "procedures"
+										: "images");
 	dcpi_json_key_str(j, "event", t->event);
 	dcpi_json_key_str(j, "measure", what_json[measure(t)]);
 	dcpi_json_key_strs(j, "a", t->o.epochs[0], t->o.n[0]);

@@ -11,6 +11,7 @@
 #include "dcpi/annotate.h"
 #include "dcpi/calc.h"
 #include "dcpi/db.h"
+#include "dcpi/callgraph.h"
 #include "dcpi/error.h"
 #include "dcpi/imagecache.h"
 #include "dcpi/json.h"
@@ -575,6 +576,27 @@ void report_side_load(const char *db, const char *arg, const char *host, const c
 	if (sel->pid >= 0 && (dcpi_profset_keep_pid(set, sel->pid), set->n == 0))
 		cli_die("%s%s%s: no per-process profile of pid %lld (dcpid -bypid keeps them)",
 			what ? what : "", what ? " " : "", cli_safe(arg), sel->pid);
+}
+
+void report_side_callgraph(const char *label, const struct report_side *sel,
+			   const struct dcpi_profset *set, struct dcpi_objcache *objs, int col,
+			   const char *what, struct report_warnings *w, struct dcpi_callgraph *g)
+{
+	char spec[1100];
+
+	if (sel->pid >= 0)
+		cli_die("%s: call stacks are kept by label, not by process", what);
+	if ((size_t)snprintf(spec, sizeof(spec), "%s%s%s", label ? label : "",
+			     label && sel->labels[0] ? "," : "", sel->labels) >= sizeof(spec))
+		cli_usage_error("-label and the side's labels: more than %zu bytes", sizeof(spec) - 1);
+	if (dcpi_callgraph_build(g, set, spec[0] ? spec : NULL, objs))
+		cli_die("%s", dcpi_errmsg());
+	if (g->nbad)
+		report_warn(w, "%zu stacks file%s could not be read, left out (%s)", g->nbad,
+			    g->nbad == 1 ? "" : "s", g->first_bad ? g->first_bad : "");
+	if (!g->total[col])
+		cli_die("%s: no call stacks (record them with dcpi record -stacks or dcpid -stacks)",
+			what);
 }
 
 void report_compare_option(struct report_compare *c, int opt, const char *arg)

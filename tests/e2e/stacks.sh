@@ -179,6 +179,24 @@ assert r["get_next_random"]["a"] == 0 and r["get_next_random"]["share_b"] >= 95,
 assert r["main"]["share_a"] >= 95 and r["main"]["share_b"] >= 95, r["main"]
 ' <<<"$out" && pass "dcpidiff -inclusive: six at 60% of A gone, get_next_random at >= 95% of B new" ||
 	fail "dcpidiff -inclusive: six at 60% of A gone, get_next_random at >= 95% of B new" "$out"
+# dcpistats -inclusive: each epoch's value of each procedure is dcpiprof -inclusive's count
+st=$("$DCPI_BIN/dcpistats" -db "$T/two" -inclusive -json "$1" -- "$2" 2>&1)
+i1=$("$P" -db "$T/two" -epoch "$1" -inclusive -json -keep 100000 2>&1)
+i2=$("$P" -db "$T/two" -epoch "$2" -inclusive -json -keep 100000 2>&1)
+python3 -c '
+import json, sys
+st, i1, i2 = (json.loads(x) for x in sys.argv[1:4])
+assert st["mode"] == "inclusive" and st["measure"] == "samples"
+want = [{(r["image"], r["procedure"]): r["inclusive"]["counts"][0] for r in i["rows"]} for i in (i1, i2)]
+got = [{(r["image"], r["procedure"]): r[g]["values"][0] for r in st["rows"]} for g in ("a", "b")]
+for w, g in zip(want, got):
+    assert {k: v for k, v in g.items() if v} == {k: v for k, v in w.items() if v}, (w, g)
+assert any(p == "get_next_random" for _, p in got[1]), got[1]
+' "$st" "$i1" "$i2" && pass "dcpistats -inclusive: every procedure of both epochs at dcpiprof -inclusive's count" ||
+	fail "dcpistats -inclusive: every procedure of both epochs at dcpiprof -inclusive's count" "$st"
+out=$("$DCPI_BIN/dcpistats" -db "$T/two" -inclusive "$1/pid=1" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q 'pid 1' <<<"$out" && pass "dcpistats -inclusive EPOCH/pid=N: error (no such process)" ||
+	fail "dcpistats -inclusive EPOCH/pid=N: error" "rc=$rc $out"
 
 # 7. CSV
 out=$("$P" -db "$T/db" -callers leaf -csv 2>&1)
