@@ -183,7 +183,10 @@ static void print_stacks(const struct dcpi_stackset *s, const struct cat_opts *o
 
 		for (unsigned e = 0; e < s->nevents; e++)
 			printf("%" PRIu64 " ", s->counts[i * s->nevents + e]);
-		printf("label %u, %s:", st->label, dcpi_stack_end_name(st->end));
+		printf("label %u, ", st->label);
+		if (st->pid >= 0)
+			printf("pid %" PRId64 ", ", st->pid);
+		printf("%s:", dcpi_stack_end_name(st->end));
 		for (uint32_t k = 0; k < st->nframes; k++) {
 			const struct dcpi_stack_frame *f = &s->frames[st->first + k];
 

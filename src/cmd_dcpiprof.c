@@ -115,7 +115,7 @@ static const struct cli_cmd cli = {
 		 "the procedures of all images or of those images.\n",
 	.common = CLI_SELECT | CLI_JSON | CLI_CSV | CLI_IMAGES,
 	.help = "  -i                 procedures of all images\n"
-		"  -pid               keep per-process profiles (dcpid -bypid) apart\n"
+		"  -pid               keep per-process profiles and stacks (dcpid -bypid) apart\n"
 		"  -by KEY            keep labelled profiles apart by comm, uid or cgroup\n"
 		"  -sort EVENT        order by this event (default: the first)\n"
 		"  -keep N            only the first N rows\n"
@@ -146,9 +146,9 @@ static void parse_options(struct opts *o, int argc, char **argv)
 		o->out = OUT_CSV;
 	if (o->co.nimages)
 		o->procs = 1;
-	if (o->stacks && (o->bypid || o->by))
-		cli_usage_error("call stacks are kept by label, not by process: -label K=V chooses "
-				"them (-pid and -by go with the flat report)");
+	if (o->stacks && o->by)
+		cli_usage_error("call stacks are kept by label and process, not by -by's keys: "
+				"-label K=V chooses them (-by goes with the flat report)");
 	if (o->depth && o->stacks != PS_CALLERS)
 		cli_usage_error("-depth goes with -callers");
 	if (o->stacks && o->out && o->out != OUT_JSON && o->out != OUT_CSV)
@@ -343,7 +343,9 @@ static void print_folded(struct report *r)
 	int stacks = 0;
 
 	if (!r->o.co.nimages) {
-		if (dcpi_callgraph_build(&g, &r->set, r->o.co.label, r->objs))
+		struct dcpi_cg_opts co = { r->o.co.label, -1, 0 };
+
+		if (dcpi_callgraph_build(&g, &r->set, &co, r->objs))
 			cli_die("%s", dcpi_errmsg());
 		if (g.nbad)
 			report_warn(&r->w, "%zu stacks file%s could not be read, left out (%s)",
@@ -463,7 +465,8 @@ static int stacks_main(struct report *r)
 	struct prof_stacks ps = {
 		.mode = r->o.stacks, .out = r->o.out == OUT_JSON ? PS_JSON : r->o.out == OUT_CSV ? PS_CSV
 												 : PS_TEXT,
-		.db = r->o.co.db, .set = &r->set, .label = r->o.co.label, .w = &r->w,
+		.db = r->o.co.db, .set = &r->set, .label = r->o.co.label, .bypid = r->o.bypid,
+		.w = &r->w,
 		.proc = r->o.proc, .images = (const char *const *)r->o.co.images,
 		.nimages = r->o.co.nimages, .depth = r->o.depth ? r->o.depth : 1, .keep = r->o.keep,
 	};

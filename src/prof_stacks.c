@@ -31,7 +31,9 @@ static void print_stacks_line(FILE *f, const struct dcpi_callgraph *g, unsigned 
 
 static int load(struct prof_stacks *ps, struct dcpi_callgraph *g)
 {
-	if (dcpi_callgraph_build(g, ps->set, ps->label, ps->objs))
+	struct dcpi_cg_opts co = { ps->label, -1, ps->bypid };
+
+	if (dcpi_callgraph_build(g, ps->set, &co, ps->objs))
 		return cli_error("%s", dcpi_errmsg());
 	if (g->nbad)
 		report_warn(ps->w, "%zu stacks file%s could not be read, left out (%s)", g->nbad,
@@ -46,31 +48,106 @@ static int load(struct prof_stacks *ps, struct dcpi_callgraph *g)
 	return 0;
 }
 
-/* The procedure the arguments name: one, or an error listing them. */
-static int find(struct prof_stacks *ps, const struct dcpi_callgraph *g, size_t *p)
+static const struct dcpi_callgraph *cmp_g;
+
+/* Most inclusive samples of the sort column first, then by process. */
+static unsigned cmp_col;
+static int match_cmp(const void *a, const void *b)
 {
-	size_t idx[MAX_MATCH], n = 0;
+	const struct dcpi_cg_proc *x = &cmp_g->procs[*(const size_t *)a],
+				  *y = &cmp_g->procs[*(const size_t *)b];
 
-	for (size_t i = 0; i < ps->nimages || (i == 0 && !ps->nimages); i++) {
-		size_t k = dcpi_callgraph_find(g, ps->proc, ps->nimages ? ps->images[i] : NULL,
-					       idx + n, MAX_MATCH - n);
+	if (x->incl[cmp_col] != y->incl[cmp_col])
+		return x->incl[cmp_col] > y->incl[cmp_col] ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
 
-		n += k < MAX_MATCH - n ? k : MAX_MATCH - n;
+/* The procedure the arguments name, into *out (malloc'd), *n of them:
+ * one, or with -pid one per process that ran it (the same procedure and
+ * image); else an error listing them. */
+static int find(struct prof_stacks *ps, const struct dcpi_callgraph *g, size_t **out, size_t *n)
+{
+	size_t *idx = malloc((g->nprocs + 1) * sizeof(*idx)), k = 0, same = 1;
+
+	if (!idx)
+		return cli_error("out of memory");
+	for (size_t i = 0; i < ps->nimages || (i == 0 && !ps->nimages); i++)
+		k += dcpi_callgraph_find(g, ps->proc, ps->nimages ? ps->images[i] : NULL, idx + k,
+					 g->nprocs - k);
+	if (k > g->nprocs)
+		k = g->nprocs;
+	{ /* IMAGE arguments that name one image twice: each procedure once */
+		unsigned char *seen = calloc(g->nprocs + 1, 1);
+		size_t u = 0;
+
+		if (!seen) {
+			free(idx);
+			return cli_error("out of memory");
+		}
+		for (size_t i = 0; i < k; i++)
+			if (!seen[idx[i]]++)
+				idx[u++] = idx[i];
+		free(seen);
+		k = u;
 	}
-	if (n == 1) {
-		*p = idx[0];
+	for (size_t i = 1; i < k; i++)
+		same &= !strcmp(g->procs[idx[i]].image, g->procs[idx[0]].image) &&
+			!strcmp(g->procs[idx[i]].proc, g->procs[idx[0]].proc);
+	if (k == 1 || (k > 1 && ps->bypid && same)) {
+		cmp_g = g;
+		cmp_col = ps->col;
+		qsort(idx, k, sizeof(*idx), match_cmp);
+		*out = idx;
+		*n = k;
 		return 0;
 	}
-	if (!n)
+	if (!k) {
+		free(idx);
 		return cli_error("no procedure '%s'%s%s in the stacks (dcpiprof -inclusive lists "
 				 "them)", cli_safe(ps->proc), ps->nimages ? " in " : "",
 				 ps->nimages ? cli_safe(ps->images[0]) : "");
+	}
 	fprintf(stderr, "%s: error: '%s' names %zu procedures; name the image too:\n", cli_prog,
-		cli_safe(ps->proc), n);
-	for (size_t i = 0; i < n; i++)
-		fprintf(stderr, "  %s %s\n", cli_safe(g->procs[idx[i]].proc),
+		cli_safe(ps->proc), k);
+	for (size_t i = 0; i < k && i < MAX_MATCH; i++) {
+		fprintf(stderr, "  %s %s", cli_safe(g->procs[idx[i]].proc),
 			cli_safe(g->procs[idx[i]].image));
+		if (g->procs[idx[i]].pid >= 0)
+			fprintf(stderr, " (pid %" PRId64 ")", g->procs[idx[i]].pid);
+		fputc('\n', stderr);
+	}
+	free(idx);
 	return -1;
+}
+
+/* A procedure's process (-pid: of the stacks kept per process): " (pid N)"
+ * in text, a "pid" member in JSON, a pid column in CSV (empty: every
+ * process). */
+static int64_t pid_of(const struct dcpi_callgraph *g, size_t p)
+{
+	return p < g->nprocs ? g->procs[p].pid : -1;
+}
+
+static void text_pid(int64_t pid)
+{
+	if (pid >= 0)
+		printf(" (pid %" PRId64 ")", pid);
+}
+
+static void json_pid(struct dcpi_json *j, int64_t pid)
+{
+	if (pid >= 0) {
+		dcpi_json_key(j, "pid");
+		dcpi_json_i64(j, pid);
+	}
+}
+
+static void csv_pid(const struct prof_stacks *ps, int64_t pid)
+{
+	if (ps->bypid && pid >= 0)
+		printf(",%" PRId64, pid);
+	else if (ps->bypid)
+		putchar(',');
 }
 
 static void text_counts(FILE *f, const struct prof_stacks *ps, const uint64_t *c,
@@ -106,6 +183,7 @@ static void row_out(struct tree *t, size_t p, const uint64_t *c, size_t depth)
 		dcpi_json_obj_begin(t->j);
 		dcpi_json_key_str(t->j, "procedure", dcpi_callgraph_name(t->g, p));
 		dcpi_json_key_str(t->j, "image", dcpi_callgraph_image(t->g, p));
+		json_pid(t->j, pid_of(t->g, p));
 		dcpi_json_key(t->j, "depth");
 		dcpi_json_u64(t->j, depth);
 		report_json_counts(t->j, ps->set->nevents, c, t->of);
@@ -115,13 +193,16 @@ static void row_out(struct tree *t, size_t p, const uint64_t *c, size_t depth)
 		report_csv_field(stdout, dcpi_callgraph_name(t->g, p));
 		putchar(',');
 		report_csv_field(stdout, dcpi_callgraph_image(t->g, p));
+		csv_pid(ps, pid_of(t->g, p));
 		for (unsigned e = 0; e < ps->set->nevents; e++)
 			printf(",%" PRIu64, c[e]);
 		putchar('\n');
 	} else {
 		text_counts(stdout, ps, c, t->of);
-		printf(" %*s%s  %s\n", (int)(2 * (depth - 1)), "", cli_safe(dcpi_callgraph_name(t->g, p)),
+		printf(" %*s%s  %s", (int)(2 * (depth - 1)), "", cli_safe(dcpi_callgraph_name(t->g, p)),
 		       cli_safe(dcpi_callgraph_image(t->g, p)));
+		text_pid(pid_of(t->g, p));
+		putchar('\n');
 	}
 }
 
@@ -145,12 +226,68 @@ static int callers_tree(struct tree *t, size_t n)
 	return err;
 }
 
+/* One procedure's callers or callees: its JSON object, or its text section
+ * (CSV: its rows). */
+static int section(struct tree *t, size_t p)
+{
+	const struct prof_stacks *ps = t->ps;
+	const struct dcpi_callgraph *g = t->g;
+	struct dcpi_cg_edge *es = NULL;
+	size_t ne = 0;
+	int status = 0;
+
+	t->of = g->procs[p].incl;
+	t->path[0] = p;
+	if (ps->out == PS_JSON) {
+		if (ps->bypid) {
+			dcpi_json_break(t->j);
+			dcpi_json_obj_begin(t->j);
+		}
+		dcpi_json_key_str(t->j, "procedure", g->procs[p].proc);
+		dcpi_json_key_str(t->j, "image", g->procs[p].image);
+		json_pid(t->j, g->procs[p].pid);
+		dcpi_json_key(t->j, "inclusive");
+		dcpi_json_obj_begin(t->j);
+		report_json_counts(t->j, ps->set->nevents, g->procs[p].incl, g->total);
+		dcpi_json_obj_end(t->j);
+		dcpi_json_key(t->j, "rows");
+		dcpi_json_arr_begin(t->j);
+	} else if (ps->out == PS_TEXT) {
+		printf("\n%s of %s (%s)", ps->mode == PS_CALLERS ? "Callers" : "Callees",
+		       cli_safe(g->procs[p].proc), cli_safe(g->procs[p].image));
+		text_pid(g->procs[p].pid);
+		printf(": ");
+		for (unsigned e = 0; e < ps->set->nevents; e++)
+			printf("%s%" PRIu64 " %s", e ? ", " : "", g->procs[p].incl[e],
+			       cli_safe(ps->set->events[e]));
+		printf(" samples in it and below (%.2f%% of the samples with stacks); shares are "
+		       "of those.\n", report_pct(g->procs[p].incl[ps->col], g->total[ps->col]));
+		printf("==============================================================================\n");
+		text_head(stdout, ps, ps->mode == PS_CALLERS ? "caller  image" : "callee  image");
+	}
+	if (ps->mode == PS_CALLERS) {
+		status = callers_tree(t, 1);
+	} else if (dcpi_callgraph_callees(g, p, ps->col, &es, &ne)) {
+		status = cli_error("%s", dcpi_errmsg());
+	} else {
+		for (size_t i = 0; i < ne && i < ps->keep; i++)
+			row_out(t, es[i].proc, es[i].c, 1);
+		free(es);
+	}
+	if (ps->out == PS_JSON) {
+		dcpi_json_break(t->j);
+		dcpi_json_arr_end(t->j);
+		if (ps->bypid)
+			dcpi_json_obj_end(t->j);
+	}
+	return status;
+}
+
 int prof_stacks_report(struct prof_stacks *ps)
 {
 	struct dcpi_callgraph g;
 	struct tree t = { ps, &g, NULL, NULL, { 0 } };
-	struct dcpi_cg_edge *es = NULL;
-	size_t p = 0, ne = 0;
+	size_t *match = NULL, nmatch = 0;
 	int status = 0;
 
 	if (load(ps, &g))
@@ -161,28 +298,23 @@ int prof_stacks_report(struct prof_stacks *ps)
 		dcpi_callgraph_free(&g);
 		return status;
 	}
-	if (find(ps, &g, &p)) {
+	if (find(ps, &g, &match, &nmatch)) {
 		dcpi_callgraph_free(&g);
 		return -1;
 	}
-	t.of = g.procs[p].incl;
-	t.path[0] = p;
 	if (ps->out == PS_JSON) {
 		t.j = report_json_begin(ps->db);
 		dcpi_json_key_str(t.j, "mode", ps->mode == PS_CALLERS ? "callers" : "callees");
 		report_json_header(t.j, ps->set, g.total, ps->w);
 		dcpi_json_break(t.j);
-		dcpi_json_key_str(t.j, "procedure", g.procs[p].proc);
-		dcpi_json_key_str(t.j, "image", g.procs[p].image);
-		dcpi_json_key(t.j, "inclusive");
-		dcpi_json_obj_begin(t.j);
-		report_json_counts(t.j, ps->set->nevents, g.procs[p].incl, g.total);
-		dcpi_json_obj_end(t.j);
-		dcpi_json_key(t.j, "rows");
-		dcpi_json_arr_begin(t.j);
+		if (ps->bypid) { /* -pid: a section per process that ran it */
+			dcpi_json_key(t.j, "procedures");
+			dcpi_json_arr_begin(t.j);
+		}
 	} else if (ps->out == PS_CSV) {
 		report_warn_print(ps->w, "");
-		printf("depth,%s,image", ps->mode == PS_CALLERS ? "caller" : "callee");
+		printf("depth,%s,image%s", ps->mode == PS_CALLERS ? "caller" : "callee",
+		       ps->bypid ? ",pid" : "");
 		for (unsigned e = 0; e < ps->set->nevents; e++) {
 			putchar(',');
 			report_csv_field(stdout, ps->set->events[e]);
@@ -191,31 +323,18 @@ int prof_stacks_report(struct prof_stacks *ps)
 	} else {
 		report_print_header(stdout, ps->db, ps->set, g.total, ps->w);
 		print_stacks_line(stdout, &g, ps->col, ps->set->events[ps->col]);
-		printf("\n%s of %s (%s): ", ps->mode == PS_CALLERS ? "Callers" : "Callees",
-		       cli_safe(g.procs[p].proc), cli_safe(g.procs[p].image));
-		for (unsigned e = 0; e < ps->set->nevents; e++)
-			printf("%s%" PRIu64 " %s", e ? ", " : "", g.procs[p].incl[e],
-			       cli_safe(ps->set->events[e]));
-		printf(" samples in it and below (%.2f%% of the samples with stacks); shares are "
-		       "of those.\n", report_pct(g.procs[p].incl[ps->col], g.total[ps->col]));
-		printf("==============================================================================\n");
-		text_head(stdout, ps, ps->mode == PS_CALLERS ? "caller  image" : "callee  image");
 	}
-	if (ps->mode == PS_CALLERS) {
-		status = callers_tree(&t, 1);
-	} else if (dcpi_callgraph_callees(&g, p, ps->col, &es, &ne)) {
-		status = cli_error("%s", dcpi_errmsg());
-	} else {
-		for (size_t i = 0; i < ne && i < ps->keep; i++)
-			row_out(&t, es[i].proc, es[i].c, 1);
-		free(es);
-	}
+	for (size_t i = 0; i < nmatch && !status; i++)
+		status = section(&t, match[i]);
 	if (ps->out == PS_JSON) {
-		dcpi_json_break(t.j);
-		dcpi_json_arr_end(t.j);
+		if (ps->bypid) {
+			dcpi_json_break(t.j);
+			dcpi_json_arr_end(t.j);
+		}
 		dcpi_json_obj_end(t.j);
 		dcpi_json_free(t.j);
 	}
+	free(match);
 	dcpi_callgraph_free(&g);
 	return status;
 }
@@ -236,7 +355,8 @@ static int incl_cmp(const void *a, const void *b)
 	if (x->self[incl_col] != y->self[incl_col])
 		return x->self[incl_col] > y->self[incl_col] ? -1 : 1;
 	c = strcmp(x->image, y->image);
-	return c ? c : strcmp(x->proc, y->proc);
+	c = c ? c : strcmp(x->proc, y->proc);
+	return c ? c : x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
 int prof_stacks_inclusive(struct prof_stacks *ps, const struct dcpi_callgraph *g)
@@ -263,7 +383,7 @@ int prof_stacks_inclusive(struct prof_stacks *ps, const struct dcpi_callgraph *g
 		dcpi_json_arr_begin(j);
 	} else if (ps->out == PS_CSV) {
 		report_warn_print(ps->w, "");
-		printf("image,procedure");
+		printf("image,procedure%s", ps->bypid ? ",pid" : "");
 		for (unsigned e = 0; e < ps->set->nevents; e++) {
 			printf(",self ");
 			report_csv_field(stdout, ps->set->events[e]);
@@ -289,6 +409,7 @@ int prof_stacks_inclusive(struct prof_stacks *ps, const struct dcpi_callgraph *g
 			dcpi_json_obj_begin(j);
 			dcpi_json_key_str(j, "image", p->image);
 			dcpi_json_key_str(j, "procedure", p->proc);
+			json_pid(j, p->pid);
 			dcpi_json_key(j, "self");
 			dcpi_json_obj_begin(j);
 			report_json_counts(j, ps->set->nevents, p->self, g->total);
@@ -302,6 +423,7 @@ int prof_stacks_inclusive(struct prof_stacks *ps, const struct dcpi_callgraph *g
 			report_csv_field(stdout, p->image);
 			putchar(',');
 			report_csv_field(stdout, p->proc);
+			csv_pid(ps, p->pid);
 			for (unsigned e = 0; e < ps->set->nevents; e++)
 				printf(",%" PRIu64 ",%" PRIu64, p->self[e], p->incl[e]);
 			putchar('\n');
@@ -310,7 +432,9 @@ int prof_stacks_inclusive(struct prof_stacks *ps, const struct dcpi_callgraph *g
 				printf("%12" PRIu64 " %6.2f%% %12" PRIu64 " %6.2f%% ", p->self[e],
 				       report_pct(p->self[e], g->total[e]), p->incl[e],
 				       report_pct(p->incl[e], g->total[e]));
-			printf(" %-40s %s\n", cli_safe(p->proc), cli_safe(p->image));
+			printf(" %-40s %s", cli_safe(p->proc), cli_safe(p->image));
+			text_pid(p->pid);
+			putchar('\n');
 		}
 	}
 	if (j) {
@@ -416,6 +540,7 @@ int prof_stacks_list(struct prof_stacks *ps, const struct dcpi_callgraph *g)
 			dcpi_json_obj_begin(j);
 			dcpi_json_key_str(j, "procedure", g->procs[order[k]].proc);
 			dcpi_json_key_str(j, "image", g->procs[order[k]].image);
+			json_pid(j, g->procs[order[k]].pid);
 			dcpi_json_obj_end(j);
 		}
 		dcpi_json_break(j);
@@ -424,7 +549,7 @@ int prof_stacks_list(struct prof_stacks *ps, const struct dcpi_callgraph *g)
 		dcpi_json_arr_begin(j);
 	} else if (ps->out == PS_CSV) {
 		report_warn_print(ps->w, "");
-		printf("end");
+		printf("end%s", ps->bypid ? ",pid" : "");
 		for (unsigned e = 0; e < ps->set->nevents; e++) {
 			putchar(',');
 			report_csv_field(stdout, ps->set->events[e]);
@@ -453,6 +578,7 @@ int prof_stacks_list(struct prof_stacks *ps, const struct dcpi_callgraph *g)
 			dcpi_json_obj_end(j);
 		} else if (ps->out == PS_CSV) {
 			report_csv_field(stdout, dcpi_stack_end_name(x->end));
+			csv_pid(ps, pid_of(g, x->f[0]));
 			for (unsigned e = 0; e < ps->set->nevents; e++)
 				printf(",%" PRIu64, x->c[e]);
 			putchar(',');
@@ -468,8 +594,10 @@ int prof_stacks_list(struct prof_stacks *ps, const struct dcpi_callgraph *g)
 			putchar('\n');
 		} else {
 			text_counts(stdout, ps, x->c, g->total);
-			printf(" %s\n", x->end == DCPI_STACK_END_WHOLE || x->end == DCPI_STACK_END_KERNEL
-						? "" : dcpi_stack_end_name(x->end));
+			printf(" %s", x->end == DCPI_STACK_END_WHOLE || x->end == DCPI_STACK_END_KERNEL
+					? "" : dcpi_stack_end_name(x->end));
+			text_pid(pid_of(g, x->f[0]));
+			putchar('\n');
 			for (uint32_t k = x->n; k-- > 0;)
 				printf("    %*s%s  %s\n", (int)(x->n - 1 - k < 20 ? x->n - 1 - k : 20), "",
 				       cli_safe(g->procs[x->f[k]].proc), cli_safe(g->procs[x->f[k]].image));

@@ -17,6 +17,7 @@ struct prof_stacks {
 	const char *db;
 	const struct dcpi_profset *set;
 	const char *label;           /* -label K=V, or NULL */
+	int bypid;                   /* -pid: the stacks kept per process apart */
 	struct dcpi_objcache *objs;
 	struct report_warnings *w;
 	const char *proc;            /* -callers/-callees PROC */

@@ -582,18 +582,21 @@ void report_side_callgraph(const char *label, const struct report_side *sel,
 			   const struct dcpi_profset *set, struct dcpi_objcache *objs, int col,
 			   const char *what, struct report_warnings *w, struct dcpi_callgraph *g)
 {
+	struct dcpi_cg_opts co = { NULL, sel->pid, 0 };
 	char spec[1100];
 
-	if (sel->pid >= 0)
-		cli_die("%s: call stacks are kept by label, not by process", what);
 	if ((size_t)snprintf(spec, sizeof(spec), "%s%s%s", label ? label : "",
 			     label && sel->labels[0] ? "," : "", sel->labels) >= sizeof(spec))
 		cli_usage_error("-label and the side's labels: more than %zu bytes", sizeof(spec) - 1);
-	if (dcpi_callgraph_build(g, set, spec[0] ? spec : NULL, objs))
+	co.label_spec = spec[0] ? spec : NULL;
+	if (dcpi_callgraph_build(g, set, &co, objs))
 		cli_die("%s", dcpi_errmsg());
 	if (g->nbad)
 		report_warn(w, "%zu stacks file%s could not be read, left out (%s)", g->nbad,
 			    g->nbad == 1 ? "" : "s", g->first_bad ? g->first_bad : "");
+	if (!g->total[col] && sel->pid >= 0)
+		cli_die("%s: no call stacks of pid %lld (dcpid -stacks -bypid keeps them per "
+			"process)", what, sel->pid);
 	if (!g->total[col])
 		cli_die("%s: no call stacks (record them with dcpi record -stacks or dcpid -stacks)",
 			what);

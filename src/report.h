@@ -201,10 +201,10 @@ void report_side_load(const char *db, const char *arg, const char *host, const c
 struct dcpi_callgraph;
 struct dcpi_objcache;
 /* The call graph of a side that report_side_load chose (-label's pairs,
- * label, NULL: none, and the side's own), for inclusive comparisons.  Dies
- * when the side names a process (stacks are kept by label) or has no
- * stacks of event col; warns in w of stacks files it could not read.  what
- * names the side in those messages ("A EPOCH"). */
+ * label, NULL: none, and the side's own; its process's stacks alone when it
+ * names one), for inclusive comparisons.  Dies when the side has no stacks
+ * of event col; warns in w of stacks files it could not read.  what names
+ * the side in those messages ("A EPOCH"). */
 void report_side_callgraph(const char *label, const struct report_side *sel,
 			   const struct dcpi_profset *set, struct dcpi_objcache *objs, int col,
 			   const char *what, struct report_warnings *w, struct dcpi_callgraph *g);

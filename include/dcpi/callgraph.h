@@ -35,6 +35,8 @@
 struct dcpi_cg_proc {
 	char *image;            /* the profiled path, or "unknown" */
 	char *proc;
+	int64_t pid;            /* with bypid, the process of its stacks kept per
+				   process; else (and for the others) -1 */
 	uint64_t self[DCPI_MAX_EVENTS], incl[DCPI_MAX_EVENTS];
 };
 
@@ -61,11 +63,20 @@ struct dcpi_callgraph {
 	void *index;            /* private */
 };
 
-/* The stacks of set's epochs and hosts, of the labels that have every
- * KEY=VALUE of label_spec (NULL: all), named with symbols from objs.
- * No stacks file at all is not an error (nfiles 0).  0 or -ENOMEM. */
+/* Which stacks, and how procedures are told apart. */
+struct dcpi_cg_opts {
+	const char *label_spec; /* labels that have every KEY=VALUE of it; NULL: all */
+	int64_t pid;            /* >= 0: only that process's stacks (those kept per
+				   process, dcpid -bypid); -1: every stack */
+	int bypid;              /* a procedure per process for the stacks kept per
+				   process (pid in dcpi_cg_proc) */
+};
+
+/* The stacks of set's epochs and hosts that o chooses (NULL: every one,
+ * processes together), named with symbols from objs.  No stacks file at
+ * all is not an error (nfiles 0).  0 or -ENOMEM. */
 int dcpi_callgraph_build(struct dcpi_callgraph *g, const struct dcpi_profset *set,
-			 const char *label_spec, struct dcpi_objcache *objs);
+			 const struct dcpi_cg_opts *o, struct dcpi_objcache *objs);
 void dcpi_callgraph_free(struct dcpi_callgraph *g);
 /* Call cb for each stacks file of set's epochs and hosts (platdir: the
  * directory it is in).  Files that cannot be read are counted in *nbad,

@@ -7,7 +7,8 @@
  * text) and the file offset of the pc in it, as profiles count; a frame
  * of code no image describes is DCPI_FRAME_UNKNOWN.  A stack is its
  * frames, the sampled pc (the leaf) first, outermost last, with how its
- * walk ended and its label.  Interned: adding a stack already in the set
+ * walk ended, its label, and its process where it is kept per process
+ * (dcpid -bypid; else -1).  Interned: adding a stack already in the set
  * adds to its counts.
  *
  * Bounded: at most DCPI_STACK_MAX_FRAMES frames a stack (the outer ones
@@ -63,6 +64,7 @@ struct dcpi_stack_frame {
 
 struct dcpi_stack {
 	uint32_t label;         /* index into labels */
+	int64_t pid;            /* its process, or -1: kept for every process */
 	uint8_t end;            /* enum dcpi_stack_end */
 	uint32_t nframes;
 	size_t first;           /* its frames: frames[first .. first + nframes) */
@@ -99,8 +101,9 @@ int dcpi_stackset_image(struct dcpi_stackset *s, const struct dcpi_profile *id, 
 /* The index of label ("" or NULL: unlabelled), added when new. */
 int dcpi_stackset_label(struct dcpi_stackset *s, const char *label, uint32_t *idx);
 
-/* Count n samples of event ev at the stack f[0..nf) (leaf first). */
-int dcpi_stackset_add(struct dcpi_stackset *s, uint32_t label, unsigned end,
+/* Count n samples of event ev at the stack f[0..nf) (leaf first) of
+ * process pid (-1: not kept per process). */
+int dcpi_stackset_add(struct dcpi_stackset *s, uint32_t label, int64_t pid, unsigned end,
 		      const struct dcpi_stack_frame *f, size_t nf, unsigned ev, uint64_t n);
 
 /* Add every stack of src to dst, their events matched by name (an event

@@ -28,11 +28,13 @@ static uint64_t hash_str2(const char *a, const char *b)
 	return dcpi_hash64(h);
 }
 
-/* The procedure (image, proc), added when new. */
-static int proc_of(struct dcpi_callgraph *g, const char *image, const char *proc, uint32_t *out)
+/* The procedure (image, proc) of process pid (-1: of every process),
+ * added when new. */
+static int proc_of(struct dcpi_callgraph *g, const char *image, const char *proc, int64_t pid,
+		   uint32_t *out)
 {
 	struct cg_index *x = g->index;
-	uint64_t h = hash_str2(image, proc);
+	uint64_t h = dcpi_mix64(hash_str2(image, proc) ^ (uint64_t)pid);
 	size_t i;
 	int err;
 
@@ -40,7 +42,7 @@ static int proc_of(struct dcpi_callgraph *g, const char *image, const char *proc
 		for (i = h & (x->cap - 1); x->slot[i]; i = (i + 1) & (x->cap - 1)) {
 			const struct dcpi_cg_proc *p = &g->procs[x->slot[i] - 1];
 
-			if (!strcmp(p->image, image) && !strcmp(p->proc, proc)) {
+			if (p->pid == pid && !strcmp(p->image, image) && !strcmp(p->proc, proc)) {
 				*out = x->slot[i] - 1;
 				return 0;
 			}
@@ -56,7 +58,8 @@ static int proc_of(struct dcpi_callgraph *g, const char *image, const char *proc
 		for (size_t k = 0; k < g->nprocs; k++) {
 			const struct dcpi_cg_proc *p = &g->procs[k];
 
-			for (i = hash_str2(p->image, p->proc) & (cap - 1); t[i]; i = (i + 1) & (cap - 1))
+			for (i = dcpi_mix64(hash_str2(p->image, p->proc) ^ (uint64_t)p->pid) & (cap - 1);
+			     t[i]; i = (i + 1) & (cap - 1))
 				;
 			t[i] = (uint32_t)k + 1;
 		}
@@ -67,6 +70,7 @@ static int proc_of(struct dcpi_callgraph *g, const char *image, const char *proc
 	if ((err = DCPI_GROW(g->procs, g->procs_cap, g->nprocs + 1, SIZE_MAX, "procedures")))
 		return err;
 	memset(&g->procs[g->nprocs], 0, sizeof(g->procs[0]));
+	g->procs[g->nprocs].pid = pid;
 	if (!(g->procs[g->nprocs].image = strdup(image)) ||
 	    !(g->procs[g->nprocs].proc = strdup(proc))) {
 		free(g->procs[g->nprocs].image);
@@ -81,20 +85,28 @@ static int proc_of(struct dcpi_callgraph *g, const char *image, const char *proc
 
 /* ---- one stacks file --------------------------------------------------------- */
 
+struct memo {
+	uint64_t key;                   /* image << 44 ^ off */
+	int64_t pid;                    /* the procedure's process, or -1 */
+	uint64_t val;                   /* proc + 1; 0: empty */
+};
+
 struct file_ctx {
 	struct dcpi_callgraph *g;
 	const struct dcpi_stackset *s;
 	const char *platdir;
 	struct dcpi_objcache *objs;
 	unsigned col[DCPI_MAX_EVENTS];  /* the set's column of each file event, or -1u */
-	struct dcpi_kv *memo;           /* (image << 44 ^ off) hash -> proc + 1 */
+	struct memo *memo;              /* (key, pid) hash -> proc + 1 */
 	size_t memo_cap;
 	char *name;
 	size_t name_cap;
 };
 
-/* The procedure of frame f of the file. */
-static int frame_proc(struct file_ctx *x, const struct dcpi_stack_frame *f, uint32_t *out)
+/* The procedure of frame f of the file, in a stack of process pid (-1:
+ * processes together). */
+static int frame_proc(struct file_ctx *x, const struct dcpi_stack_frame *f, int64_t pid,
+		      uint32_t *out)
 {
 	uint64_t key = f->image == DCPI_FRAME_UNKNOWN ? UINT64_MAX
 						      : ((uint64_t)f->image << 44) ^ f->off;
@@ -103,13 +115,14 @@ static int frame_proc(struct file_ctx *x, const struct dcpi_stack_frame *f, uint
 	struct dcpi_obj *obj = NULL;
 	int err;
 
-	for (i = dcpi_hash64(key) & mask; x->memo[i].val; i = (i + 1) & mask)
-		if (x->memo[i].key == key) {
+	for (i = dcpi_hash64(key ^ (uint64_t)pid * 0x9e3779b97f4a7c15ull) & mask; x->memo[i].val;
+	     i = (i + 1) & mask)
+		if (x->memo[i].key == key && x->memo[i].pid == pid) {
 			*out = (uint32_t)x->memo[i].val - 1;
 			return 0;
 		}
 	if (f->image == DCPI_FRAME_UNKNOWN) {
-		err = proc_of(x->g, "unknown", "[unknown]", out);
+		err = proc_of(x->g, "unknown", "[unknown]", pid, out);
 	} else {
 		id = &x->s->images[f->image];
 		if (x->objs && dcpi_objcache_get(x->objs, id, x->platdir, &obj))
@@ -117,17 +130,17 @@ static int frame_proc(struct file_ctx *x, const struct dcpi_stack_frame *f, uint
 		if ((err = dcpi_procs_name_grow(id, obj ? dcpi_obj_symtab(obj) : NULL, f->off,
 						&x->name, &x->name_cap)))
 			return err;
-		err = proc_of(x->g, id->path, x->name, out);
+		err = proc_of(x->g, id->path, x->name, pid, out);
 	}
 	if (err)
 		return err;
-	x->memo[i] = (struct dcpi_kv){ key, (uint64_t)*out + 1 };
+	x->memo[i] = (struct memo){ key, pid, (uint64_t)*out + 1 };
 	return 0;
 }
 
 static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
-		    const struct dcpi_stackset *s, const char *platdir, const char *label_spec,
-		    struct dcpi_objcache *objs)
+		    const struct dcpi_stackset *s, const char *platdir,
+		    const struct dcpi_cg_opts *o, struct dcpi_objcache *objs)
 {
 	struct cg_index *ix = g->index;
 	struct file_ctx x = { g, s, platdir, objs, { 0 }, NULL, 0, NULL, 0 };
@@ -137,18 +150,22 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 	for (unsigned e = 0; e < s->nevents; e++)
 		x.col[e] = (unsigned)dcpi_profset_event(set, s->events[e]);
 	x.memo_cap = 1024;
+	/* at most one entry per frame of the file, processes apart or not (a
+	   stack of each process has frames of its own): never full */
 	while (x.memo_cap < 2 * (s->nframes + 1))
 		x.memo_cap *= 2;
 	if (!(x.memo = calloc(x.memo_cap, sizeof(*x.memo))) || !(keep = calloc(s->nlabels + 1, 1)))
 		err = dcpi_error(ENOMEM, "out of memory");
 	for (size_t l = 0; !err && l < s->nlabels; l++)
-		keep[l] = dcpi_callgraph_label_kept(s->labels[l], label_spec);
+		keep[l] = dcpi_callgraph_label_kept(s->labels[l], o->label_spec);
 	for (size_t i = 0; !err && i < s->nstacks; i++) {
 		const struct dcpi_stack *st = &s->stacks[i];
 		struct dcpi_cg_stack *cs;
 		uint64_t any = 0;
 
-		if (!keep[st->label])
+		int64_t pid = o->bypid ? st->pid : -1;
+
+		if (!keep[st->label] || (o->pid >= 0 && st->pid != o->pid))
 			continue;
 		if ((err = DCPI_GROW(g->stacks, g->stacks_cap, g->nstacks + 1, SIZE_MAX, "stacks")) ||
 		    (err = DCPI_GROW(g->frames, g->frames_cap, g->nframes + st->nframes, SIZE_MAX,
@@ -168,7 +185,7 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 		cs->n = st->nframes;
 		cs->end = st->end;
 		for (uint32_t k = 0; !err && k < st->nframes; k++)
-			err = frame_proc(&x, &s->frames[st->first + k], &g->frames[g->nframes + k]);
+			err = frame_proc(&x, &s->frames[st->first + k], pid, &g->frames[g->nframes + k]);
 		if (err)
 			break;
 		g->nframes += st->nframes;
@@ -261,7 +278,7 @@ int dcpi_callgraph_label_kept(const char *label, const char *spec)
 struct build_ctx {
 	struct dcpi_callgraph *g;
 	const struct dcpi_profset *set;
-	const char *label_spec;
+	const struct dcpi_cg_opts *o;
 	struct dcpi_objcache *objs;
 };
 
@@ -270,7 +287,7 @@ static int build_file(void *arg, const struct dcpi_stackset *s, const char *plat
 	struct build_ctx *b = arg;
 
 	b->g->nfiles++;
-	return add_file(b->g, b->set, s, platdir, b->label_spec, b->objs);
+	return add_file(b->g, b->set, s, platdir, b->o, b->objs);
 }
 
 int dcpi_callgraph_present(const struct dcpi_profset *set)
@@ -321,11 +338,12 @@ static int count(struct dcpi_callgraph *g)
 }
 
 int dcpi_callgraph_build(struct dcpi_callgraph *g, const struct dcpi_profset *set,
-			 const char *label_spec, struct dcpi_objcache *objs)
+			 const struct dcpi_cg_opts *o, struct dcpi_objcache *objs)
 {
+	static const struct dcpi_cg_opts all = { NULL, -1, 0 };
+	struct build_ctx b = { g, set, o ? o : &all, objs };
 	int err = 0;
 
-	struct build_ctx b = { g, set, label_spec, objs };
 
 	memset(g, 0, sizeof(*g));
 	g->nevents = set->nevents;

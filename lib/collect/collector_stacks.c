@@ -260,7 +260,7 @@ int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 	int kernel = (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	unsigned end = DCPI_STACK_END_CUT;
 	uint32_t label;
-	int idx, err;
+	int idx, err, bypid = 0;
 
 	if (!c->stk || ev >= c->events.n)
 		return 0;
@@ -275,6 +275,7 @@ int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 			/* after the sampled pc, return addresses: less one, the call */
 			if ((err = frame_of(c, s->pid, n ? pc - 1 : pc, 1, &f[n], &idx)))
 				return err;
+			bypid |= dcpi_col_is_bypid(c, idx, s->pid);
 			n++;
 		}
 		if (!n && (err = frame_of(c, s->pid, s->ip, 1, &f[n++], &idx)))
@@ -297,6 +298,7 @@ int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 
 			if ((err = frame_of(c, s->pid, pc, 0, &f[n], &idx)))
 				return err;
+			bypid |= dcpi_col_is_bypid(c, idx, s->pid);
 			if (f[n].image != DCPI_FRAME_UNKNOWN && (t = table_of(c, idx)))
 				row = dcpi_unwind_lookup_off(t, f[n].off);
 			n++;
@@ -306,7 +308,9 @@ int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 			}
 		}
 	}
-	err = dcpi_stackset_add(&c->stk->set, label, end, f, n, ev, 1);
+	/* kept per process when an image of it is (dcpid -bypid IMAGE), or the
+	   process's label is (-bypid K=V): the processes that ran the image */
+	err = dcpi_stackset_add(&c->stk->set, label, bypid ? s->pid : -1, end, f, n, ev, 1);
 	if (err == -ENOSPC || err == -EOVERFLOW || err == -EINVAL)
 		err = 0; /* counted flat; the stack alone is not kept */
 	return err;

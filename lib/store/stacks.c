@@ -15,7 +15,7 @@
 #include "internal.h"
 
 #define MAGIC "DCPISTKS"
-#define VERSION 1
+#define VERSION 2       /* 1: no pid (every stack -1), still read */
 #define FILE_MAX ((size_t)1 << 30)
 #define STR_MAX 4096
 
@@ -47,10 +47,12 @@ static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-static uint64_t hash_stack(uint32_t label, unsigned end, const struct dcpi_stack_frame *f,
-			   size_t nf)
+static uint64_t hash_stack(uint32_t label, int64_t pid, unsigned end,
+			   const struct dcpi_stack_frame *f, size_t nf)
 {
 	uint64_t h = dcpi_hash64(((uint64_t)label << 8 | end) + 0x9e3779b97f4a7c15ull);
+
+	h = dcpi_mix64(h ^ (uint64_t)pid);
 
 	for (size_t i = 0; i < nf; i++)
 		h = dcpi_mix64(h ^ ((uint64_t)f[i].image << 40) ^ f[i].off) + i;
@@ -86,7 +88,7 @@ static uint64_t hash_of(const struct dcpi_stackset *s, int k, uint32_t e)
 	switch (k) {
 	case IX_STACK:
 		st = &s->stacks[e];
-		return hash_stack(st->label, st->end, s->frames + st->first, st->nframes);
+		return hash_stack(st->label, st->pid, st->end, s->frames + st->first, st->nframes);
 	case IX_IMAGE:
 		return hash_image(&s->images[e]);
 	default:
@@ -307,11 +309,11 @@ static int frames_eq(const struct dcpi_stack_frame *a, const struct dcpi_stack_f
 
 /* The index of the stack, made when new while the set has fewer than
  * limit stacks (else -ENOSPC). */
-static int find_or_add(struct dcpi_stackset *s, uint32_t label, unsigned end,
+static int find_or_add(struct dcpi_stackset *s, uint32_t label, int64_t pid, unsigned end,
 		       const struct dcpi_stack_frame *f, size_t nf, size_t limit, size_t *out)
 {
 	struct ix *x = &((struct ix *)s->index)[IX_STACK];
-	uint64_t h = hash_stack(label, end, f, nf);
+	uint64_t h = hash_stack(label, pid, end, f, nf);
 	struct dcpi_stack *st;
 	size_t cap;
 	int err;
@@ -319,7 +321,7 @@ static int find_or_add(struct dcpi_stackset *s, uint32_t label, unsigned end,
 	if (x->cap)
 		for (size_t i = h & (x->cap - 1); x->slot[i]; i = (i + 1) & (x->cap - 1)) {
 			st = &s->stacks[x->slot[i] - 1];
-			if (st->label == label && st->end == end && st->nframes == nf &&
+			if (st->label == label && st->pid == pid && st->end == end && st->nframes == nf &&
 			    frames_eq(s->frames + st->first, f, nf)) {
 				*out = x->slot[i] - 1;
 				return 0;
@@ -344,7 +346,7 @@ static int find_or_add(struct dcpi_stackset *s, uint32_t label, unsigned end,
 	}
 	for (size_t k = 0; k < nf; k++) /* padding zeroed: files and tests compare bytes */
 		s->frames[s->nframes + k] = (struct dcpi_stack_frame){ f[k].image, f[k].off };
-	s->stacks[s->nstacks] = (struct dcpi_stack){ label, (uint8_t)end, (uint32_t)nf,
+	s->stacks[s->nstacks] = (struct dcpi_stack){ label, pid, (uint8_t)end, (uint32_t)nf,
 						     s->nframes };
 	memset(s->counts + s->nstacks * s->nevents, 0, s->nevents * sizeof(*s->counts));
 	s->nframes += nf;
@@ -353,15 +355,17 @@ static int find_or_add(struct dcpi_stackset *s, uint32_t label, unsigned end,
 	return 0;
 }
 
-int dcpi_stackset_add(struct dcpi_stackset *s, uint32_t label, unsigned end,
+int dcpi_stackset_add(struct dcpi_stackset *s, uint32_t label, int64_t pid, unsigned end,
 		      const struct dcpi_stack_frame *f, size_t nf, unsigned ev, uint64_t n)
 {
 	static const struct dcpi_stack_frame nowhere = { DCPI_FRAME_UNKNOWN, 0 };
 	size_t i;
 	int err;
 
-	if (ev >= s->nevents || end >= DCPI_STACK_END_N || label >= s->nlabels || !nf)
-		return dcpi_error(EINVAL, "a stack of no frames, or of no such event, end or label");
+	if (ev >= s->nevents || end >= DCPI_STACK_END_N || label >= s->nlabels || !nf ||
+	    pid < -1 || pid > INT32_MAX)
+		return dcpi_error(EINVAL, "a stack of no frames, or of no such event, end, label "
+				  "or process");
 	for (size_t k = 0; k < nf; k++)
 		if (f[k].image != DCPI_FRAME_UNKNOWN && f[k].image >= s->nimages)
 			return dcpi_error(EINVAL, "a frame of no image of the set");
@@ -370,13 +374,14 @@ int dcpi_stackset_add(struct dcpi_stackset *s, uint32_t label, unsigned end,
 		end = DCPI_STACK_END_CUT;
 	}
 	/* past the cap, a stack is counted by its leaf (a quarter more room
-	   for those); past that, as "no frame known", one per label */
-	err = find_or_add(s, label, end, f, nf, DCPI_STACKS_MAX, &i);
+	   for those); past that, as "no frame known", one per label and for
+	   every process */
+	err = find_or_add(s, label, pid, end, f, nf, DCPI_STACKS_MAX, &i);
 	if (err == -ENOSPC)
-		err = find_or_add(s, label, DCPI_STACK_END_OVERFLOW, f, 1,
+		err = find_or_add(s, label, pid, DCPI_STACK_END_OVERFLOW, f, 1,
 				  DCPI_STACKS_MAX + DCPI_STACKS_MAX / 4, &i);
 	if (err == -ENOSPC)
-		err = find_or_add(s, label, DCPI_STACK_END_OVERFLOW, &nowhere, 1, SIZE_MAX, &i);
+		err = find_or_add(s, label, -1, DCPI_STACK_END_OVERFLOW, &nowhere, 1, SIZE_MAX, &i);
 	if (err)
 		return err;
 	return add_count(&s->counts[i * s->nevents + ev], n);
@@ -460,7 +465,8 @@ int dcpi_stackset_merge(struct dcpi_stackset *dst, const struct dcpi_stackset *s
 			uint64_t n = src->counts[i * src->nevents + e];
 
 			if (n)
-				err = dcpi_stackset_add(dst, lab[st->label], st->end, f, nf, ev[e], n);
+				err = dcpi_stackset_add(dst, lab[st->label], st->pid, st->end, f, nf,
+							ev[e], n);
 		}
 	}
 	free(img);
@@ -505,6 +511,8 @@ int dcpi_stackset_encode(const struct dcpi_stackset *s, struct dcpi_buf *out)
 		const struct dcpi_stack *st = &s->stacks[i];
 
 		err = dcpi_buf_put_varint(out, st->label);
+		err = err ? err : dcpi_buf_put_varint(out, ((uint64_t)st->pid << 1) ^
+							   (uint64_t)(st->pid >> 63));
 		err = err ? err : dcpi_buf_put_varint(out, st->end);
 		err = err ? err : dcpi_buf_put_varint(out, st->nframes);
 		for (size_t k = 0; k < st->nframes && !err; k++) {
@@ -589,14 +597,18 @@ out:
 	return err;
 }
 
-static int get_stack(struct dcpi_cursor *c, struct dcpi_stackset *s)
+static int get_stack(struct dcpi_cursor *c, struct dcpi_stackset *s, uint64_t version)
 {
 	struct dcpi_stack_frame f[DCPI_STACK_MAX_FRAMES];
-	uint64_t label, end, nf, v, n[DCPI_MAX_EVENTS], any = 0;
+	uint64_t label, end, nf, v, n[DCPI_MAX_EVENTS], any = 0, zpid = 1; /* -1 */
 	int err;
 
 	if ((err = get_max(c, "label", s->nlabels - 1, &label)) ||
-	    (err = get_max(c, "stack end", DCPI_STACK_END_N - 1, &end)) ||
+	    (version >= 2 && (err = get_max(c, "pid", (uint64_t)INT32_MAX << 1, &zpid))))
+		return err;
+	if (zpid & 1 && zpid != 1) /* negative: -1 alone */
+		return bad(c, "a pid below -1");
+	if ((err = get_max(c, "stack end", DCPI_STACK_END_N - 1, &end)) ||
 	    (err = get_max(c, "frames", DCPI_STACK_MAX_FRAMES, &nf)))
 		return err;
 	if (!nf)
@@ -617,7 +629,9 @@ static int get_stack(struct dcpi_cursor *c, struct dcpi_stackset *s)
 		return bad(c, "a stack of no samples");
 	for (unsigned e = 0; e < s->nevents && !err; e++)
 		if (n[e])
-			err = dcpi_stackset_add(s, (uint32_t)label, (unsigned)end, f, nf, e, n[e]);
+			err = dcpi_stackset_add(s, (uint32_t)label,
+						zpid == 1 ? -1 : (int64_t)(zpid >> 1), (unsigned)end,
+						f, nf, e, n[e]);
 	return err == -EOVERFLOW ? bad(c, "a count past 2^64") : err;
 }
 
@@ -643,8 +657,8 @@ int dcpi_stackset_decode(const uint8_t *data, size_t len, struct dcpi_stackset *
 	dcpi_buf_get_bytes(&c, &m, 8);
 	if ((err = get_max(&c, "version", VERSION, &v)))
 		return err;
-	if (v != VERSION)
-		return bad(&c, "not version 1");
+	if (v < 1)
+		return bad(&c, "not version 1 or 2");
 	char *epoch = NULL, *plat = NULL;
 
 	if ((err = get_string(&c, &epoch)) || (err = get_string(&c, &plat)) ||
@@ -693,7 +707,7 @@ int dcpi_stackset_decode(const uint8_t *data, size_t len, struct dcpi_stackset *
 					      DCPI_STACK_LABELS_MAX, &n)))
 		goto out;
 	for (uint64_t i = 0; i < n; i++)
-		if ((err = get_stack(&c, s)))
+		if ((err = get_stack(&c, s, v)))
 			goto out;
 	if (c.pos != c.len)
 		err = bad(&c, "trailing bytes before the checksum");

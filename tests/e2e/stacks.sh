@@ -211,9 +211,18 @@ out=$("$P" -db "$T/db" -callers nosuch 2>&1); rc=$?
 out=$("$P" -db "$T/db" -depth 2 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q -- '-depth goes with -callers' <<<"$out" && pass "-depth alone: usage error" ||
 	fail "-depth alone: usage error" "rc=$rc $out"
-out=$("$P" -db "$T/db" -callers leaf -pid 2>&1); rc=$?
-[ $rc -eq 2 ] && grep -q 'kept by label' <<<"$out" && pass "-callers -pid: usage error (stacks are kept by label)" ||
-	fail "-callers -pid: usage error" "rc=$rc $out"
+# -pid where no stack is kept per process: one section, of every process
+out=$("$P" -db "$T/db" -callers leaf callers -pid -json 2>&1)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p = d["procedures"]
+assert len(p) == 1 and "pid" not in p[0] and p[0]["procedure"] == "leaf", p
+' <<<"$out" && pass "-callers -pid, no stack kept per process: one section, no pid" ||
+	fail "-callers -pid, no stack kept per process: one section, no pid" "$out"
+out=$("$P" -db "$T/db" -inclusive -by comm 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q 'not by -by' <<<"$out" && pass "-inclusive -by: usage error" ||
+	fail "-inclusive -by: usage error" "rc=$rc $out"
 out=$("$P" -db "$T/db" -inclusive libc.so.6 2>&1); rc=$?
 [ $rc -eq 2 ] && pass "-inclusive IMAGE: usage error" || fail "-inclusive IMAGE: usage error" "rc=$rc $out"
 out=$("$P" -db "$T/db" -callers leaf -callees leaf 2>&1); rc=$?
@@ -270,11 +279,13 @@ done
 if [ "$(id -u)" -ne 0 ]; then
 	skip "dcpid samples system-wide: needs root (CI runs as root)"
 else
-	start_dcpid "$T/d" -stacks -merge 3600 || fail "dcpid -stacks starts"
+	# -bypid callers: the callers processes' stacks are kept per process too
+	start_dcpid "$T/d" -stacks -bypid callers -merge 3600 || fail "dcpid -stacks starts"
 	# an ordinary user's hostile stacks beside it, all the while
 	chmod 755 "$T" "$T/hostile"
 	for m in loop kernel garbage deep unmapped; do as_nobody "$T/hostile" "$m" 400 & done
-	"$T/callers" ratio 6
+	"$T/callers" ratio 6 & pa=$!
+	"$T/callers" looper 20 & pb=$!
 	wait
 	"$DCPI_BIN/dcpictl" -db "$T/d" -timeout 60 flush >/dev/null 2>&1
 	out=$("$P" -db "$T/d" -callers leaf callers -json 2>&1)
@@ -287,6 +298,50 @@ want = {"six": 60, "three": 30, "one": 10}
 sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in want) else 1)
 EOF2
 		fail "dcpid -stacks: six, three, one at 60/30/10% within 3 points" "$s3 $out"
+	# per process: -pid keeps them apart, EPOCH/pid=N chooses one
+	out=$("$P" -db "$T/d" -callers leaf callers -pid -json 2>&1)
+	python3 - "$pa" <<'EOF2' <<<"$out" && pass "-callers leaf -pid: one section, the ratio process's, 60/30/10% within 3 points" ||
+import json, sys
+d = json.load(sys.stdin)
+p = d["procedures"]
+assert len(p) == 1 and p[0]["pid"] == int(sys.argv[1]), [(x.get("pid"), x["procedure"]) for x in p]
+got = {r["procedure"]: r["percent"][0] for r in p[0]["rows"] if r["depth"] == 1}
+want = {"six": 60, "three": 30, "one": 10}
+assert set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in want), got
+EOF2
+		fail "-callers leaf -pid: one section, the ratio process's" "$out"
+	"$P" -db "$T/d" -inclusive -json -keep 100000 >"$T/all.json" 2>&1
+	"$P" -db "$T/d" -inclusive -pid -json -keep 100000 >"$T/byp.json" 2>&1
+	python3 - "$pa" "$pb" "$T/all.json" "$T/byp.json" <<'EOF2' && pass "-inclusive -pid: main of each process, adding up to main's count; get_next_random in the looper's alone" ||
+import json, sys
+pa, pb = int(sys.argv[1]), int(sys.argv[2])
+a, b = json.load(open(sys.argv[3])), json.load(open(sys.argv[4]))
+main = [r for r in b["rows"] if r["procedure"] == "main" and r["image"].endswith("/callers")]
+assert sorted(r["pid"] for r in main) == sorted([pa, pb]), main
+want = [r for r in a["rows"] if r["procedure"] == "main" and r["image"].endswith("/callers")][0]
+assert sum(r["inclusive"]["counts"][0] for r in main) == want["inclusive"]["counts"][0]
+gnr = [r for r in b["rows"] if r["procedure"] == "get_next_random"]
+assert [r["pid"] for r in gnr] == [pb], gnr
+EOF2
+		fail "-inclusive -pid: main of each process, adding up to main's count" "$(head -c 3000 "$T/byp.json")"
+	e=$(ls "$T/d" | grep '^2' | sort | tail -1)
+	out=$("$DCPI_BIN/dcpidiff" -db "$T/d" -inclusive -json "$e/pid=$pa" "$e/pid=$pb" 2>&1)
+	python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = {x["procedure"]: x for x in d["rows"]}
+assert abs(r["six"]["share_a"] - 60) <= 3 and r["six"]["b"] == 0, r["six"]
+assert r["get_next_random"]["a"] == 0 and r["get_next_random"]["share_b"] >= 95, r["get_next_random"]
+' <<<"$out" && pass "dcpidiff -inclusive EPOCH/pid=A EPOCH/pid=B: each process's own stacks" ||
+		fail "dcpidiff -inclusive EPOCH/pid=A EPOCH/pid=B: each process's own stacks" "$out"
+	out=$("$DCPI_BIN/dcpistats" -db "$T/d" -inclusive -json "$e/pid=$pb" 2>&1)
+	python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = {x["procedure"]: x for x in d["rows"]}
+assert "six" not in r and r["get_next_random"]["a"]["values"][0] > 0, sorted(r)
+' <<<"$out" && pass "dcpistats -inclusive EPOCH/pid=N: that process's stacks alone" ||
+		fail "dcpistats -inclusive EPOCH/pid=N: that process's stacks alone" "$out"
 	"$DCPI_BIN/dcpictl" -db "$T/d" status >/dev/null 2>&1 &&
 		pass "dcpid -stacks answers after five hostile stacks of user nobody" ||
 		fail "dcpid -stacks answers after five hostile stacks of user nobody"

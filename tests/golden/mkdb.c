@@ -391,7 +391,7 @@ static void cmd_stack(struct gen *g, char **w, int n)
 
 		if (e >= g->st.nevents)
 			die(g, "more counts than stats-event lines");
-		if (v && dcpi_stackset_add(&g->stk, label, end, f, (size_t)nf, e, v))
+		if (v && dcpi_stackset_add(&g->stk, label, -1, end, f, (size_t)nf, e, v))
 			die(g, "%s", dcpi_errmsg());
 	}
 }

@@ -48,10 +48,10 @@ static void sample_set(struct dcpi_stackset *s)
 	f[0] = (struct dcpi_stack_frame){ ib, 0x1234 };
 	f[1] = (struct dcpi_stack_frame){ ia, 0x1100 };
 	f[2] = (struct dcpi_stack_frame){ ia, 0x1010 };
-	dcpi_stackset_add(s, 0, DCPI_STACK_END_WHOLE, f, 3, 0, 6);
-	dcpi_stackset_add(s, lx, DCPI_STACK_END_WHOLE, f, 3, 0, 3);
+	dcpi_stackset_add(s, 0, -1, DCPI_STACK_END_WHOLE, f, 3, 0, 6);
+	dcpi_stackset_add(s, lx, -1, DCPI_STACK_END_WHOLE, f, 3, 0, 3);
 	f[1] = (struct dcpi_stack_frame){ DCPI_FRAME_UNKNOWN, 0 };
-	dcpi_stackset_add(s, 0, DCPI_STACK_END_NORULE, f, 2, 1, 1);
+	dcpi_stackset_add(s, 0, -1, DCPI_STACK_END_NORULE, f, 2, 1, 1);
 }
 
 static uint64_t count_of(const struct dcpi_stackset *s, size_t i, unsigned e)
@@ -82,20 +82,20 @@ static void test_interning(void)
 	f[0] = s.frames[s.stacks[0].first];
 	f[1] = s.frames[s.stacks[0].first + 1];
 	f[2] = s.frames[s.stacks[0].first + 2];
-	T_EQ(dcpi_stackset_add(&s, 0, DCPI_STACK_END_WHOLE, f, 3, 1, 4), 0, "add again");
+	T_EQ(dcpi_stackset_add(&s, 0, -1, DCPI_STACK_END_WHOLE, f, 3, 1, 4), 0, "add again");
 	T_OK(s.nstacks == 3 && count_of(&s, 0, 0) == 6 && count_of(&s, 0, 1) == 4,
 	     "the same stack adds to its counts, per event");
 	for (size_t k = 0; k < DCPI_STACK_MAX_FRAMES + 10; k++)
 		f[k] = (struct dcpi_stack_frame){ 0, 0x1000 + k };
-	dcpi_stackset_add(&s, 0, DCPI_STACK_END_WHOLE, f, DCPI_STACK_MAX_FRAMES + 10, 0, 1);
+	dcpi_stackset_add(&s, 0, -1, DCPI_STACK_END_WHOLE, f, DCPI_STACK_MAX_FRAMES + 10, 0, 1);
 	T_OK(s.stacks[3].nframes == DCPI_STACK_MAX_FRAMES && s.stacks[3].end == DCPI_STACK_END_CUT,
 	     "a stack past %d frames is cut, and says so", DCPI_STACK_MAX_FRAMES);
-	T_EQ(dcpi_stackset_add(&s, 9, DCPI_STACK_END_WHOLE, f, 1, 0, 1), -EINVAL, "no such label");
-	T_EQ(dcpi_stackset_add(&s, 0, DCPI_STACK_END_N, f, 1, 0, 1), -EINVAL, "no such end");
-	T_EQ(dcpi_stackset_add(&s, 0, 0, f, 1, 2, 1), -EINVAL, "no such event");
-	T_EQ(dcpi_stackset_add(&s, 0, 0, f, 0, 0, 1), -EINVAL, "no frames");
+	T_EQ(dcpi_stackset_add(&s, 9, -1, DCPI_STACK_END_WHOLE, f, 1, 0, 1), -EINVAL, "no such label");
+	T_EQ(dcpi_stackset_add(&s, 0, -1, DCPI_STACK_END_N, f, 1, 0, 1), -EINVAL, "no such end");
+	T_EQ(dcpi_stackset_add(&s, 0, -1, 0, f, 1, 2, 1), -EINVAL, "no such event");
+	T_EQ(dcpi_stackset_add(&s, 0, -1, 0, f, 0, 0, 1), -EINVAL, "no frames");
 	f[0].image = 77;
-	T_EQ(dcpi_stackset_add(&s, 0, 0, f, 1, 0, 1), -EINVAL, "a frame of no image");
+	T_EQ(dcpi_stackset_add(&s, 0, -1, 0, f, 1, 0, 1), -EINVAL, "a frame of no image");
 	dcpi_stackset_clear(&s);
 	T_OK(s.nstacks == 0 && s.nimages == 0 && s.nlabels == 1 && s.nevents == 2,
 	     "clear: no stacks, images or labels but the unlabelled; the events stay");
@@ -120,7 +120,7 @@ static void test_cap(void)
 	for (uint64_t i = 0; i < DCPI_STACKS_MAX + 1000 && !err; i++) {
 		f[0] = (struct dcpi_stack_frame){ ia, i < DCPI_STACKS_MAX ? 0 : i % 4 };
 		f[1] = (struct dcpi_stack_frame){ ia, i + 1 };
-		err = dcpi_stackset_add(&s, 0, DCPI_STACK_END_WHOLE, f, 2, 0, 1);
+		err = dcpi_stackset_add(&s, 0, -1, DCPI_STACK_END_WHOLE, f, 2, 0, 1);
 	}
 	T_EQ(err, 0, "adds past the cap succeed");
 	for (size_t i = 0; i < s.nstacks; i++) {
@@ -161,7 +161,7 @@ static void test_merge_caps(void)
 	dcpi_stackset_image(&src, &a, &ia);
 	f[0] = (struct dcpi_stack_frame){ ia, 0x1234 };
 	f[1] = (struct dcpi_stack_frame){ ia, 0x1100 };
-	dcpi_stackset_add(&src, 0, DCPI_STACK_END_WHOLE, f, 2, 0, 5);
+	dcpi_stackset_add(&src, 0, -1, DCPI_STACK_END_WHOLE, f, 2, 0, 5);
 	T_EQ(dcpi_stackset_merge(&full, &src), 0, "merging a new image into a full set succeeds");
 	for (size_t i = 0; i < full.nstacks; i++)
 		total += full.counts[i];
@@ -281,7 +281,8 @@ static void test_refusals(void)
 	T_OK(dcpi_stackset_decode(b.data, b.len, &d) == -EBADMSG &&
 	     strstr(dcpi_errmsg(), "checksum mismatch"), "a changed byte: checksum mismatch");
 	b.data[20] ^= 1;
-	T_OK(decode_patched(&b, 8, 2, "version"), "version 2 refused");
+	T_OK(decode_patched(&b, 8, 3, "version"), "version 3 refused");
+	T_OK(decode_patched(&b, 8, 0, "not version 1 or 2"), "version 0 refused");
 	{ /* a file naming one event twice: refused (its columns would add up) */
 		static const char *const twice[] = { "cpu-clock", "cpu-clock" };
 		struct dcpi_stackset t2;
@@ -297,15 +298,17 @@ static void test_refusals(void)
 		dcpi_buf_release(&b2);
 		dcpi_stackset_free(&t2);
 	}
-	/* the last stack: label 0, end NORULE, 2 frames (libc+0x1234, unknown), counts 0 1 */
-	tail = b.len - 4 - 10;
-	T_OK(b.data[tail] == 0 && b.data[tail + 1] == DCPI_STACK_END_NORULE && b.data[tail + 2] == 2,
-	     "the last stack is where the test expects it");
+	/* the last stack: label 0, pid -1 (zigzag 1), end NORULE, 2 frames
+	   (libc+0x1234, unknown), counts 0 1 */
+	tail = b.len - 4 - 11;
+	T_OK(b.data[tail] == 0 && b.data[tail + 1] == 1 && b.data[tail + 2] == DCPI_STACK_END_NORULE &&
+	     b.data[tail + 3] == 2, "the last stack is where the test expects it");
 	T_OK(decode_patched(&b, tail, 5, "label 5"), "a label of no such index refused");
-	T_OK(decode_patched(&b, tail + 1, DCPI_STACK_END_N, "stack end"), "an end out of range refused");
-	T_OK(decode_patched(&b, tail + 2, 0, "no frames"), "a stack of no frames refused");
-	T_OK(decode_patched(&b, tail + 3, 9, "frame image 9"), "a frame of no image refused");
-	T_OK(decode_patched(&b, tail + 9, 0, "no samples"), "a stack of no samples refused");
+	T_OK(decode_patched(&b, tail + 1, 3, "a pid below -1"), "a pid of -2 refused");
+	T_OK(decode_patched(&b, tail + 2, DCPI_STACK_END_N, "stack end"), "an end out of range refused");
+	T_OK(decode_patched(&b, tail + 3, 0, "no frames"), "a stack of no frames refused");
+	T_OK(decode_patched(&b, tail + 4, 9, "frame image 9"), "a frame of no image refused");
+	T_OK(decode_patched(&b, tail + 10, 0, "no samples"), "a stack of no samples refused");
 	{
 		struct dcpi_buf t = DCPI_BUF_INIT;
 		uint32_t crc;
@@ -319,6 +322,83 @@ static void test_refusals(void)
 		     dcpi_errmsg());
 		dcpi_buf_release(&t);
 	}
+	dcpi_buf_release(&b);
+	dcpi_stackset_free(&s);
+}
+
+/* Stacks kept per process: a stack of two processes and of none are three,
+ * kept through the file and a merge; a version 1 file (no pids) is read as
+ * every stack's process -1; a pid past 2^31 - 1 is refused. */
+static void test_pids(void)
+{
+	struct dcpi_stackset s, d, m;
+	struct dcpi_buf b = DCPI_BUF_INIT, v1 = DCPI_BUF_INIT;
+	struct dcpi_profile a;
+	struct dcpi_stack_frame f[2];
+	uint32_t ia, crc;
+	int found = 0;
+
+	dcpi_stackset_init(&s, 1, evnames, periods);
+	identity(&a, "/usr/bin/prog", 1);
+	dcpi_stackset_image(&s, &a, &ia);
+	f[0] = (struct dcpi_stack_frame){ ia, 0x1100 };
+	f[1] = (struct dcpi_stack_frame){ ia, 0x1010 };
+	dcpi_stackset_add(&s, 0, 4242, DCPI_STACK_END_WHOLE, f, 2, 0, 5);
+	dcpi_stackset_add(&s, 0, 77, DCPI_STACK_END_WHOLE, f, 2, 0, 2);
+	dcpi_stackset_add(&s, 0, -1, DCPI_STACK_END_WHOLE, f, 2, 0, 1);
+	dcpi_stackset_add(&s, 0, 4242, DCPI_STACK_END_WHOLE, f, 2, 0, 1);
+	T_EQ(s.nstacks, (size_t)3, "the same frames of two processes and of none: three stacks");
+	T_EQ(dcpi_stackset_add(&s, 0, -2, DCPI_STACK_END_WHOLE, f, 2, 0, 1), -EINVAL, "pid -2 refused");
+	T_EQ(dcpi_stackset_add(&s, 0, (int64_t)INT32_MAX + 1, DCPI_STACK_END_WHOLE, f, 2, 0, 1),
+	     -EINVAL, "a pid past 2^31 - 1 refused");
+	encode(&s, &b);
+	T_EQ(dcpi_stackset_decode(b.data, b.len, &d), 0, "decoded: %s", dcpi_errmsg());
+	for (size_t i = 0; i < d.nstacks; i++)
+		found += (d.stacks[i].pid == 4242 && count_of(&d, i, 0) == 6) +
+			 (d.stacks[i].pid == 77 && count_of(&d, i, 0) == 2) +
+			 (d.stacks[i].pid == -1 && count_of(&d, i, 0) == 1);
+	T_EQ(found, 3, "each process's stack and count read back");
+	dcpi_stackset_init(&m, 1, evnames, periods);
+	T_EQ(dcpi_stackset_merge(&m, &d), 0, "merged");
+	T_EQ(dcpi_stackset_merge(&m, &d), 0, "merged twice");
+	found = 0;
+	for (size_t i = 0; i < m.nstacks; i++)
+		found += m.stacks[i].pid == 4242 && count_of(&m, i, 0) == 12;
+	T_EQ(m.nstacks == 3 && found, 1, "a merge keeps the processes apart and adds their counts");
+	dcpi_stackset_free(&m);
+	dcpi_stackset_free(&d);
+	/* version 1: the last stack (label 0, pid, end 0, 2 frames, 2 frames of 3
+	   bytes, a count: 11 bytes) without its pid byte: of no process, read so */
+	dcpi_stackset_clear(&s);
+	dcpi_stackset_image(&s, &a, &ia);
+	dcpi_stackset_add(&s, 0, -1, DCPI_STACK_END_WHOLE, f, 2, 0, 9);
+	b.len = 0;
+	encode(&s, &b);
+	dcpi_buf_put(&v1, b.data, b.len - 4 - 10); /* up to the stack's label, with it */
+	dcpi_buf_put(&v1, b.data + b.len - 4 - 9, 9); /* past the pid */
+	v1.data[8] = 1;
+	crc = (uint32_t)crc32(crc32(0, NULL, 0), v1.data, (unsigned)v1.len);
+	dcpi_buf_put(&v1, &crc, 4);
+	T_OK(b.data[b.len - 4 - 10] == 1 && dcpi_stackset_decode(v1.data, v1.len, &d) == 0 &&
+	     d.nstacks == 1 && d.stacks[0].pid == -1 && count_of(&d, 0, 0) == 9,
+	     "a version 1 file is read, its stacks of no process: %s", dcpi_errmsg());
+	if (d.nstacks)
+		dcpi_stackset_free(&d);
+	/* a pid of 2^31 (zigzag 2^32: five varint bytes) in place of the -1 */
+	{
+		struct dcpi_buf big = DCPI_BUF_INIT;
+		static const uint8_t z[] = { 0x80, 0x80, 0x80, 0x80, 0x10 };
+
+		dcpi_buf_put(&big, b.data, b.len - 4 - 10);
+		dcpi_buf_put(&big, z, sizeof(z));
+		dcpi_buf_put(&big, b.data + b.len - 4 - 9, 9);
+		crc = (uint32_t)crc32(crc32(0, NULL, 0), big.data, (unsigned)big.len);
+		dcpi_buf_put(&big, &crc, 4);
+		T_OK(dcpi_stackset_decode(big.data, big.len, &d) == -EBADMSG &&
+		     strstr(dcpi_errmsg(), "pid"), "a pid of 2^31 refused: %s", dcpi_errmsg());
+		dcpi_buf_release(&big);
+	}
+	dcpi_buf_release(&v1);
 	dcpi_buf_release(&b);
 	dcpi_stackset_free(&s);
 }
@@ -346,8 +426,8 @@ static void test_merge_file(void)
 	/* another set of events: matched by name, a new one added */
 	dcpi_stackset_init(&other, 2, ev2, p2);
 	dcpi_stackset_label(&other, "comm=prog", &l);
-	dcpi_stackset_add(&other, l, DCPI_STACK_END_BAD, &fr, 1, 0, 5);
-	dcpi_stackset_add(&other, l, DCPI_STACK_END_BAD, &fr, 1, 1, 7);
+	dcpi_stackset_add(&other, l, -1, DCPI_STACK_END_BAD, &fr, 1, 0, 5);
+	dcpi_stackset_add(&other, l, -1, DCPI_STACK_END_BAD, &fr, 1, 1, 7);
 	T_EQ(dcpi_stackset_merge_file(path, &other, 0600), 0, "events matched by name");
 	dcpi_stackset_read(path, &d);
 	T_OK(d.nevents == 3 && !strcmp(d.events[2], "task-clock") && d.nstacks == 4 &&
@@ -372,6 +452,7 @@ static void test_merge_file(void)
 
 int main(void)
 {
+	test_pids();
 	if (fx_setup("stackset"))
 		return 1;
 	test_interning();
