@@ -26,6 +26,8 @@ static void print_stacks_line(FILE *f, const struct dcpi_callgraph *g, unsigned 
 		if (g->ends[k][col])
 			fprintf(f, "; %s %.1f%%", dcpi_stack_end_name(k),
 				report_pct(g->ends[k][col], t));
+	if (g->tail[col])
+		fprintf(f, "; a tail call's frame put back in %.1f%%", report_pct(g->tail[col], t));
 	fprintf(f, "\n");
 }
 

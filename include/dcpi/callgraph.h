@@ -14,6 +14,11 @@
  * out, no unwind rule, a frame refused, the cap); its callees at the same
  * occurrence: the next frame in, or DCPI_CG_SELF where it is the leaf.
  *
+ * A tail call leaves no frame: where a caller frame's direct call went to
+ * a procedure other than the one the next frame in is in, that procedure
+ * jumped on, and its frame is put back between them (in the graph only;
+ * the file keeps what the walk found).  Counted in tail.
+ *
  * Counts are by the set's event columns (profset.h); events a stacks file
  * has that the set lacks are left out.  Ownership: the graph owns all.
  */
@@ -57,6 +62,7 @@ struct dcpi_callgraph {
 	size_t nframes, frames_cap;
 	uint64_t total[DCPI_MAX_EVENTS];        /* samples with a stack */
 	uint64_t ends[DCPI_STACK_END_N][DCPI_MAX_EVENTS]; /* of them, by how the walk ended */
+	uint64_t tail[DCPI_MAX_EVENTS]; /* of them, with a tail call's frame restored */
 	size_t nfiles;          /* stacks files read */
 	size_t nbad;            /* stacks files refused (corrupt, unreadable) */
 	char *first_bad;        /* the first one's message, naming it */

@@ -1,13 +1,18 @@
 /* Who called it: stacks by procedure.  See dcpi/callgraph.h. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "dcpi/callgraph.h"
 #include "dcpi/error.h"
+#include "dcpi/file.h"
 #include "dcpi/procs.h"
+#include "dcpi/symtab.h"
 #include "internal.h"
 
 struct cg_index {
@@ -99,9 +104,89 @@ struct file_ctx {
 	unsigned col[DCPI_MAX_EVENTS];  /* the set's column of each file event, or -1u */
 	struct memo *memo;              /* (key, pid) hash -> proc + 1 */
 	size_t memo_cap;
+	struct memo *tail;              /* key -> the offset its call went to + 1, or
+					   TAIL_NONE (pid unused) */
+	int *fd;                        /* per image: its file (code bytes), -1 not
+					   opened yet, -2 none */
+	struct names **names;           /* per image: its symbols by name, or NULL */
 	char *name;
 	size_t name_cap;
 };
+
+#define TAIL_NONE UINT64_MAX
+
+/* An image's symbols by raw name (a version, "@@GLIBC_2.34", left out):
+ * the entry of the one defined by a name, for calls through the PLT. */
+struct name_slot {
+	const char *name;       /* the symbol's (not owned) */
+	size_t len;             /* of the name without its version */
+	uint64_t vaddr;
+	int dup;                /* two symbols of that name at other places */
+};
+
+struct names {
+	struct name_slot *v;
+	size_t cap;             /* a power of 2; 0: no symbols */
+};
+
+static uint64_t hash_name(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ dcpi_hash_seed();
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+	return dcpi_mix64(h);
+}
+
+static size_t unversioned_len(const char *s)
+{
+	const char *at = strchr(s, '@');
+
+	return at ? (size_t)(at - s) : strlen(s);
+}
+
+static struct names *names_build(const struct dcpi_symtab *st)
+{
+	size_t n = dcpi_symtab_count(st), cap = 16;
+	struct names *x = calloc(1, sizeof(*x));
+
+	while (cap < 2 * n + 2)
+		cap *= 2;
+	if (!x || !(x->v = calloc(cap, sizeof(*x->v)))) {
+		free(x);
+		return NULL;
+	}
+	x->cap = cap;
+	for (size_t i = 0; i < n; i++) {
+		const struct dcpi_sym *sym = dcpi_symtab_sym(st, i);
+		size_t len = unversioned_len(sym->name), all = strlen(sym->name), k;
+
+		if (!len || (all > 4 && !strcmp(sym->name + all - 4, "@plt")))
+			continue; /* a PLT entry: not where the name is defined */
+		for (k = hash_name(sym->name, len) & (cap - 1); x->v[k].name; k = (k + 1) & (cap - 1))
+			if (x->v[k].len == len && !memcmp(x->v[k].name, sym->name, len))
+				break;
+		if (!x->v[k].name)
+			x->v[k] = (struct name_slot){ sym->name, len, sym->vaddr, 0 };
+		else if (x->v[k].vaddr != sym->vaddr)
+			x->v[k].dup = 1;
+	}
+	return x;
+}
+
+/* The entry of the one symbol named name[0..len) (unversioned): 0 and
+ * *vaddr, or -1 (none, or more than one place). */
+static int names_find(const struct names *x, const char *name, size_t len, uint64_t *vaddr)
+{
+	for (size_t k = hash_name(name, len) & (x->cap - 1); x->v[k].name; k = (k + 1) & (x->cap - 1))
+		if (x->v[k].len == len && !memcmp(x->v[k].name, name, len)) {
+			if (x->v[k].dup)
+				return -1;
+			*vaddr = x->v[k].vaddr;
+			return 0;
+		}
+	return -1;
+}
 
 /* The procedure of frame f of the file, in a stack of process pid (-1:
  * processes together). */
@@ -138,12 +223,101 @@ static int frame_proc(struct file_ctx *x, const struct dcpi_stack_frame *f, int6
 	return 0;
 }
 
+/* Where the direct call before a caller frame's return address went: the
+ * offset of that procedure's entry in the same image (a call through the
+ * image's PLT: of the procedure of that name the image defines), or
+ * TAIL_NONE.  Only a 5-byte `call rel32` whose target is exactly a
+ * symbol's start counts (bytes that merely decode as one would have to
+ * land on an entry by chance). */
+static uint64_t call_target(struct file_ctx *x, const struct dcpi_stack_frame *f)
+{
+	const struct dcpi_profile *id = &x->s->images[f->image];
+	const struct dcpi_sym *sym;
+	struct dcpi_obj *obj = NULL;
+	const struct dcpi_symtab *st;
+	const char *file;
+	uint64_t va, t, off;
+	struct stat sb;
+	uint8_t b[5];
+	size_t n;
+
+	if (id->kind != DCPI_IMAGE_FILE || !x->objs || f->off < 4 ||
+	    dcpi_objcache_get(x->objs, id, x->platdir, &obj) || !(st = dcpi_obj_symtab(obj)) ||
+	    dcpi_symtab_off2vaddr(st, f->off, &va))
+		return TAIL_NONE;
+	/* the offset is a file offset: the call's 5 bytes end at off + 1 (the
+	   return address) in the file the symbols came from (its build-id the
+	   profiled one, or no build-id to tell) */
+	if (x->fd[f->image] == -1) {
+		file = dcpi_symtab_status(st) == DCPI_SYMTAB_DEBUG_ONLY ? NULL
+									 : dcpi_symtab_image_file(st);
+		x->fd[f->image] = file ? dcpi_file_open_regular(AT_FDCWD, file, 0, &sb) : -2;
+		if (x->fd[f->image] < 0)
+			x->fd[f->image] = -2;
+	}
+	if (x->fd[f->image] < 0 ||
+	    pread(x->fd[f->image], b, sizeof(b), (off_t)(f->off - 4)) != (ssize_t)sizeof(b) ||
+	    b[0] != 0xe8)
+		return TAIL_NONE;
+	t = va + 1 + (uint64_t)(int64_t)(int32_t)((uint32_t)b[1] | (uint32_t)b[2] << 8 |
+						   (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24);
+	if (!(sym = dcpi_symtab_lookup_vaddr(st, t)) || sym->vaddr != t)
+		return TAIL_NONE;
+	n = strlen(sym->name);
+	if (n > 4 && !strcmp(sym->name + n - 4, "@plt")) {
+		if (!x->names[f->image] && !(x->names[f->image] = names_build(st)))
+			return TAIL_NONE;
+		if (names_find(x->names[f->image], sym->name, unversioned_len(sym->name) ==
+			       n ? n - 4 : unversioned_len(sym->name), &t))
+			return TAIL_NONE; /* defined elsewhere, or in two places */
+	}
+	return dcpi_symtab_vaddr2off(st, t, &off) ? TAIL_NONE : off;
+}
+
+/* The procedure whose frame a tail call took away between caller frame f
+ * and the procedure inner the next frame in is in: the one f's call went
+ * to, when that is not inner (it jumped on to inner, or to what did).
+ * *out UINT32_MAX: none.  Memoized by frame. */
+static int tail_proc(struct file_ctx *x, const struct dcpi_stack_frame *f, uint32_t inner,
+		     int64_t pid, uint32_t *out)
+{
+	uint64_t key = ((uint64_t)f->image << 44) ^ f->off, to;
+	size_t i, mask = x->memo_cap - 1;
+	struct dcpi_stack_frame tf;
+
+	*out = UINT32_MAX;
+	if (f->image == DCPI_FRAME_UNKNOWN)
+		return 0;
+	for (i = dcpi_hash64(key) & mask; x->tail[i].val; i = (i + 1) & mask)
+		if (x->tail[i].key == key)
+			break;
+	if (!x->tail[i].val) {
+		to = call_target(x, f);
+		x->tail[i] = (struct memo){ key, 0, to == TAIL_NONE ? TAIL_NONE : to + 1 };
+	}
+	if (x->tail[i].val == TAIL_NONE)
+		return 0;
+	tf = (struct dcpi_stack_frame){ f->image, x->tail[i].val - 1 };
+	if (frame_proc(x, &tf, pid, out))
+		return -ENOMEM;
+	if (*out == inner)
+		*out = UINT32_MAX; /* it called the procedure the next frame is in */
+	return 0;
+}
+
+/* Whether a frame is of user code (a caller frame's offset, when the frame
+ * in from it is too, is its return address less one). */
+static int user_frame(const struct dcpi_stackset *s, const struct dcpi_stack_frame *f)
+{
+	return f->image != DCPI_FRAME_UNKNOWN && s->images[f->image].kind == DCPI_IMAGE_FILE;
+}
+
 static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 		    const struct dcpi_stackset *s, const char *platdir,
 		    const struct dcpi_cg_opts *o, struct dcpi_objcache *objs)
 {
 	struct cg_index *ix = g->index;
-	struct file_ctx x = { g, s, platdir, objs, { 0 }, NULL, 0, NULL, 0 };
+	struct file_ctx x = { g, s, platdir, objs, { 0 }, NULL, 0, NULL, NULL, NULL, NULL, 0 };
 	unsigned char *keep = NULL;
 	int err = 0;
 
@@ -154,22 +328,31 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 	   stack of each process has frames of its own): never full */
 	while (x.memo_cap < 2 * (s->nframes + 1))
 		x.memo_cap *= 2;
-	if (!(x.memo = calloc(x.memo_cap, sizeof(*x.memo))) || !(keep = calloc(s->nlabels + 1, 1)))
+	if (!(x.memo = calloc(x.memo_cap, sizeof(*x.memo))) ||
+	    !(x.tail = calloc(x.memo_cap, sizeof(*x.tail))) ||
+	    !(x.fd = malloc((s->nimages + 1) * sizeof(*x.fd))) ||
+	    !(x.names = calloc(s->nimages + 1, sizeof(*x.names))) ||
+	    !(keep = calloc(s->nlabels + 1, 1)))
 		err = dcpi_error(ENOMEM, "out of memory");
+	for (size_t k = 0; x.fd && k < s->nimages; k++)
+		x.fd[k] = -1;
 	for (size_t l = 0; !err && l < s->nlabels; l++)
 		keep[l] = dcpi_callgraph_label_kept(s->labels[l], o->label_spec);
 	for (size_t i = 0; !err && i < s->nstacks; i++) {
 		const struct dcpi_stack *st = &s->stacks[i];
 		struct dcpi_cg_stack *cs;
 		uint64_t any = 0;
+		size_t n;
+		int restored;
 
 		int64_t pid = o->bypid ? st->pid : -1;
 
 		if (!keep[st->label] || (o->pid >= 0 && st->pid != o->pid))
 			continue;
+		/* room for a frame restored before each caller frame */
 		if ((err = DCPI_GROW(g->stacks, g->stacks_cap, g->nstacks + 1, SIZE_MAX, "stacks")) ||
-		    (err = DCPI_GROW(g->frames, g->frames_cap, g->nframes + st->nframes, SIZE_MAX,
-				     "frames")))
+		    (err = DCPI_GROW(g->frames, g->frames_cap, g->nframes + 2 * (size_t)st->nframes,
+				     SIZE_MAX, "frames")))
 			break;
 		cs = &g->stacks[g->nstacks];
 		memset(cs, 0, sizeof(*cs));
@@ -182,17 +365,46 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 		if (!any)
 			continue; /* only events the set lacks */
 		cs->first = g->nframes;
-		cs->n = st->nframes;
 		cs->end = st->end;
-		for (uint32_t k = 0; !err && k < st->nframes; k++)
-			err = frame_proc(&x, &s->frames[st->first + k], pid, &g->frames[g->nframes + k]);
+		n = 0;
+		restored = 0;
+		for (uint32_t k = 0; !err && k < st->nframes; k++) {
+			const struct dcpi_stack_frame *f = &s->frames[st->first + k];
+			uint32_t t;
+
+			if (k && user_frame(s, f) && user_frame(s, f - 1)) {
+				if ((err = tail_proc(&x, f, g->frames[cs->first + n - 1], pid, &t)))
+					break;
+				if (t != UINT32_MAX) {
+					g->frames[cs->first + n++] = t;
+					restored = 1;
+				}
+			}
+			err = frame_proc(&x, f, pid, &g->frames[cs->first + n]);
+			n++;
+		}
 		if (err)
 			break;
-		g->nframes += st->nframes;
+		cs->n = (uint32_t)n;
+		if (restored)
+			for (unsigned e = 0; e < g->nevents; e++)
+				g->tail[e] = dcpi_sat_add(g->tail[e], cs->c[e]);
+		g->nframes += n;
 		g->nstacks++;
 	}
 	(void)ix;
 	free(x.memo);
+	free(x.tail);
+	for (size_t k = 0; x.fd && k < s->nimages; k++)
+		if (x.fd[k] >= 0)
+			close(x.fd[k]);
+	for (size_t k = 0; x.names && k < s->nimages; k++)
+		if (x.names[k]) {
+			free(x.names[k]->v);
+			free(x.names[k]);
+		}
+	free(x.fd);
+	free(x.names);
 	free(x.name);
 	free(keep);
 	return err;

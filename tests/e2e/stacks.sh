@@ -198,6 +198,27 @@ out=$("$DCPI_BIN/dcpistats" -db "$T/two" -inclusive "$1/pid=1" 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q 'pid 1' <<<"$out" && pass "dcpistats -inclusive EPOCH/pid=N: error (no such process)" ||
 	fail "dcpistats -inclusive EPOCH/pid=N: error" "rc=$rc $out"
 
+# 6b. a tail call: jumper() ends in a jump to leaf(), leaving no frame; the
+# call in two() went to jumper(), so its frame is put back (2:1 by construction)
+if objdump -d --no-show-raw-insn "$T/callers" | awk '/<jumper>:/,/^$/' | grep -qE 'jmp +[0-9a-f]+ <leaf>'; then
+	"$REC" -db "$T/tail" -stacks -quiet -- "$T/callers" tail 3 2>/dev/null
+	out=$("$P" -db "$T/tail" -callers leaf callers -json 2>&1)
+	s2=$(shares <<<"$out")
+	out2=$("$P" -db "$T/tail" -callers jumper callers 2>&1)
+	python3 - "$s2" <<'EOF' && grep -qE '^ +[0-9]+ 100\.00%  two ' <<<"$out2" &&
+import sys
+v = sys.argv[1].split()
+got = dict(zip(v[0::2], map(float, v[1::2])))
+want = {"jumper": 200 / 3, "direct": 100 / 3}
+sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in want) else 1)
+EOF
+		grep -q "a tail call's frame put back" <<<"$out2" &&
+		pass "a tail call's frame put back: leaf's callers jumper and direct 2:1 within 3 points ($s2), jumper's two" ||
+		fail "a tail call's frame put back: leaf's callers 2:1, jumper's two" "$s2 $out2"
+else
+	skip "this compiler did not make jumper()'s call a jump (no tail call to restore)"
+fi
+
 # 7. CSV
 out=$("$P" -db "$T/db" -callers leaf -csv 2>&1)
 head -1 <<<"$out" | grep -qx 'depth,caller,image,cpu-clock' && [ "$(grep -c '^1,' <<<"$out")" -eq 3 ] &&

@@ -8,7 +8,11 @@
  *                       sampling can lock onto a loop's phase (aliasing)
  *   callers looper [M]  DCPI's looper: get_next_random() calls rand() in
  *                       a loop, M million times (default 20); main calls
- *                       only it, so every rand() sample is under it */
+ *                       only it, so every rand() sample is under it
+ *   callers tail [N]    leaf() reached from two() through jumper(), whose
+ *                       call to it is its last act: a tail call, made a
+ *                       jump (no frame of jumper() is left on the stack),
+ *                       and from direct(), 2:1, N rounds (default 6) */
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,8 +38,20 @@ __attribute__((noinline)) static unsigned long get_next_random(unsigned long m)
 	return s;
 }
 
+/* noipa: no clone of jumper() with n folded in, so it keeps its name */
+__attribute__((noipa)) static void jumper(unsigned long n) { sink++; leaf(n); }
+__attribute__((noipa)) static void two(void) { jumper(28000000); sink++; }
+__attribute__((noipa)) static void direct(void) { leaf(14000000); sink++; }
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "tail")) {
+		for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 6; i < n; i++) {
+			two();
+			direct();
+		}
+		return 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "looper")) {
 		unsigned long m = (argc > 2 ? strtoul(argv[2], NULL, 10) : 20) * 1000000ul;
 
