@@ -84,6 +84,28 @@ static int jit_identity(struct dcpi_collector *c, int64_t key, struct dcpi_profi
 	return err;
 }
 
+int dcpi_col_jit_identity(struct dcpi_collector *c, int64_t key, struct dcpi_profile *p)
+{
+	const struct dcpi_image *img = c->jm ? dcpi_loadmap_image(c->lm, c->jit_image) : NULL;
+	struct dcpi_file_batch fb;
+	size_t done = 0;
+	int err;
+
+	dcpi_profile_init(p);
+	if (!img)
+		return -ENOENT;
+	set_identity(c, img, key, 0, p);
+	dcpi_file_batch_init(&fb);
+	err = jit_identity(c, key, p, &fb);
+	if (!err && dcpi_file_batch_pending(&fb) &&
+	    !(err = dcpi_file_batch_commit(&fb, &done)))
+		dcpi_jitmap_image_stored(c->jm, key);
+	dcpi_file_batch_release(&fb);
+	if (err)
+		dcpi_profile_free(p);
+	return err;
+}
+
 static int count_profiles(const char *platdir, uint64_t *n)
 {
 	char **v;

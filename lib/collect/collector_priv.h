@@ -105,6 +105,11 @@ int dcpi_col_count_sample(struct dcpi_collector *c, const struct dcpi_record *r,
  * (-bypid IMAGE, or -bypid K=V matching rpid's label). */
 int dcpi_col_is_bypid(struct dcpi_collector *c, int idx, int32_t rpid);
 
+/* collector_merge.c: the identity of JIT key's pseudo-image as its
+ * profiles carry it (p: initialised here; the caller frees it), the image
+ * stored now when no merge stored it yet.  -ENOENT: the key is not known. */
+int dcpi_col_jit_identity(struct dcpi_collector *c, int64_t key, struct dcpi_profile *p);
+
 /* collector_stacks.c: the stacks of samples that carry them. */
 int dcpi_col_stacks_new(struct dcpi_collector *c);
 void dcpi_col_stacks_free(struct dcpi_collector *c);

@@ -40,7 +40,20 @@ struct col_stacks {
 	size_t ntables;
 	uint32_t *lab;                      /* labeler id -> set label + 1 */
 	size_t nlab;
+	struct jit_slot {                   /* JIT code (dcpi_jitmap keys) -> set image + 1 */
+		int64_t key;
+		uint32_t img;
+	} *jit;
+	size_t jit_cap, njit;               /* a power of 2, or 0 */
 };
+
+/* A frame in JIT code is kept, until the merge, in a stand-in image of
+ * its jitmap key: this path, kind anon, a build-id of JIT_MAGIC and the
+ * key.  The merge gives each the identity of the key's pseudo-image, as
+ * its profiles carry it; a key no longer known keeps the stand-in (its
+ * frames are then "JIT code" by address). */
+#define JIT_PATH "[anon: JIT code]"
+#define JIT_MAGIC "dcpi-jit"
 
 int dcpi_col_stacks_new(struct dcpi_collector *c)
 {
@@ -69,6 +82,9 @@ static void drop_tables(struct col_stacks *k)
 	free(k->tables);
 	free(k->tstate);
 	free(k->img);
+	free(k->jit);
+	k->jit = NULL;
+	k->jit_cap = k->njit = 0;
 	k->tables = NULL;
 	k->tstate = NULL;
 	k->img = NULL;
@@ -132,12 +148,12 @@ static int is_image(int fd, const struct stat *st, const struct dcpi_image *img)
 static const struct dcpi_unwind_table *table_of(struct dcpi_collector *c, int idx)
 {
 	struct col_stacks *k = c->stk;
-	const struct dcpi_image *img = dcpi_loadmap_image(c->lm, idx);
+	const struct dcpi_image *img = idx < 0 ? NULL : dcpi_loadmap_image(c->lm, idx);
 	struct stat st;
 	int fd;
 
-	if (idx < 0 || !img || reserve_image(k, (size_t)idx))
-		return NULL;
+	if (!img || reserve_image(k, (size_t)idx))
+		return NULL; /* (JIT code: no image; its frame pointers) */
 	if (k->tstate[idx] == T_UNTRIED) {
 		k->tstate[idx] = T_NONE;
 		if (img->kind != DCPI_IMAGE_FILE || !img->path || img->path[0] != '/')
@@ -184,16 +200,78 @@ static int set_image(struct dcpi_collector *c, int idx, uint32_t *out)
 	return 0;
 }
 
-/* The frame of pc in process pid: its image and offset, or unknown. */
-static int frame_of(struct dcpi_collector *c, int32_t pid, uint64_t pc, int kernel,
-		    struct dcpi_stack_frame *f, int *idx)
+/* The set's stand-in image of JIT key (see JIT_PATH), added when new. */
+static int jit_image_of(struct dcpi_collector *c, int64_t key, uint32_t *out)
 {
-	uint64_t off;
+	struct col_stacks *k = c->stk;
+	struct dcpi_profile id;
+	size_t i;
 	int err;
 
-	*idx = dcpi_loadmap_resolve(c->lm, pid, pc, kernel, &off);
+	if (k->jit_cap)
+		for (i = dcpi_hash64((uint64_t)key) & (k->jit_cap - 1); k->jit[i].img;
+		     i = (i + 1) & (k->jit_cap - 1))
+			if (k->jit[i].key == key) {
+				*out = k->jit[i].img - 1;
+				return 0;
+			}
+	if (2 * (k->njit + 1) > k->jit_cap) {
+		size_t cap = k->jit_cap ? 2 * k->jit_cap : 16;
+		struct jit_slot *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return dcpi_error(ENOMEM, "out of memory");
+		for (size_t m = 0; m < k->jit_cap; m++) {
+			if (!k->jit[m].img)
+				continue;
+			for (i = dcpi_hash64((uint64_t)k->jit[m].key) & (cap - 1); t[i].img;
+			     i = (i + 1) & (cap - 1))
+				;
+			t[i] = k->jit[m];
+		}
+		free(k->jit);
+		k->jit = t;
+		k->jit_cap = cap;
+	}
+	dcpi_profile_init(&id);
+	id.path = (char *)JIT_PATH;
+	memcpy(id.build_id, JIT_MAGIC, 8);
+	memcpy(id.build_id + 8, &key, sizeof(key));
+	id.build_id_len = 16;
+	id.kind = DCPI_IMAGE_ANON;
+	if ((err = dcpi_stackset_image(&k->set, &id, out)))
+		return err;
+	for (i = dcpi_hash64((uint64_t)key) & (k->jit_cap - 1); k->jit[i].img;
+	     i = (i + 1) & (k->jit_cap - 1))
+		;
+	k->jit[i] = (struct jit_slot){ key, *out + 1 };
+	k->njit++;
+	return 0;
+}
+
+/* The frame of pc in sample s's process: its image and offset (JIT code:
+ * of its key's stand-in image, when the runtime's map names it at the
+ * sample's time), or unknown. */
+static int frame_of(struct dcpi_collector *c, const struct dcpi_sample *s, uint64_t pc,
+		    int kernel, struct dcpi_stack_frame *f, int *idx)
+{
+	uint64_t off;
+	int64_t key;
+	int err;
+
+	*idx = dcpi_loadmap_resolve(c->lm, s->pid, pc, kernel, &off);
 	f->image = DCPI_FRAME_UNKNOWN;
 	f->off = 0;
+	if (*idx < 0 && !kernel && c->jm) {
+		if ((err = dcpi_jitmap_resolve(c->jm, s->pid, pc, s->time, &key, &off)) < 0)
+			return err;
+		if (err == 1 && (err = jit_image_of(c, key, &f->image)) == 0) {
+			f->off = off;
+			return 0;
+		}
+		f->image = DCPI_FRAME_UNKNOWN; /* past the set's images: no image known */
+		return err == -ENOSPC || err == -EINVAL || err == 0 ? 0 : err;
+	}
 	if (*idx < 0 || *idx == c->unknown_image)
 		return 0;
 	if ((err = set_image(c, *idx, &f->image)) == -ENOENT || err == -EINVAL || err == -ENOSPC) {
@@ -273,17 +351,17 @@ int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 			if (pc >= (uint64_t)-4095) /* PERF_CONTEXT_* */
 				continue;
 			/* after the sampled pc, return addresses: less one, the call */
-			if ((err = frame_of(c, s->pid, n ? pc - 1 : pc, 1, &f[n], &idx)))
+			if ((err = frame_of(c, s, n ? pc - 1 : pc, 1, &f[n], &idx)))
 				return err;
 			bypid |= dcpi_col_is_bypid(c, idx, s->pid);
 			n++;
 		}
-		if (!n && (err = frame_of(c, s->pid, s->ip, 1, &f[n++], &idx)))
+		if (!n && (err = frame_of(c, s, s->ip, 1, &f[n++], &idx)))
 			return err;
 	}
 	if (st->abi == PERF_SAMPLE_REGS_ABI_NONE) {
 		end = DCPI_STACK_END_KERNEL; /* a kernel thread: no user part */
-		if (!n && (err = frame_of(c, s->pid, s->ip, kernel, &f[n++], &idx)))
+		if (!n && (err = frame_of(c, s, s->ip, kernel, &f[n++], &idx)))
 			return err;
 	} else {
 		struct dcpi_unwind_regs r = { st->ip, st->sp, st->bp };
@@ -296,7 +374,7 @@ int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 			uint64_t pc = depth ? r.ip - 1 : r.ip;
 			enum dcpi_unwind_step_result res;
 
-			if ((err = frame_of(c, s->pid, pc, 0, &f[n], &idx)))
+			if ((err = frame_of(c, s, pc, 0, &f[n], &idx)))
 				return err;
 			bypid |= dcpi_col_is_bypid(c, idx, s->pid);
 			if (f[n].image != DCPI_FRAME_UNKNOWN && (t = table_of(c, idx)))
@@ -333,12 +411,66 @@ static void not_merged(struct dcpi_collector *c, int err)
 		dcpi_stackset_clear(&c->stk->set);
 		if (c->stk->img)
 			memset(c->stk->img, 0, c->stk->ntables * sizeof(*c->stk->img));
+		if (c->stk->jit)
+			memset(c->stk->jit, 0, c->stk->jit_cap * sizeof(*c->stk->jit));
+		c->stk->njit = 0;
 	}
+}
+
+/* Whether set image i is a JIT stand-in, and its key. */
+static int jit_stand_in(const struct dcpi_stackset *s, size_t i, int64_t *key)
+{
+	const struct dcpi_profile *p = &s->images[i];
+
+	if (p->kind != DCPI_IMAGE_ANON || p->build_id_len != 16 || strcmp(p->path, JIT_PATH) ||
+	    memcmp(p->build_id, JIT_MAGIC, 8))
+		return 0;
+	memcpy(key, p->build_id + 8, sizeof(*key));
+	return 1;
+}
+
+/* The set, each JIT stand-in image given its key's pseudo-image identity,
+ * into out (made here).  A key no longer known keeps its stand-in. */
+static int jit_named(struct dcpi_collector *c, struct dcpi_stackset *out)
+{
+	const struct dcpi_stackset *s = &c->stk->set;
+	struct dcpi_stackset tmp = *s;
+	struct dcpi_profile *ids = malloc((s->nimages + 1) * sizeof(*ids));
+	unsigned char *own = calloc(s->nimages + 1, 1);
+	int err = ids && own ? 0 : dcpi_error(ENOMEM, "out of memory");
+
+	for (size_t i = 0; !err && i < s->nimages; i++) {
+		int64_t key;
+
+		ids[i] = s->images[i];
+		if (jit_stand_in(s, i, &key)) {
+			struct dcpi_profile p;
+
+			if (!(err = dcpi_col_jit_identity(c, key, &p))) {
+				ids[i] = p;
+				own[i] = 1;
+			} else if (err != -ENOMEM) {
+				err = 0; /* gone, or not stored: JIT code by address */
+			}
+		}
+	}
+	tmp.images = ids;
+	if (!err)
+		err = dcpi_stackset_init(out, s->nevents, (const char *const *)s->events, s->periods);
+	if (!err && (err = dcpi_stackset_merge(out, &tmp)))
+		dcpi_stackset_free(out);
+	for (size_t i = 0; ids && own && i < s->nimages; i++)
+		if (own[i])
+			dcpi_profile_free(&ids[i]);
+	free(ids);
+	free(own);
+	return err;
 }
 
 int dcpi_col_stacks_merge(struct dcpi_collector *c, const char *platdir)
 {
 	struct col_stacks *k = c->stk;
+	struct dcpi_stackset named;
 	char path[4200];
 	int err;
 
@@ -354,8 +486,19 @@ int dcpi_col_stacks_merge(struct dcpi_collector *c, const char *platdir)
 	k->set.platform = strdup(c->stats.platform);
 	if (!k->set.epoch || !k->set.platform)
 		err = dcpi_error(ENOMEM, "out of memory");
-	else if (!(err = dcpi_stacks_path(path, sizeof(path), platdir, c->stats.platform)))
-		err = dcpi_stackset_merge_file(path, &k->set, c->o.filemode ? c->o.filemode : 0600);
+	else if (!(err = dcpi_stacks_path(path, sizeof(path), platdir, c->stats.platform))) {
+		if (k->njit && !(err = jit_named(c, &named))) {
+			named.epoch = k->set.epoch;
+			named.platform = k->set.platform;
+			err = dcpi_stackset_merge_file(path, &named, c->o.filemode ? c->o.filemode
+										 : 0600);
+			named.epoch = named.platform = NULL;
+			dcpi_stackset_free(&named);
+		} else if (!k->njit) {
+			err = dcpi_stackset_merge_file(path, &k->set, c->o.filemode ? c->o.filemode
+										   : 0600);
+		}
+	}
 	if (err) {
 		not_merged(c, err);
 		return 0;
@@ -363,5 +506,8 @@ int dcpi_col_stacks_merge(struct dcpi_collector *c, const char *platdir)
 	dcpi_stackset_clear(&k->set);
 	if (k->img)
 		memset(k->img, 0, k->ntables * sizeof(*k->img));
+	if (k->jit) /* the stand-ins went with the set */
+		memset(k->jit, 0, k->jit_cap * sizeof(*k->jit));
+	k->njit = 0;
 	return 0;
 }
