@@ -113,6 +113,10 @@ void dcpi_jitmap_watch(struct dcpi_jitmap *jm, int32_t pid);
  * 1: kept; 0: not (nothing to expect, or over a cap). */
 #define DCPI_JITMAP_MAX_DEFER (1u << 18)
 #define DCPI_JITMAP_MAX_DEFER_ALL (1u << 20)
+/* Whether what resolve() could not name in pid now may be named later,
+ * before the next merge (what dcpi_jitmap_defer would keep): a frame of a
+ * call stack, which cannot wait, is then resolved at the merge. */
+int dcpi_jitmap_pending(struct dcpi_jitmap *jm, int32_t pid);
 int dcpi_jitmap_defer(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64_t time,
 		      unsigned ev);
 /* Read every source to its end and call fn for each kept sample: hit 1

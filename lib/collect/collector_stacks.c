@@ -51,9 +51,14 @@ struct col_stacks {
  * its jitmap key: this path, kind anon, a build-id of JIT_MAGIC and the
  * key.  The merge gives each the identity of the key's pseudo-image, as
  * its profiles carry it; a key no longer known keeps the stand-in (its
- * frames are then "JIT code" by address). */
+ * frames are then "JIT code" by address).  A frame the runtime's map does
+ * not name yet (node writes it through a buffer) of a process whose map
+ * may name it later is kept in a stand-in of the process (JIT_PENDING and
+ * the pid; its offset the address) and resolved at the merge, once the
+ * maps were read on, as the flat profile's deferred samples are. */
 #define JIT_PATH "[anon: JIT code]"
 #define JIT_MAGIC "dcpi-jit"
+#define JIT_PENDING "dcpi-jip"
 
 int dcpi_col_stacks_new(struct dcpi_collector *c)
 {
@@ -200,7 +205,9 @@ static int set_image(struct dcpi_collector *c, int idx, uint32_t *out)
 	return 0;
 }
 
-/* The set's stand-in image of JIT key (see JIT_PATH), added when new. */
+/* The set's stand-in image of JIT key (see JIT_PATH; a key below 0: -pid,
+ * the stand-in of process pid's frames to resolve at the merge), added
+ * when new. */
 static int jit_image_of(struct dcpi_collector *c, int64_t key, uint32_t *out)
 {
 	struct col_stacks *k = c->stk;
@@ -235,7 +242,7 @@ static int jit_image_of(struct dcpi_collector *c, int64_t key, uint32_t *out)
 	}
 	dcpi_profile_init(&id);
 	id.path = (char *)JIT_PATH;
-	memcpy(id.build_id, JIT_MAGIC, 8);
+	memcpy(id.build_id, key < 0 ? JIT_PENDING : JIT_MAGIC, 8);
 	memcpy(id.build_id + 8, &key, sizeof(key));
 	id.build_id_len = 16;
 	id.kind = DCPI_IMAGE_ANON;
@@ -267,6 +274,11 @@ static int frame_of(struct dcpi_collector *c, const struct dcpi_sample *s, uint6
 			return err;
 		if (err == 1 && (err = jit_image_of(c, key, &f->image)) == 0) {
 			f->off = off;
+			return 0;
+		}
+		if (err == 0 && dcpi_jitmap_pending(c->jm, s->pid) &&
+		    (err = jit_image_of(c, -(int64_t)s->pid, &f->image)) == 0) {
+			f->off = pc; /* resolved at the merge */
 			return 0;
 		}
 		f->image = DCPI_FRAME_UNKNOWN; /* past the set's images: no image known */
@@ -417,16 +429,52 @@ static void not_merged(struct dcpi_collector *c, int err)
 	}
 }
 
-/* Whether set image i is a JIT stand-in, and its key. */
+/* Whether set image i is a JIT stand-in (1: of a key; 2: of a process's
+ * frames to resolve), and its key (-pid for 2). */
 static int jit_stand_in(const struct dcpi_stackset *s, size_t i, int64_t *key)
 {
 	const struct dcpi_profile *p = &s->images[i];
 
-	if (p->kind != DCPI_IMAGE_ANON || p->build_id_len != 16 || strcmp(p->path, JIT_PATH) ||
-	    memcmp(p->build_id, JIT_MAGIC, 8))
+	if (p->kind != DCPI_IMAGE_ANON || p->build_id_len != 16 || strcmp(p->path, JIT_PATH))
 		return 0;
 	memcpy(key, p->build_id + 8, sizeof(*key));
-	return 1;
+	return !memcmp(p->build_id, JIT_MAGIC, 8) ? 1 : !memcmp(p->build_id, JIT_PENDING, 8) ? 2 : 0;
+}
+
+/* Each frame kept to resolve at the merge, resolved now (the maps read on
+ * by the merge's settle): into its key's stand-in, or no image known. */
+static int jit_resolve_pending(struct dcpi_collector *c)
+{
+	struct dcpi_stackset *s = &c->stk->set;
+	size_t nimages = s->nimages;
+	unsigned char *pend = calloc(nimages + 1, 1);
+	int any = 0, err = 0;
+	int64_t key;
+
+	if (!pend)
+		return dcpi_error(ENOMEM, "out of memory");
+	for (size_t i = 0; i < nimages; i++)
+		any |= pend[i] = jit_stand_in(s, i, &key) == 2;
+	for (size_t i = 0; any && !err && i < s->nframes; i++) {
+		struct dcpi_stack_frame *f = &s->frames[i];
+		uint64_t off;
+		uint32_t img;
+		int hit;
+
+		if (f->image == DCPI_FRAME_UNKNOWN || f->image >= nimages || !pend[f->image])
+			continue;
+		jit_stand_in(s, f->image, &key);
+		/* the code the map says is there now, the maps read to their end */
+		hit = dcpi_jitmap_resolve(c->jm, (int32_t)-key, f->off, UINT64_MAX, &key, &off);
+		if (hit < 0)
+			err = hit;
+		else if (hit == 1 && !(err = jit_image_of(c, key, &img)))
+			*f = (struct dcpi_stack_frame){ img, off };
+		else if (!err || err == -ENOSPC || err == -EINVAL)
+			*f = (struct dcpi_stack_frame){ DCPI_FRAME_UNKNOWN, 0 }, err = 0;
+	}
+	free(pend);
+	return err;
 }
 
 /* The set, each JIT stand-in image given its key's pseudo-image identity,
@@ -443,7 +491,7 @@ static int jit_named(struct dcpi_collector *c, struct dcpi_stackset *out)
 		int64_t key;
 
 		ids[i] = s->images[i];
-		if (jit_stand_in(s, i, &key)) {
+		if (jit_stand_in(s, i, &key) == 1) {
 			struct dcpi_profile p;
 
 			if (!(err = dcpi_col_jit_identity(c, key, &p))) {
@@ -487,7 +535,7 @@ int dcpi_col_stacks_merge(struct dcpi_collector *c, const char *platdir)
 	if (!k->set.epoch || !k->set.platform)
 		err = dcpi_error(ENOMEM, "out of memory");
 	else if (!(err = dcpi_stacks_path(path, sizeof(path), platdir, c->stats.platform))) {
-		if (k->njit && !(err = jit_named(c, &named))) {
+		if (k->njit && !(err = jit_resolve_pending(c)) && !(err = jit_named(c, &named))) {
 			named.epoch = k->set.epoch;
 			named.platform = k->set.platform;
 			err = dcpi_stackset_merge_file(path, &named, c->o.filemode ? c->o.filemode

@@ -48,6 +48,12 @@ int dcpi_jitmap_new(const struct dcpi_jitmap_opts *o, struct dcpi_jitmap **out)
 	jm->budget = o->budget ? o->budget : DCPI_JITMAP_BUDGET;
 	jm->budget_per_uid = o->budget_per_uid ? o->budget_per_uid : DCPI_JITMAP_BUDGET_PER_UID;
 	jm->procroot = strdup(o->procroot ? o->procroot : "/proc");
+	{
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		jm->made_ns = (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec;
+	}
 	if (getrandom(jm->nonce, sizeof(jm->nonce), 0) != (ssize_t)sizeof(jm->nonce)) {
 		uint64_t t = dcpi_jm_now() ^ (uint64_t)getpid() << 32;
 
@@ -278,6 +284,13 @@ int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64
 		return 0; /* over the cap: the sample stays unknown */
 	m = find(jm, p, ip, time);
 	return m ? hit(jm, p, m, ip, key, offset) : 0;
+}
+
+int dcpi_jitmap_pending(struct dcpi_jitmap *jm, int32_t pid)
+{
+	struct jm_proc *p = pid > 0 ? live(jm, pid) : NULL;
+
+	return p && !(p->fd < 0 && p->dump_fd < 0 && (p->gave_up || !p->nspid));
 }
 
 int dcpi_jitmap_defer(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64_t time,

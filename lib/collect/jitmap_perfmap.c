@@ -272,10 +272,18 @@ void dcpi_jm_open(struct dcpi_jitmap *jm, struct jm_proc *p)
 {
 	struct stat st;
 	int64_t mtime;
-	int fd;
+	int fd, ids;
 
 	p->next_try = dcpi_jm_now() + DCPI_JITMAP_RETRY_NS;
-	if (dcpi_jm_ids(jm, p)) {
+	if ((ids = dcpi_jm_ids(jm, p)) && jm->o.own_children) {
+		/* our child (dcpi record), gone before a loaded collector looked:
+		   ours, in our mount namespace, started after the jitmap was made
+		   (an older map at its name is stale) */
+		p->ruid = p->euid = geteuid();
+		p->nspid = p->pid;
+		p->same_root = 1;
+		p->start_ns = jm->made_ns;
+	} else if (ids) {
 		p->gave_up = 1; /* gone, or no /proc entry to check it against */
 		return;
 	}

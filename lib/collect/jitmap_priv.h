@@ -120,6 +120,8 @@ struct dcpi_jitmap {
 	size_t nuids, uids_cap;
 	uint8_t nonce[16];      /* this jitmap's: grown ids are never another
 				   daemon run's */
+	int64_t made_ns;        /* when it was made (CLOCK_REALTIME ns): own
+				   children started after it */
 };
 
 /* Count n more bytes of p against the global and its user's budget: 0, or

@@ -309,7 +309,7 @@ else
 	"$T/callers" looper 20 & pb=$!
 	wait
 	"$DCPI_BIN/dcpictl" -db "$T/d" -timeout 60 flush >/dev/null 2>&1
-	out=$("$P" -db "$T/d" -callers leaf callers -json 2>&1)
+	out=$("$P" -db "$T/d" -callers leaf "$T/callers" -json 2>&1)
 	s3=$(shares <<<"$out")
 	python3 - "$s3" <<'EOF2' && pass "dcpid -stacks: six, three, one at 60/30/10% within 3 points ($s3)" ||
 import sys
@@ -320,7 +320,7 @@ sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in 
 EOF2
 		fail "dcpid -stacks: six, three, one at 60/30/10% within 3 points" "$s3 $out"
 	# per process: -pid keeps them apart, EPOCH/pid=N chooses one
-	out=$("$P" -db "$T/d" -callers leaf callers -pid -json 2>&1)
+	out=$("$P" -db "$T/d" -callers leaf "$T/callers" -pid -json 2>&1)
 	python3 - "$pa" <<'EOF2' <<<"$out" && pass "-callers leaf -pid: one section, the ratio process's, 60/30/10% within 3 points" ||
 import json, sys
 d = json.load(sys.stdin)
@@ -333,15 +333,16 @@ EOF2
 		fail "-callers leaf -pid: one section, the ratio process's" "$out"
 	"$P" -db "$T/d" -inclusive -json -keep 100000 >"$T/all.json" 2>&1
 	"$P" -db "$T/d" -inclusive -pid -json -keep 100000 >"$T/byp.json" 2>&1
-	python3 - "$pa" "$pb" "$T/all.json" "$T/byp.json" <<'EOF2' && pass "-inclusive -pid: main of each process, adding up to main's count; get_next_random in the looper's alone" ||
+	python3 - "$pa" "$pb" "$T/all.json" "$T/byp.json" "$T/callers" <<'EOF2' && pass "-inclusive -pid: main of each process, adding up to main's count; get_next_random in the looper's alone" ||
 import json, sys
 pa, pb = int(sys.argv[1]), int(sys.argv[2])
 a, b = json.load(open(sys.argv[3])), json.load(open(sys.argv[4]))
-main = [r for r in b["rows"] if r["procedure"] == "main" and r["image"].endswith("/callers")]
+# this test's own program (another run of it may sample beside it: system-wide)
+main = [r for r in b["rows"] if r["procedure"] == "main" and r["image"] == sys.argv[5]]
 assert sorted(r["pid"] for r in main) == sorted([pa, pb]), main
-want = [r for r in a["rows"] if r["procedure"] == "main" and r["image"].endswith("/callers")][0]
+want = [r for r in a["rows"] if r["procedure"] == "main" and r["image"] == sys.argv[5]][0]
 assert sum(r["inclusive"]["counts"][0] for r in main) == want["inclusive"]["counts"][0]
-gnr = [r for r in b["rows"] if r["procedure"] == "get_next_random"]
+gnr = [r for r in b["rows"] if r["procedure"] == "get_next_random" and r["image"] == sys.argv[5]]
 assert [r["pid"] for r in gnr] == [pb], gnr
 EOF2
 		fail "-inclusive -pid: main of each process, adding up to main's count" "$(head -c 3000 "$T/byp.json")"
