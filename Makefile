@@ -35,7 +35,7 @@ CMD_OBJ   := $(CMD_SRC:%.c=$(O)/%.o)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 
 # Every command is the one multi-call binary under its classic name.
-COMMANDS  := dcpid dcpictl dcpiepoch dcpiflush dcpiquit dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpitopstalls dcpiwhatcg dcpicoverage dcpidiff dcpistats dcpilabel dcpitar dcpi-record dcpi-report
+COMMANDS  := dcpid dcpictl dcpiepoch dcpiflush dcpiquit dcpicat dcpiprof dcpilist dcpicalc dcpix dcpitopcounts dcpitopstalls dcpiwhatcg dcpicoverage dcpidiff dcpistats dcpilabel dcpitar dcpi-record dcpi-report dcpi-bins
 BIN       := bin/dcpi $(COMMANDS:%=bin/%)
 
 all: $(BIN) $(UNIT_BIN) $(O)/libdcpidyn.a

@@ -356,8 +356,14 @@ void cli_help(const struct cli_cmd *cmd, FILE *f)
 			fputs(cmd->help, f);
 		if (!(cmd->common & flag))
 			continue;
-		if (flag == CLI_JSON)
-			fprintf(f, "  -json              JSON output (schema in %s(1))\n", cmd->name);
+		if (flag == CLI_JSON) {
+			/* "dcpi bins" is documented in dcpi-bins(1) */
+			const char *sp = strchr(cmd->name, ' ');
+
+			fprintf(f, "  -json              JSON output (schema in %.*s%s%s(1))\n",
+				sp ? (int)(sp - cmd->name) : (int)strlen(cmd->name), cmd->name,
+				sp ? "-" : "", sp ? sp + 1 : "");
+		}
 		else if (flag == CLI_HOST && cmd->host_help)
 			fputs(cmd->host_help, f);
 		else

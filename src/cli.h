@@ -139,5 +139,6 @@ int cmd_dcpilabel(int argc, char **argv);
 int cmd_dcpitar(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_bins(int argc, char **argv);
 
 #endif

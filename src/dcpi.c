@@ -33,6 +33,7 @@ static const struct command commands[] = {
 	{ "dcpitar", cmd_dcpitar, "pack an epoch with the code it needs; unpack it elsewhere" },
 	{ "dcpi-record", cmd_record, "run a command and profile it" },
 	{ "dcpi-report", cmd_report, "an epoch as pages to open in a browser (HTML)" },
+	{ "dcpi-bins", cmd_bins, "measure this machine's load latencies: latency bins (-vtrace)" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
