@@ -73,11 +73,14 @@ static int find(struct prof_stacks *ps, const struct dcpi_callgraph *g, size_t *
 
 	if (!idx)
 		return cli_error("out of memory");
-	for (size_t i = 0; i < ps->nimages || (i == 0 && !ps->nimages); i++)
-		k += dcpi_callgraph_find(g, ps->proc, ps->nimages ? ps->images[i] : NULL, idx + k,
-					 g->nprocs - k);
-	if (k > g->nprocs)
-		k = g->nprocs;
+	for (size_t i = 0; i < ps->nimages || (i == 0 && !ps->nimages); i++) {
+		/* (it returns how many match, which may be more than it stored) */
+		size_t room = g->nprocs - k,
+		       m = dcpi_callgraph_find(g, ps->proc, ps->nimages ? ps->images[i] : NULL,
+					       idx + k, room);
+
+		k += m < room ? m : room;
+	}
 	{ /* IMAGE arguments that name one image twice: each procedure once */
 		unsigned char *seen = calloc(g->nprocs + 1, 1);
 		size_t u = 0;
@@ -87,8 +90,10 @@ static int find(struct prof_stacks *ps, const struct dcpi_callgraph *g, size_t *
 			return cli_error("out of memory");
 		}
 		for (size_t i = 0; i < k; i++)
-			if (!seen[idx[i]]++)
+			if (!seen[idx[i]]) {
+				seen[idx[i]] = 1;
 				idx[u++] = idx[i];
+			}
 		free(seen);
 		k = u;
 	}
@@ -172,6 +177,7 @@ struct tree {
 	struct prof_stacks *ps;
 	const struct dcpi_callgraph *g;
 	const uint64_t *of;          /* the procedure's inclusive counts */
+	int64_t pid;                 /* its process (-pid), or -1 */
 	struct dcpi_json *j;
 	size_t path[64];
 };
@@ -195,7 +201,7 @@ static void row_out(struct tree *t, size_t p, const uint64_t *c, size_t depth)
 		report_csv_field(stdout, dcpi_callgraph_name(t->g, p));
 		putchar(',');
 		report_csv_field(stdout, dcpi_callgraph_image(t->g, p));
-		csv_pid(ps, pid_of(t->g, p));
+		csv_pid(ps, t->pid); /* the section's: [self] and the pseudo-rows too */
 		for (unsigned e = 0; e < ps->set->nevents; e++)
 			printf(",%" PRIu64, c[e]);
 		putchar('\n');
@@ -239,6 +245,7 @@ static int section(struct tree *t, size_t p)
 	int status = 0;
 
 	t->of = g->procs[p].incl;
+	t->pid = g->procs[p].pid;
 	t->path[0] = p;
 	if (ps->out == PS_JSON) {
 		if (ps->bypid) {
@@ -288,7 +295,7 @@ static int section(struct tree *t, size_t p)
 int prof_stacks_report(struct prof_stacks *ps)
 {
 	struct dcpi_callgraph g;
-	struct tree t = { ps, &g, NULL, NULL, { 0 } };
+	struct tree t = { ps, &g, NULL, -1, NULL, { 0 } };
 	size_t *match = NULL, nmatch = 0;
 	int status = 0;
 

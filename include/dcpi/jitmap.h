@@ -114,9 +114,16 @@ void dcpi_jitmap_watch(struct dcpi_jitmap *jm, int32_t pid);
 #define DCPI_JITMAP_MAX_DEFER (1u << 18)
 #define DCPI_JITMAP_MAX_DEFER_ALL (1u << 20)
 /* Whether what resolve() could not name in pid now may be named later,
- * before the next merge (what dcpi_jitmap_defer would keep): a frame of a
- * call stack, which cannot wait, is then resolved at the merge. */
-int dcpi_jitmap_pending(struct dcpi_jitmap *jm, int32_t pid);
+ * before the next merge (what dcpi_jitmap_defer would keep): 1 and *key,
+ * the process's key (this run of the process, not its pid), else 0.  A
+ * frame of a call stack, which cannot wait, is then resolved at the merge
+ * by dcpi_jitmap_resolve_key. */
+int dcpi_jitmap_pending(struct dcpi_jitmap *jm, int32_t pid, int64_t *key);
+/* resolve() for the process of key, exited or not (before
+ * dcpi_jitmap_reap), with its sources read to their end: 1 and *key2,
+ * *offset as resolve() gives them, 0, or -ENOMEM. */
+int dcpi_jitmap_resolve_key(struct dcpi_jitmap *jm, int64_t key, uint64_t ip, int64_t *key2,
+			    uint64_t *offset);
 int dcpi_jitmap_defer(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64_t time,
 		      unsigned ev);
 /* Read every source to its end and call fn for each kept sample: hit 1

@@ -96,7 +96,8 @@ void dcpi_stackset_clear(struct dcpi_stackset *s);
 
 /* The index of image id (its identity fields: path, build-id, size, mtime,
  * kind, text start and size; copied), added when new.  -ENOSPC past
- * DCPI_STACK_IMAGES_MAX. */
+ * DCPI_STACK_IMAGES_MAX; -EINVAL for an identity the file cannot hold (a
+ * path past 4 KiB, a kind past DCPI_IMAGE_UNKNOWN). */
 int dcpi_stackset_image(struct dcpi_stackset *s, const struct dcpi_profile *id, uint32_t *idx);
 /* The index of label ("" or NULL: unlabelled), added when new. */
 int dcpi_stackset_label(struct dcpi_stackset *s, const char *label, uint32_t *idx);

@@ -106,8 +106,6 @@ struct file_ctx {
 	size_t memo_cap;
 	struct memo *tail;              /* key -> the offset its call went to + 1, or
 					   TAIL_NONE (pid unused) */
-	int *fd;                        /* per image: its file (code bytes), -1 not
-					   opened yet, -2 none */
 	struct names **names;           /* per image: its symbols by name, or NULL */
 	char *name;
 	size_t name_cap;
@@ -239,7 +237,9 @@ static uint64_t call_target(struct file_ctx *x, const struct dcpi_stack_frame *f
 	uint64_t va, t, off;
 	struct stat sb;
 	uint8_t b[5];
+	ssize_t got = -1;
 	size_t n;
+	int fd;
 
 	if (id->kind != DCPI_IMAGE_FILE || !x->objs || f->off < 4 ||
 	    dcpi_objcache_get(x->objs, id, x->platdir, &obj) || !(st = dcpi_obj_symtab(obj)) ||
@@ -248,16 +248,14 @@ static uint64_t call_target(struct file_ctx *x, const struct dcpi_stack_frame *f
 	/* the offset is a file offset: the call's 5 bytes end at off + 1 (the
 	   return address) in the file the symbols came from (its build-id the
 	   profiled one, or no build-id to tell) */
-	if (x->fd[f->image] == -1) {
-		file = dcpi_symtab_status(st) == DCPI_SYMTAB_DEBUG_ONLY ? NULL
-									 : dcpi_symtab_image_file(st);
-		x->fd[f->image] = file ? dcpi_file_open_regular(AT_FDCWD, file, 0, &sb) : -2;
-		if (x->fd[f->image] < 0)
-			x->fd[f->image] = -2;
+	/* (opened for each caller frame, once: the memo keeps its answer; an
+	   epoch's thousands of images are never all open at once) */
+	file = dcpi_symtab_status(st) == DCPI_SYMTAB_DEBUG_ONLY ? NULL : dcpi_symtab_image_file(st);
+	if (file && (fd = dcpi_file_open_regular(AT_FDCWD, file, 0, &sb)) >= 0) {
+		got = pread(fd, b, sizeof(b), (off_t)(f->off - 4));
+		close(fd);
 	}
-	if (x->fd[f->image] < 0 ||
-	    pread(x->fd[f->image], b, sizeof(b), (off_t)(f->off - 4)) != (ssize_t)sizeof(b) ||
-	    b[0] != 0xe8)
+	if (got != (ssize_t)sizeof(b) || b[0] != 0xe8)
 		return TAIL_NONE;
 	t = va + 1 + (uint64_t)(int64_t)(int32_t)((uint32_t)b[1] | (uint32_t)b[2] << 8 |
 						   (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24);
@@ -317,7 +315,7 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 		    const struct dcpi_cg_opts *o, struct dcpi_objcache *objs)
 {
 	struct cg_index *ix = g->index;
-	struct file_ctx x = { g, s, platdir, objs, { 0 }, NULL, 0, NULL, NULL, NULL, NULL, 0 };
+	struct file_ctx x = { g, s, platdir, objs, { 0 }, NULL, 0, NULL, NULL, NULL, 0 };
 	unsigned char *keep = NULL;
 	int err = 0;
 
@@ -330,12 +328,9 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 		x.memo_cap *= 2;
 	if (!(x.memo = calloc(x.memo_cap, sizeof(*x.memo))) ||
 	    !(x.tail = calloc(x.memo_cap, sizeof(*x.tail))) ||
-	    !(x.fd = malloc((s->nimages + 1) * sizeof(*x.fd))) ||
 	    !(x.names = calloc(s->nimages + 1, sizeof(*x.names))) ||
 	    !(keep = calloc(s->nlabels + 1, 1)))
 		err = dcpi_error(ENOMEM, "out of memory");
-	for (size_t k = 0; x.fd && k < s->nimages; k++)
-		x.fd[k] = -1;
 	for (size_t l = 0; !err && l < s->nlabels; l++)
 		keep[l] = dcpi_callgraph_label_kept(s->labels[l], o->label_spec);
 	for (size_t i = 0; !err && i < s->nstacks; i++) {
@@ -395,15 +390,11 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 	(void)ix;
 	free(x.memo);
 	free(x.tail);
-	for (size_t k = 0; x.fd && k < s->nimages; k++)
-		if (x.fd[k] >= 0)
-			close(x.fd[k]);
 	for (size_t k = 0; x.names && k < s->nimages; k++)
 		if (x.names[k]) {
 			free(x.names[k]->v);
 			free(x.names[k]);
 		}
-	free(x.fd);
 	free(x.names);
 	free(x.name);
 	free(keep);

@@ -43,6 +43,7 @@ struct col_stacks {
 	struct jit_slot {                   /* JIT code (dcpi_jitmap keys) -> set image + 1 */
 		int64_t key;
 		uint32_t img;
+		int pending;                /* the stand-in of frames to resolve */
 	} *jit;
 	size_t jit_cap, njit;               /* a power of 2, or 0 */
 };
@@ -54,8 +55,10 @@ struct col_stacks {
  * frames are then "JIT code" by address).  A frame the runtime's map does
  * not name yet (node writes it through a buffer) of a process whose map
  * may name it later is kept in a stand-in of the process (JIT_PENDING and
- * the pid; its offset the address) and resolved at the merge, once the
- * maps were read on, as the flat profile's deferred samples are. */
+ * its jitmap key: this run of the process, whatever its pid is later; the
+ * frame's offset the address) and resolved at the merge, once the maps
+ * were read on, as the flat profile's deferred samples are; these
+ * stand-ins are never written. */
 #define JIT_PATH "[anon: JIT code]"
 #define JIT_MAGIC "dcpi-jit"
 #define JIT_PENDING "dcpi-jip"
@@ -87,9 +90,6 @@ static void drop_tables(struct col_stacks *k)
 	free(k->tables);
 	free(k->tstate);
 	free(k->img);
-	free(k->jit);
-	k->jit = NULL;
-	k->jit_cap = k->njit = 0;
 	k->tables = NULL;
 	k->tstate = NULL;
 	k->img = NULL;
@@ -102,6 +102,7 @@ void dcpi_col_stacks_free(struct dcpi_collector *c)
 		return;
 	drop_tables(c->stk);
 	free(c->stk->lab);
+	free(c->stk->jit);
 	dcpi_stackset_free(&c->stk->set);
 	free(c->stk);
 	c->stk = NULL;
@@ -205,10 +206,9 @@ static int set_image(struct dcpi_collector *c, int idx, uint32_t *out)
 	return 0;
 }
 
-/* The set's stand-in image of JIT key (see JIT_PATH; a key below 0: -pid,
- * the stand-in of process pid's frames to resolve at the merge), added
- * when new. */
-static int jit_image_of(struct dcpi_collector *c, int64_t key, uint32_t *out)
+/* The set's stand-in image of JIT key (see JIT_PATH; pending: of the
+ * process of key's frames to resolve at the merge), added when new. */
+static int jit_image_of(struct dcpi_collector *c, int64_t key, int pending, uint32_t *out)
 {
 	struct col_stacks *k = c->stk;
 	struct dcpi_profile id;
@@ -218,7 +218,7 @@ static int jit_image_of(struct dcpi_collector *c, int64_t key, uint32_t *out)
 	if (k->jit_cap)
 		for (i = dcpi_hash64((uint64_t)key) & (k->jit_cap - 1); k->jit[i].img;
 		     i = (i + 1) & (k->jit_cap - 1))
-			if (k->jit[i].key == key) {
+			if (k->jit[i].key == key && k->jit[i].pending == pending) {
 				*out = k->jit[i].img - 1;
 				return 0;
 			}
@@ -242,7 +242,7 @@ static int jit_image_of(struct dcpi_collector *c, int64_t key, uint32_t *out)
 	}
 	dcpi_profile_init(&id);
 	id.path = (char *)JIT_PATH;
-	memcpy(id.build_id, key < 0 ? JIT_PENDING : JIT_MAGIC, 8);
+	memcpy(id.build_id, pending ? JIT_PENDING : JIT_MAGIC, 8);
 	memcpy(id.build_id + 8, &key, sizeof(key));
 	id.build_id_len = 16;
 	id.kind = DCPI_IMAGE_ANON;
@@ -251,7 +251,7 @@ static int jit_image_of(struct dcpi_collector *c, int64_t key, uint32_t *out)
 	for (i = dcpi_hash64((uint64_t)key) & (k->jit_cap - 1); k->jit[i].img;
 	     i = (i + 1) & (k->jit_cap - 1))
 		;
-	k->jit[i] = (struct jit_slot){ key, *out + 1 };
+	k->jit[i] = (struct jit_slot){ key, *out + 1, pending };
 	k->njit++;
 	return 0;
 }
@@ -272,12 +272,12 @@ static int frame_of(struct dcpi_collector *c, const struct dcpi_sample *s, uint6
 	if (*idx < 0 && !kernel && c->jm) {
 		if ((err = dcpi_jitmap_resolve(c->jm, s->pid, pc, s->time, &key, &off)) < 0)
 			return err;
-		if (err == 1 && (err = jit_image_of(c, key, &f->image)) == 0) {
+		if (err == 1 && (err = jit_image_of(c, key, 0, &f->image)) == 0) {
 			f->off = off;
 			return 0;
 		}
-		if (err == 0 && dcpi_jitmap_pending(c->jm, s->pid) &&
-		    (err = jit_image_of(c, -(int64_t)s->pid, &f->image)) == 0) {
+		if (err == 0 && dcpi_jitmap_pending(c->jm, s->pid, &key) &&
+		    (err = jit_image_of(c, key, 1, &f->image)) == 0) {
 			f->off = pc; /* resolved at the merge */
 			return 0;
 		}
@@ -429,8 +429,8 @@ static void not_merged(struct dcpi_collector *c, int err)
 	}
 }
 
-/* Whether set image i is a JIT stand-in (1: of a key; 2: of a process's
- * frames to resolve), and its key (-pid for 2). */
+/* Whether set image i is a JIT stand-in (1: of a key; 2: of the frames of
+ * the process of the key to resolve), and its key. */
 static int jit_stand_in(const struct dcpi_stackset *s, size_t i, int64_t *key)
 {
 	const struct dcpi_profile *p = &s->images[i];
@@ -464,11 +464,11 @@ static int jit_resolve_pending(struct dcpi_collector *c)
 		if (f->image == DCPI_FRAME_UNKNOWN || f->image >= nimages || !pend[f->image])
 			continue;
 		jit_stand_in(s, f->image, &key);
-		/* the code the map says is there now, the maps read to their end */
-		hit = dcpi_jitmap_resolve(c->jm, (int32_t)-key, f->off, UINT64_MAX, &key, &off);
+		/* the code its map says is there now, the map read to its end */
+		hit = dcpi_jitmap_resolve_key(c->jm, key, f->off, &key, &off);
 		if (hit < 0)
 			err = hit;
-		else if (hit == 1 && !(err = jit_image_of(c, key, &img)))
+		else if (hit == 1 && !(err = jit_image_of(c, key, 0, &img)))
 			*f = (struct dcpi_stack_frame){ img, off };
 		else if (!err || err == -ENOSPC || err == -EINVAL)
 			*f = (struct dcpi_stack_frame){ DCPI_FRAME_UNKNOWN, 0 }, err = 0;
@@ -491,7 +491,10 @@ static int jit_named(struct dcpi_collector *c, struct dcpi_stackset *out)
 		int64_t key;
 
 		ids[i] = s->images[i];
-		if (jit_stand_in(s, i, &key) == 1) {
+		if (jit_stand_in(s, i, &key) == 2)
+			ids[i].kind = DCPI_IMAGE_UNKNOWN + 1; /* refused: not written (no frame
+								  names it now) */
+		else if (jit_stand_in(s, i, &key) == 1) {
 			struct dcpi_profile p;
 
 			if (!(err = dcpi_col_jit_identity(c, key, &p))) {

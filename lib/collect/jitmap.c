@@ -286,11 +286,30 @@ int dcpi_jitmap_resolve(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64
 	return m ? hit(jm, p, m, ip, key, offset) : 0;
 }
 
-int dcpi_jitmap_pending(struct dcpi_jitmap *jm, int32_t pid)
+int dcpi_jitmap_pending(struct dcpi_jitmap *jm, int32_t pid, int64_t *key)
 {
 	struct jm_proc *p = pid > 0 ? live(jm, pid) : NULL;
 
-	return p && !(p->fd < 0 && p->dump_fd < 0 && (p->gave_up || !p->nspid));
+	if (!p || (p->fd < 0 && p->dump_fd < 0 && (p->gave_up || !p->nspid)))
+		return 0;
+	*key = p->key;
+	return 1;
+}
+
+int dcpi_jitmap_resolve_key(struct dcpi_jitmap *jm, int64_t key, uint64_t ip, int64_t *key2,
+			    uint64_t *offset)
+{
+	struct jm_proc *p = by_key(jm, key);
+	const struct lm_map *m;
+
+	if (!p)
+		return 0;
+	if (!p->retired) { /* (an exited one was read to its end at exit) */
+		dcpi_jm_read(jm, p, 0);
+		dcpi_jm_dump_read(jm, p, UINT64_MAX);
+	}
+	m = dcpi_lm_lookup(&p->ranges, ip);
+	return m ? hit(jm, p, m, ip, key2, offset) : 0;
 }
 
 int dcpi_jitmap_defer(struct dcpi_jitmap *jm, int32_t pid, uint64_t ip, uint64_t time,

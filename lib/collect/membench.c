@@ -91,11 +91,14 @@ static int levels(struct dcpi_membench *m)
 		while (j < m->npoints && m->pt[j].cycles < m->pt[i].cycles * DCPI_MEMBENCH_STEP &&
 		       m->pt[j].cycles > m->pt[i].cycles / DCPI_MEMBENCH_STEP)
 			j++;
-		if (j - i >= 2 || (i == 0 && j == 1)) {
+		/* a lone point is a step, but at either end of the curve (the
+		   largest working set may be the only one past the caches) */
+		if (j - i >= 2 || i == 0 || j == m->npoints) {
 			struct dcpi_mem_level *l;
 
 			if (m->nlevels == DCPI_MEMBENCH_MAX_LEVELS)
-				break;
+				return dcpi_error(ERANGE, "more than %d levels: a curve too noisy to "
+						  "read", DCPI_MEMBENCH_MAX_LEVELS);
 			l = &m->lv[m->nlevels++];
 			for (size_t k = i; k < j; k++)
 				v[k - i] = m->pt[k].cycles;

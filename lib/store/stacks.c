@@ -235,6 +235,8 @@ int dcpi_stackset_image(struct dcpi_stackset *s, const struct dcpi_profile *id, 
 		key.path = "";
 	if (strlen(key.path) > STR_MAX) /* the file could not be read back */
 		return dcpi_error(EINVAL, "an image path of more than %d bytes", STR_MAX);
+	if (key.kind > DCPI_IMAGE_UNKNOWN || key.build_id_len > sizeof(key.build_id))
+		return dcpi_error(EINVAL, "an image of no such kind, or a build-id too long");
 	if (x->cap) {
 		h = hash_image(&key);
 		for (size_t i = h & (x->cap - 1); x->slot[i]; i = (i + 1) & (x->cap - 1))

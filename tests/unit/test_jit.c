@@ -597,13 +597,29 @@ static void test_map_after_exit(void)
 	dcpi_jitmap_watch(jm, GONE);
 	T_EQ(dcpi_jitmap_resolve(jm, GONE, 0x1010, 0, &key, &off), 1,
 	     "our child's map, its process gone: read at its name");
-	T_EQ(dcpi_jitmap_pending(jm, GONE), 1, "its map open: what it does not name yet may be later");
+	{
+		int64_t pk = 0, k2 = 0;
+		uint64_t o2 = 0;
+
+		T_EQ(dcpi_jitmap_pending(jm, GONE, &pk), 1,
+		     "its map open: what it does not name yet may be later");
+		T_EQ(pk, key, "pending under the key of this run of the process");
+		append(path, "2000 10 late\n");
+		dcpi_jitmap_exit(jm, GONE);
+		T_EQ(dcpi_jitmap_resolve_key(jm, pk, 0x2004, &k2, &o2), 1,
+		     "resolved by key after it exited: its map read at exit");
+		T_EQ(k2, key, "the same process's key (not a new process's of the pid)");
+	}
 	dcpi_jitmap_free(jm);
 	jm = jm_own(0);
 	dcpi_jitmap_watch(jm, GONE);
 	T_EQ(dcpi_jitmap_resolve(jm, GONE, 0x1010, 0, &key, &off), 0,
 	     "system-wide: a gone process's map is not read");
-	T_EQ(dcpi_jitmap_pending(jm, GONE), 0, "nor will it be: nothing is pending");
+	{
+		int64_t pk = 0;
+
+		T_EQ(dcpi_jitmap_pending(jm, GONE, &pk), 0, "nor will it be: nothing is pending");
+	}
 	dcpi_jitmap_free(jm);
 	age(path, 100);
 	jm = jm_own(1);

@@ -96,6 +96,15 @@ static void test_interning(void)
 	T_EQ(dcpi_stackset_add(&s, 0, -1, 0, f, 0, 0, 1), -EINVAL, "no frames");
 	f[0].image = 77;
 	T_EQ(dcpi_stackset_add(&s, 0, -1, 0, f, 1, 0, 1), -EINVAL, "a frame of no image");
+	{
+		struct dcpi_profile bad;
+		uint32_t ib;
+
+		identity(&bad, "/x", 9);
+		bad.kind = DCPI_IMAGE_UNKNOWN + 1;
+		T_EQ(dcpi_stackset_image(&s, &bad, &ib), -EINVAL,
+		     "an image of no such kind: refused (the file could not be read back)");
+	}
 	dcpi_stackset_clear(&s);
 	T_OK(s.nstacks == 0 && s.nimages == 0 && s.nlabels == 1 && s.nevents == 2,
 	     "clear: no stacks, images or labels but the unlabelled; the events stay");
