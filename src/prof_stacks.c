@@ -70,33 +70,29 @@ static int match_cmp(const void *a, const void *b)
 static int find(struct prof_stacks *ps, const struct dcpi_callgraph *g, size_t **out, size_t *n)
 {
 	size_t *idx = malloc((g->nprocs + 1) * sizeof(*idx)), k = 0, same = 1;
+	size_t *got = malloc((g->nprocs + 1) * sizeof(*got));
+	unsigned char *seen = calloc(g->nprocs + 1, 1);
 
-	if (!idx)
-		return cli_error("out of memory");
-	for (size_t i = 0; i < ps->nimages || (i == 0 && !ps->nimages); i++) {
-		/* (it returns how many match, which may be more than it stored) */
-		size_t room = g->nprocs - k,
-		       m = dcpi_callgraph_find(g, ps->proc, ps->nimages ? ps->images[i] : NULL,
-					       idx + k, room);
-
-		k += m < room ? m : room;
-	}
-	{ /* IMAGE arguments that name one image twice: each procedure once */
-		unsigned char *seen = calloc(g->nprocs + 1, 1);
-		size_t u = 0;
-
-		if (!seen) {
-			free(idx);
-			return cli_error("out of memory");
-		}
-		for (size_t i = 0; i < k; i++)
-			if (!seen[idx[i]]) {
-				seen[idx[i]] = 1;
-				idx[u++] = idx[i];
-			}
+	if (!idx || !got || !seen) {
+		free(idx);
+		free(got);
 		free(seen);
-		k = u;
+		return cli_error("out of memory");
 	}
+	/* each IMAGE argument's matches, each procedure once (two arguments may
+	   name one image: its path and its file name) */
+	for (size_t i = 0; i < ps->nimages || (i == 0 && !ps->nimages); i++) {
+		size_t m = dcpi_callgraph_find(g, ps->proc, ps->nimages ? ps->images[i] : NULL, got,
+					       g->nprocs);
+
+		for (size_t j = 0; j < m && j < g->nprocs; j++)
+			if (!seen[got[j]]) {
+				seen[got[j]] = 1;
+				idx[k++] = got[j];
+			}
+	}
+	free(got);
+	free(seen);
 	for (size_t i = 1; i < k; i++)
 		same &= !strcmp(g->procs[idx[i]].image, g->procs[idx[0]].image) &&
 			!strcmp(g->procs[idx[i]].proc, g->procs[idx[0]].proc);
