@@ -67,6 +67,23 @@ static inline uint64_t dcpi_hash64(uint64_t x)
 	return dcpi_mix64(x ^ dcpi_hash_seed());
 }
 
+/* FNV-1a over n bytes from h; dcpi_hash_bytes starts it at the basis
+ * keyed with the seed: the strings a user chooses (paths, names, labels),
+ * before a final mix. */
+static inline uint64_t dcpi_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static inline uint64_t dcpi_hash_bytes(const void *p, size_t n)
+{
+	return dcpi_fnv1a(0xcbf29ce484222325ull ^ dcpi_hash_seed(), p, n);
+}
+
 /* A key and what it carries (an index, most often). */
 struct dcpi_kv {
 	uint64_t key, val;

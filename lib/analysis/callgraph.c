@@ -23,14 +23,9 @@ struct cg_index {
 
 static uint64_t hash_str2(const char *a, const char *b)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ dcpi_hash_seed();
+	uint64_t h = dcpi_fnv1a(dcpi_hash_bytes(a, strlen(a)), "\xff", 1);
 
-	for (; *a; a++)
-		h = (h ^ (uint8_t)*a) * 0x100000001b3ull;
-	h = (h ^ 0xff) * 0x100000001b3ull;
-	for (; *b; b++)
-		h = (h ^ (uint8_t)*b) * 0x100000001b3ull;
-	return dcpi_hash64(h);
+	return dcpi_hash64(dcpi_fnv1a(h, b, strlen(b)));
 }
 
 /* The procedure (image, proc) of process pid (-1: of every process),
@@ -129,11 +124,7 @@ struct names {
 
 static uint64_t hash_name(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ dcpi_hash_seed();
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-	return dcpi_mix64(h);
+	return dcpi_mix64(dcpi_hash_bytes(s, n));
 }
 
 static size_t unversioned_len(const char *s)

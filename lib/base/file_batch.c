@@ -38,11 +38,7 @@ void dcpi_file_batch_init(struct dcpi_file_batch *b)
 
 static uint64_t path_hash(const char *path)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ dcpi_hash_seed();
-
-	for (; *path; path++)
-		h = (h ^ (uint8_t)*path) * 0x100000001b3ull;
-	return dcpi_hash64(h);
+	return dcpi_hash64(dcpi_hash_bytes(path, strlen(path)));
 }
 
 /* The set slot of path: its entry's, or the empty one where it would go. */

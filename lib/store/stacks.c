@@ -38,15 +38,6 @@ struct ix {
 	size_t cap;             /* a power of 2, or 0 */
 };
 
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
 static uint64_t hash_stack(uint32_t label, int64_t pid, unsigned end,
 			   const struct dcpi_stack_frame *f, size_t nf)
 {
@@ -61,16 +52,16 @@ static uint64_t hash_stack(uint32_t label, int64_t pid, unsigned end,
 
 static uint64_t hash_image(const struct dcpi_profile *p)
 {
-	uint64_t h = hash_bytes(0xcbf29ce484222325ull ^ dcpi_hash_seed(), p->path, strlen(p->path));
+	uint64_t h = dcpi_fnv1a(dcpi_hash_bytes(p->path, strlen(p->path)), p->build_id,
+				p->build_id_len);
 
-	h = hash_bytes(h, p->build_id, p->build_id_len);
 	return dcpi_hash64(h ^ p->size ^ (uint64_t)p->mtime * 31 ^ p->kind ^ p->text_start << 3 ^
 			  p->text_size);
 }
 
 static uint64_t hash_label(const char *s)
 {
-	return dcpi_hash64(hash_bytes(0xcbf29ce484222325ull ^ dcpi_hash_seed(), s, strlen(s)));
+	return dcpi_hash64(dcpi_hash_bytes(s, strlen(s)));
 }
 
 static int same_image(const struct dcpi_profile *a, const struct dcpi_profile *b)
