@@ -17,7 +17,9 @@
  * A tail call leaves no frame: where a caller frame's direct call went to
  * a procedure other than the one the next frame in is in, that procedure
  * jumped on, and its frame is put back between them (in the graph only;
- * the file keeps what the walk found).  Counted in tail.
+ * the file keeps what the walk found), with those of a chain of such jumps
+ * when its direct jumps lead there by exactly one shortest path.  Counted
+ * in tail.
  *
  * Counts are by the set's event columns (profset.h); events a stacks file
  * has that the set lacks are left out.  Ownership: the graph owns all.

@@ -101,12 +101,21 @@ struct file_ctx {
 	size_t memo_cap;
 	struct memo *tail;              /* key -> the offset its call went to + 1, or
 					   TAIL_NONE (pid unused) */
+	struct chain_memo *chain;       /* (key, inner) -> the chain after the call's */
 	struct names **names;           /* per image: its symbols by name, or NULL */
 	char *name;
 	size_t name_cap;
 };
 
 #define TAIL_NONE UINT64_MAX
+#define TAIL_CHAIN 3            /* procedures put back between two frames, at most */
+
+struct chain_memo {
+	uint64_t key;                   /* the caller frame's */
+	uint32_t inner;                 /* the procedure the next frame in is in */
+	uint8_t used, n;
+	uint32_t p[TAIL_CHAIN - 1];     /* put back after the call's, outermost first */
+};
 
 /* An image's symbols by raw name (a version, "@@GLIBC_2.34", left out):
  * the entry of the one defined by a name, for calls through the PLT. */
@@ -212,6 +221,61 @@ static int frame_proc(struct file_ctx *x, const struct dcpi_stack_frame *f, int6
 	return 0;
 }
 
+/* The entry (file offset) of the procedure a direct call or jump to vaddr t
+ * of image `image` enters: t itself when a symbol starts there (*entry 1),
+ * the procedure of that name the image defines when t is its PLT entry
+ * (*entry 1), or, when allow_inner, t though no symbol starts there
+ * (*entry 0: code only its region names, the end of a chain).  -1: none. */
+static int target_off(struct file_ctx *x, uint32_t image, const struct dcpi_symtab *st,
+		      uint64_t t, int allow_inner, uint64_t *off, int *entry)
+{
+	const struct dcpi_sym *sym = dcpi_symtab_lookup_vaddr(st, t);
+	size_t n;
+
+	*entry = sym && sym->vaddr == t;
+	if (!*entry && !allow_inner)
+		return -1;
+	n = *entry ? strlen(sym->name) : 0;
+	if (n > 4 && !strcmp(sym->name + n - 4, "@plt")) {
+		if (!x->names[image] && !(x->names[image] = names_build(st)))
+			return -1;
+		if (names_find(x->names[image], sym->name, unversioned_len(sym->name) ==
+			       n ? n - 4 : unversioned_len(sym->name), &t))
+			return -1; /* defined elsewhere, or in two places */
+	}
+	return dcpi_symtab_vaddr2off(st, t, off) ? -1 : 0;
+}
+
+/* The file the symbols of image f->image came from, opened (its build-id
+ * the profiled one, or no build-id to tell), and its symbols: fd or -1.
+ * (Opened for a question, closed after it: the memos keep the answers; an
+ * epoch's thousands of images are never all open at once.) */
+static int image_open(struct file_ctx *x, uint32_t image, const struct dcpi_symtab **out)
+{
+	const struct dcpi_profile *id = &x->s->images[image];
+	struct dcpi_obj *obj = NULL;
+	const struct dcpi_symtab *st;
+	const char *file;
+	struct stat sb;
+	uint8_t eh[20];
+	int fd;
+
+	if (id->kind != DCPI_IMAGE_FILE || !x->objs ||
+	    dcpi_objcache_get(x->objs, id, x->platdir, &obj) || !(st = dcpi_obj_symtab(obj)))
+		return -1;
+	file = dcpi_symtab_status(st) == DCPI_SYMTAB_DEBUG_ONLY ? NULL : dcpi_symtab_image_file(st);
+	if (!file || (fd = dcpi_file_open_regular(AT_FDCWD, file, 0, &sb)) < 0)
+		return -1;
+	/* x86-64 code only (e_machine 62, little-endian): the decoding below */
+	if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || eh[5] != 1 || eh[18] != 62 ||
+	    eh[19] != 0) {
+		close(fd);
+		return -1;
+	}
+	*out = st;
+	return fd;
+}
+
 /* Where the direct call before a caller frame's return address went: the
  * offset of that procedure's entry in the same image (a call through the
  * image's PLT: of the procedure of that name the image defines), or
@@ -220,61 +284,208 @@ static int frame_proc(struct file_ctx *x, const struct dcpi_stack_frame *f, int6
  * land on an entry by chance). */
 static uint64_t call_target(struct file_ctx *x, const struct dcpi_stack_frame *f)
 {
-	const struct dcpi_profile *id = &x->s->images[f->image];
-	const struct dcpi_sym *sym;
-	struct dcpi_obj *obj = NULL;
 	const struct dcpi_symtab *st;
-	const char *file;
 	uint64_t va, t, off;
-	struct stat sb;
 	uint8_t b[5];
-	ssize_t got = -1;
-	size_t n;
-	int fd;
+	ssize_t got;
+	int fd, entry;
 
-	if (id->kind != DCPI_IMAGE_FILE || !x->objs || f->off < 4 ||
-	    dcpi_objcache_get(x->objs, id, x->platdir, &obj) || !(st = dcpi_obj_symtab(obj)) ||
-	    dcpi_symtab_off2vaddr(st, f->off, &va))
+	if (f->off < 4 || (fd = image_open(x, f->image, &st)) < 0)
 		return TAIL_NONE;
 	/* the offset is a file offset: the call's 5 bytes end at off + 1 (the
-	   return address) in the file the symbols came from (its build-id the
-	   profiled one, or no build-id to tell) */
-	/* (opened for each caller frame, once: the memo keeps its answer; an
-	   epoch's thousands of images are never all open at once) */
-	file = dcpi_symtab_status(st) == DCPI_SYMTAB_DEBUG_ONLY ? NULL : dcpi_symtab_image_file(st);
-	if (file && (fd = dcpi_file_open_regular(AT_FDCWD, file, 0, &sb)) >= 0) {
-		got = pread(fd, b, sizeof(b), (off_t)(f->off - 4));
-		close(fd);
-	}
-	if (got != (ssize_t)sizeof(b) || b[0] != 0xe8)
+	   return address) */
+	got = pread(fd, b, sizeof(b), (off_t)(f->off - 4));
+	close(fd);
+	if (got != (ssize_t)sizeof(b) || b[0] != 0xe8 || dcpi_symtab_off2vaddr(st, f->off, &va))
 		return TAIL_NONE;
 	t = va + 1 + (uint64_t)(int64_t)(int32_t)((uint32_t)b[1] | (uint32_t)b[2] << 8 |
 						   (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24);
-	if (!(sym = dcpi_symtab_lookup_vaddr(st, t)) || sym->vaddr != t)
-		return TAIL_NONE;
-	n = strlen(sym->name);
-	if (n > 4 && !strcmp(sym->name + n - 4, "@plt")) {
-		if (!x->names[f->image] && !(x->names[f->image] = names_build(st)))
-			return TAIL_NONE;
-		if (names_find(x->names[f->image], sym->name, unversioned_len(sym->name) ==
-			       n ? n - 4 : unversioned_len(sym->name), &t))
-			return TAIL_NONE; /* defined elsewhere, or in two places */
-	}
-	return dcpi_symtab_vaddr2off(st, t, &off) ? TAIL_NONE : off;
+	return target_off(x, f->image, st, t, 0, &off, &entry) ? TAIL_NONE : off;
 }
 
-/* The procedure whose frame a tail call took away between caller frame f
+/* ---- chains of tail calls ---------------------------------------------------- */
+
+/* A procedure that calls A, A jumps to B, B jumps to C: the stack holds the
+ * caller and C.  Where the procedure the caller's call went to (A) does not
+ * itself jump to the procedure the next frame is in, the procedures its
+ * direct jumps leave for are followed (through the PLT as calls are), and
+ * a chain is put back when exactly one path of the shortest length found
+ * leads there.  Bounded: TAIL_CHAIN procedures put back, TAIL_FANOUT jumps
+ * of a procedure followed, TAIL_BODY bytes of one read, TAIL_VISITS
+ * procedures read per question. */
+#define TAIL_FANOUT 16
+#define TAIL_BODY 65536
+#define TAIL_VISITS 32
+
+struct tjumps {
+	uint64_t entry;                 /* the procedure's entry (file offset) */
+	size_t n;
+	uint64_t to[TAIL_FANOUT];       /* where its jumps out of it go */
+	uint8_t is_entry[TAIL_FANOUT];  /* ... a procedure's entry (followed) */
+};
+
+struct chain_ctx {
+	struct file_ctx *x;
+	int fd;
+	const struct dcpi_symtab *st;
+	uint32_t image;
+	const char *inner_name;         /* the procedure to reach */
+	struct tjumps seen[TAIL_VISITS];
+	size_t nseen;
+	uint64_t path[TAIL_CHAIN], found[TAIL_CHAIN]; /* entries, outermost first */
+	unsigned nfound;                /* paths found of the length searched */
+	unsigned found_len;             /* the first one's procedures (A first) */
+	uint8_t buf[TAIL_BODY];
+	/* the walk of one body */
+	struct tjumps *cur;
+	uint64_t lo, hi;
+};
+
+static int jump_out(const struct dcpi_insn *in, void *arg)
+{
+	struct chain_ctx *c = arg;
+	struct tjumps *j = c->cur;
+	uint64_t off;
+	int entry;
+	size_t k;
+
+	if ((in->flags & (DCPI_INSN_JUMP | DCPI_INSN_DIRECT)) != (DCPI_INSN_JUMP | DCPI_INSN_DIRECT) ||
+	    (in->target >= c->lo && in->target < c->hi) ||
+	    target_off(c->x, c->image, c->st, in->target, 1, &off, &entry))
+		return 0;
+	for (k = 0; k < j->n; k++)
+		if (j->to[k] == off)
+			return 0;
+	if (j->n == TAIL_FANOUT)
+		return 1; /* too many to follow: none are */
+	j->is_entry[j->n] = (uint8_t)entry;
+	j->to[j->n++] = off;
+	return 0;
+}
+
+/* The jumps out of the procedure entered at entry, or NULL (unreadable,
+ * no size, too large, too many, out of visits). */
+static struct tjumps *jumps_of(struct chain_ctx *c, uint64_t entry)
+{
+	const struct dcpi_sym *sym;
+	struct dcpi_disasm *d;
+	struct tjumps *j;
+	uint64_t va;
+	int err;
+
+	for (size_t k = 0; k < c->nseen; k++)
+		if (c->seen[k].entry == entry)
+			return c->seen[k].n == SIZE_MAX ? NULL : &c->seen[k];
+	if (c->nseen == TAIL_VISITS)
+		return NULL;
+	j = &c->seen[c->nseen++];
+	j->entry = entry;
+	j->n = SIZE_MAX;
+	if (dcpi_symtab_off2vaddr(c->st, entry, &va) || !(sym = dcpi_symtab_lookup_vaddr(c->st, va)) ||
+	    sym->vaddr != va || !sym->size || sym->size > TAIL_BODY ||
+	    pread(c->fd, c->buf, sym->size, (off_t)entry) != (ssize_t)sym->size ||
+	    dcpi_disasm_open_mem("x86-64", c->buf, sym->size, va, &d))
+		return NULL;
+	c->cur = j;
+	c->lo = va;
+	c->hi = va + sym->size;
+	j->n = 0;
+	err = dcpi_disasm_range(d, va, va + sym->size, jump_out, c);
+	dcpi_disasm_close(d);
+	if (err)
+		j->n = SIZE_MAX;
+	return err ? NULL : j;
+}
+
+/* Whether the code at file offset off is in the procedure to reach. */
+static int is_inner(struct chain_ctx *c, uint64_t off)
+{
+	struct file_ctx *x = c->x;
+
+	if (dcpi_procs_name_grow(&x->s->images[c->image], c->st, off, &x->name, &x->name_cap))
+		return 0;
+	return !strcmp(x->name, c->inner_name);
+}
+
+/* Paths of exactly `left` more jumps from the procedure entered at entry
+ * (path[0..depth) so far) to the procedure to reach: counted in nfound,
+ * the first kept. */
+static void paths(struct chain_ctx *c, uint64_t entry, unsigned depth, unsigned left)
+{
+	struct tjumps *j = jumps_of(c, entry);
+
+	c->path[depth] = entry;
+	for (size_t k = 0; j && k < j->n && c->nfound < 2; k++) {
+		int on_path = 0;
+
+		for (unsigned d = 0; d <= depth; d++)
+			on_path |= c->path[d] == j->to[k];
+		if (on_path)
+			continue;
+		if (left == 1) {
+			if (is_inner(c, j->to[k]) && !c->nfound++) {
+				memcpy(c->found, c->path, sizeof(c->found));
+				c->found_len = depth + 1;
+			}
+		} else if (j->is_entry[k] && depth + 1 < TAIL_CHAIN) {
+			paths(c, j->to[k], depth + 1, left - 1);
+		}
+	}
+}
+
+/* After the procedure A (entered at a_off) the caller frame f's call went
+ * to, the ones a chain of tail calls passed through to reach inner:
+ * out[0..*n), outermost first (A not among them). */
+static int tail_chain(struct file_ctx *x, const struct dcpi_stack_frame *f, uint64_t a_off,
+		      uint32_t inner, int64_t pid, uint32_t *out, unsigned *n)
+{
+	struct chain_ctx *c;
+	int err = 0;
+
+	*n = 0;
+	if (strcmp(x->g->procs[inner].image, x->s->images[f->image].path))
+		return 0; /* jumps stay in the image */
+	if (!(c = calloc(1, sizeof(*c))))
+		return dcpi_error(ENOMEM, "out of memory");
+	c->x = x;
+	c->image = f->image;
+	c->inner_name = x->g->procs[inner].proc;
+	if ((c->fd = image_open(x, f->image, &c->st)) < 0) {
+		free(c);
+		return 0;
+	}
+	for (unsigned len = 1; len <= TAIL_CHAIN && !c->nfound; len++)
+		paths(c, a_off, 0, len);
+	close(c->fd);
+	/* one path: put back what it passed through after A; A reaching inner
+	   itself, or two ways to, puts back A alone */
+	for (unsigned k = 1; c->nfound == 1 && !err && k < c->found_len; k++) {
+		if ((err = dcpi_procs_name_grow(&x->s->images[f->image], c->st, c->found[k],
+						&x->name, &x->name_cap)) ||
+		    (err = proc_of(x->g, x->s->images[f->image].path, x->name, pid, &out[*n])))
+			break;
+		++*n;
+	}
+	free(c);
+	return err;
+}
+
+/* The procedures whose frames tail calls took away between caller frame f
  * and the procedure inner the next frame in is in: the one f's call went
- * to, when that is not inner (it jumped on to inner, or to what did).
- * *out UINT32_MAX: none.  Memoized by frame. */
+ * to, when that is not inner (it jumped on to inner, or to what did), and
+ * those a chain of them passed through (tail_chain).  out[0..*n),
+ * outermost first.  Memoized by (frame, inner). */
 static int tail_proc(struct file_ctx *x, const struct dcpi_stack_frame *f, uint32_t inner,
-		     int64_t pid, uint32_t *out)
+		     int64_t pid, uint32_t out[TAIL_CHAIN], unsigned *n)
 {
 	uint64_t key = ((uint64_t)f->image << 44) ^ f->off, to;
 	size_t i, mask = x->memo_cap - 1;
 	struct dcpi_stack_frame tf;
+	struct chain_memo *cm;
+	unsigned more;
+	int err;
 
-	*out = UINT32_MAX;
+	*n = 0;
 	if (f->image == DCPI_FRAME_UNKNOWN)
 		return 0;
 	for (i = dcpi_hash64(key) & mask; x->tail[i].val; i = (i + 1) & mask)
@@ -287,10 +498,23 @@ static int tail_proc(struct file_ctx *x, const struct dcpi_stack_frame *f, uint3
 	if (x->tail[i].val == TAIL_NONE)
 		return 0;
 	tf = (struct dcpi_stack_frame){ f->image, x->tail[i].val - 1 };
-	if (frame_proc(x, &tf, pid, out))
+	if (frame_proc(x, &tf, pid, &out[0]))
 		return -ENOMEM;
-	if (*out == inner)
-		*out = UINT32_MAX; /* it called the procedure the next frame is in */
+	if (out[0] == inner)
+		return 0; /* it called the procedure the next frame is in */
+	*n = 1;
+	for (i = dcpi_hash64(key ^ (uint64_t)inner * 0x9e3779b97f4a7c15ull) & mask;
+	     x->chain[i].used; i = (i + 1) & mask)
+		if (x->chain[i].key == key && x->chain[i].inner == inner)
+			break;
+	cm = &x->chain[i];
+	if (!cm->used) {
+		if ((err = tail_chain(x, f, tf.off, inner, pid, cm->p, &more)))
+			return err;
+		*cm = (struct chain_memo){ key, inner, 1, (uint8_t)more, { cm->p[0], cm->p[1] } };
+	}
+	for (unsigned k = 0; k < cm->n; k++)
+		out[(*n)++] = cm->p[k];
 	return 0;
 }
 
@@ -306,7 +530,7 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 		    const struct dcpi_cg_opts *o, struct dcpi_objcache *objs)
 {
 	struct cg_index *ix = g->index;
-	struct file_ctx x = { g, s, platdir, objs, { 0 }, NULL, 0, NULL, NULL, NULL, 0 };
+	struct file_ctx x = { g, s, platdir, objs, { 0 }, NULL, 0, NULL, NULL, NULL, NULL, 0 };
 	unsigned char *keep = NULL;
 	int err = 0;
 
@@ -319,6 +543,7 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 		x.memo_cap *= 2;
 	if (!(x.memo = calloc(x.memo_cap, sizeof(*x.memo))) ||
 	    !(x.tail = calloc(x.memo_cap, sizeof(*x.tail))) ||
+	    !(x.chain = calloc(x.memo_cap, sizeof(*x.chain))) ||
 	    !(x.names = calloc(s->nimages + 1, sizeof(*x.names))) ||
 	    !(keep = calloc(s->nlabels + 1, 1)))
 		err = dcpi_error(ENOMEM, "out of memory");
@@ -335,9 +560,10 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 
 		if (!keep[st->label] || (o->pid >= 0 && st->pid != o->pid))
 			continue;
-		/* room for a frame restored before each caller frame */
+		/* room for a chain restored before each caller frame */
 		if ((err = DCPI_GROW(g->stacks, g->stacks_cap, g->nstacks + 1, SIZE_MAX, "stacks")) ||
-		    (err = DCPI_GROW(g->frames, g->frames_cap, g->nframes + 2 * (size_t)st->nframes,
+		    (err = DCPI_GROW(g->frames, g->frames_cap,
+				     g->nframes + (TAIL_CHAIN + 1) * (size_t)st->nframes,
 				     SIZE_MAX, "frames")))
 			break;
 		cs = &g->stacks[g->nstacks];
@@ -356,15 +582,15 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 		restored = 0;
 		for (uint32_t k = 0; !err && k < st->nframes; k++) {
 			const struct dcpi_stack_frame *f = &s->frames[st->first + k];
-			uint32_t t;
+			uint32_t t[TAIL_CHAIN];
+			unsigned nt;
 
 			if (k && user_frame(s, f) && user_frame(s, f - 1)) {
-				if ((err = tail_proc(&x, f, g->frames[cs->first + n - 1], pid, &t)))
+				if ((err = tail_proc(&x, f, g->frames[cs->first + n - 1], pid, t, &nt)))
 					break;
-				if (t != UINT32_MAX) {
-					g->frames[cs->first + n++] = t;
-					restored = 1;
-				}
+				restored |= nt > 0;
+				while (nt) /* leaf first: the innermost first */
+					g->frames[cs->first + n++] = t[--nt];
 			}
 			err = frame_proc(&x, f, pid, &g->frames[cs->first + n]);
 			n++;
@@ -381,6 +607,7 @@ static int add_file(struct dcpi_callgraph *g, const struct dcpi_profset *set,
 	(void)ix;
 	free(x.memo);
 	free(x.tail);
+	free(x.chain);
 	for (size_t k = 0; x.names && k < s->nimages; k++)
 		if (x.names[k]) {
 			free(x.names[k]->v);

@@ -18,6 +18,16 @@ import json, sys
 d = json.load(sys.stdin)
 print(" ".join("%s %.2f" % (r["procedure"], r["percent"][0]) for r in d["rows"] if r["depth"] == 1))'; }
 
+# near "NAME PCT ..." "NAME=WANT ...": the same names, each within 3 points
+near() { python3 - "$1" "$2" <<'EOF'
+import sys
+v = sys.argv[1].split()
+got = dict(zip(v[0::2], map(float, v[1::2])))
+want = {k: eval(x, {"__builtins__": {}}) for k, x in (w.split("=") for w in sys.argv[2].split())}
+sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in want) else 1)
+EOF
+}
+
 "$REC" -db "$T/db" -stacks -label comm -quiet -- "$T/callers" ratio 6 2>"$T/rec.err" ||
 	{ fail "dcpi record -stacks runs" "$(cat "$T/rec.err")"; done_testing; }
 ls "$T"/db/*/*/epoch.stacks >/dev/null 2>&1 && pass "the epoch has its epoch.stacks" ||
@@ -26,13 +36,7 @@ ls "$T"/db/*/*/epoch.stacks >/dev/null 2>&1 && pass "the epoch has its epoch.sta
 # 1. the 6:3:1 callers of leaf, within 3 points
 out=$("$P" -db "$T/db" -callers leaf callers -json 2>"$T/err")
 s=$(shares <<<"$out")
-python3 - "$s" <<'EOF' && pass "-callers leaf: six, three, one at 60/30/10% within 3 points ($s)" ||
-import sys
-v = sys.argv[1].split()
-got = dict(zip(v[0::2], map(float, v[1::2])))
-want = {"six": 60, "three": 30, "one": 10}
-sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in want) else 1)
-EOF
+near "$s" "six=60 three=30 one=10" && pass "-callers leaf: six, three, one at 60/30/10% within 3 points ($s)" ||
 	fail "-callers leaf: six, three, one at 60/30/10% within 3 points" "$s $(cat "$T/err")"
 
 # 2. their callers: main, alone (-depth 2)
@@ -205,18 +209,35 @@ if objdump -d --no-show-raw-insn "$T/callers" | awk '/<jumper>:/,/^$/' | grep -q
 	out=$("$P" -db "$T/tail" -callers leaf callers -json 2>&1)
 	s2=$(shares <<<"$out")
 	out2=$("$P" -db "$T/tail" -callers jumper callers 2>&1)
-	python3 - "$s2" <<'EOF' && grep -qE '^ +[0-9]+ 100\.00%  two ' <<<"$out2" &&
-import sys
-v = sys.argv[1].split()
-got = dict(zip(v[0::2], map(float, v[1::2])))
-want = {"jumper": 200 / 3, "direct": 100 / 3}
-sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in want) else 1)
-EOF
+	near "$s2" "jumper=200/3 direct=100/3" && grep -qE '^ +[0-9]+ 100\.00%  two ' <<<"$out2" &&
 		grep -q "a tail call's frame put back" <<<"$out2" &&
 		pass "a tail call's frame put back: leaf's callers jumper and direct 2:1 within 3 points ($s2), jumper's two" ||
 		fail "a tail call's frame put back: leaf's callers 2:1, jumper's two" "$s2 $out2"
 else
 	skip "this compiler did not make jumper()'s call a jump (no tail call to restore)"
+fi
+
+# 6c. a chain of tail calls: chain() calls hop1(), which jumps to hop2(),
+# which jumps to leaf(): both frames are put back (the one path from hop1 to
+# leaf); forker() jumps to forkb() or forkc(), both jumping to leaf(): two
+# ways, so forker alone is put back (2:1 by construction)
+dis=$(objdump -d --no-show-raw-insn "$T/callers")
+if awk '/<hop1>:/,/^$/' <<<"$dis" | grep -qE 'jmp +[0-9a-f]+ <hop2>' &&
+	awk '/<hop2>:/,/^$/' <<<"$dis" | grep -qE 'jmp +[0-9a-f]+ <leaf>' &&
+	awk '/<forker>:/,/^$/' <<<"$dis" | grep -qE 'j[a-z]+ +[0-9a-f]+ <forkb>' &&
+	awk '/<forker>:/,/^$/' <<<"$dis" | grep -qE 'j[a-z]+ +[0-9a-f]+ <forkc>'; then
+	"$REC" -db "$T/chain" -stacks -quiet -- "$T/callers" chain 3 2>/dev/null
+	s2=$("$P" -db "$T/chain" -callers leaf callers -json 2>&1 | shares)
+	h1=$("$P" -db "$T/chain" -callers hop2 callers 2>&1)
+	h0=$("$P" -db "$T/chain" -callers hop1 callers 2>&1)
+	fk=$("$P" -db "$T/chain" -callers forker callers 2>&1)
+	near "$s2" "hop2=200/3 forker=100/3" && grep -qE '^ +[0-9]+ 100\.00%  hop1 ' <<<"$h1" &&
+		grep -qE '^ +[0-9]+ 100\.00%  chain ' <<<"$h0" &&
+		grep -qE '^ +[0-9]+ 100\.00%  forked ' <<<"$fk" &&
+		pass "a chain of tail calls put back: leaf's callers hop2 and forker 2:1 within 3 points ($s2), hop2's hop1, hop1's chain; the fork's forker alone" ||
+		fail "a chain of tail calls put back: leaf's callers hop2 and forker 2:1, hop2's hop1, hop1's chain" "$s2 | $h1 | $h0 | $fk"
+else
+	skip "this compiler did not make hop1's, hop2's and forker's calls jumps (no chain to restore)"
 fi
 
 # 7. CSV
@@ -311,13 +332,7 @@ else
 	"$DCPI_BIN/dcpictl" -db "$T/d" -timeout 60 flush >/dev/null 2>&1
 	out=$("$P" -db "$T/d" -callers leaf "$T/callers" -json 2>&1)
 	s3=$(shares <<<"$out")
-	python3 - "$s3" <<'EOF2' && pass "dcpid -stacks: six, three, one at 60/30/10% within 3 points ($s3)" ||
-import sys
-v = sys.argv[1].split()
-got = dict(zip(v[0::2], map(float, v[1::2])))
-want = {"six": 60, "three": 30, "one": 10}
-sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in want) else 1)
-EOF2
+	near "$s3" "six=60 three=30 one=10" && pass "dcpid -stacks: six, three, one at 60/30/10% within 3 points ($s3)" ||
 		fail "dcpid -stacks: six, three, one at 60/30/10% within 3 points" "$s3 $out"
 	# per process: -pid keeps them apart, EPOCH/pid=N chooses one
 	out=$("$P" -db "$T/d" -callers leaf "$T/callers" -pid -json 2>&1)

@@ -12,7 +12,13 @@
  *   callers tail [N]    leaf() reached from two() through jumper(), whose
  *                       call to it is its last act: a tail call, made a
  *                       jump (no frame of jumper() is left on the stack),
- *                       and from direct(), 2:1, N rounds (default 6) */
+ *                       and from direct(), 2:1, N rounds (default 6)
+ *   callers chain [N]   leaf() reached 2:1 through a chain of two tail
+ *                       calls (chain() calls hop1(), which jumps to hop2(),
+ *                       which jumps to leaf()) and through a fork of them
+ *                       (forked() calls forker(), which jumps to forkb() or
+ *                       forkc() by its argument's parity, each jumping to
+ *                       leaf(): two ways, only the first known), N rounds */
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,8 +49,29 @@ __attribute__((noipa)) static void jumper(unsigned long n) { sink++; leaf(n); }
 __attribute__((noipa)) static void two(void) { jumper(28000000); sink++; }
 __attribute__((noipa)) static void direct(void) { leaf(14000000); sink++; }
 
+__attribute__((noipa)) static void hop2(unsigned long n) { sink += 2; leaf(n); }
+__attribute__((noipa)) static void hop1(unsigned long n) { sink += 1; hop2(n); }
+__attribute__((noipa)) static void chain(void) { hop1(28000000); sink++; }
+__attribute__((noipa)) static void forkb(unsigned long n) { sink += 3; leaf(n); }
+__attribute__((noipa)) static void forkc(unsigned long n) { sink += 4; leaf(n); }
+__attribute__((noipa)) static void forker(unsigned long n)
+{
+	if (n & 1)
+		forkb(n);
+	else
+		forkc(n);
+}
+__attribute__((noipa)) static void forked(void) { forker(14000001); sink++; }
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "chain")) {
+		for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 6; i < n; i++) {
+			chain();
+			forked();
+		}
+		return 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "tail")) {
 		for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 6; i < n; i++) {
 			two();
