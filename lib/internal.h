@@ -43,6 +43,42 @@ int dcpi_write_all(int fd, const void *data, size_t len);
  * left a hole (no disk space: JIT pseudo-images' no-code ranges). */
 int dcpi_write_sparse(int fd, const void *data, size_t len);
 
+/* A whole token of decimal digits as a u64: 0, or -1 (empty, another
+ * character, or past 2^64 - 1).  No sign, no spaces. */
+static inline int dcpi_dec_u64(const char *t, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (!*t)
+		return -1;
+	for (; *t; t++) {
+		if (*t < '0' || *t > '9' || x > (UINT64_MAX - (uint64_t)(*t - '0')) / 10)
+			return -1;
+		x = x * 10 + (uint64_t)(*t - '0');
+	}
+	*v = x;
+	return 0;
+}
+
+/* The same of 1 to 16 lower-case hex digits (no 0x). */
+static inline int dcpi_hex_u64(const char *t, uint64_t *v)
+{
+	uint64_t x = 0;
+	size_t n = 0;
+
+	for (; *t; t++, n++) {
+		int d = *t >= '0' && *t <= '9' ? *t - '0' : *t >= 'a' && *t <= 'f' ? *t - 'a' + 10 : -1;
+
+		if (d < 0 || n == 16)
+			return -1;
+		x = x << 4 | (uint64_t)d;
+	}
+	if (!n)
+		return -1;
+	*v = x;
+	return 0;
+}
+
 /* A 64-bit mixer (MurmurHash3's finalizer) for open-addressing tables. */
 static inline uint64_t dcpi_mix64(uint64_t x)
 {

@@ -16,11 +16,14 @@ const char *dcpi_errmsg(void)
 
 int dcpi_error(int err, const char *fmt, ...)
 {
+	char msg[ERRMSG_MAX];
 	va_list ap;
 
+	/* formatted apart first: an argument may be dcpi_errmsg() itself */
 	va_start(ap, fmt);
-	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	memcpy(errmsg, msg, sizeof(errmsg));
 	return err > 0 ? -err : err;
 }
 

@@ -8,6 +8,7 @@
 #include "dcpi/bins.h"
 #include "dcpi/error.h"
 #include "dcpi/file.h"
+#include "internal.h"
 
 static int name_char(int c)
 {
@@ -35,22 +36,6 @@ static const char *check(const struct dcpi_bins *b, size_t n, const struct dcpi_
 		if (!strcmp(b->v[i].name, x->name))
 			return "a NAME given twice";
 	return NULL;
-}
-
-/* A decimal u64 token: 0, or -1 (not one, or past 2^64 - 1). */
-static int number(const char *t, uint64_t *v)
-{
-	uint64_t x = 0;
-
-	if (!*t)
-		return -1;
-	for (; *t; t++) {
-		if (*t < '0' || *t > '9' || x > (UINT64_MAX - (uint64_t)(*t - '0')) / 10)
-			return -1;
-		x = x * 10 + (uint64_t)(*t - '0');
-	}
-	*v = x;
-	return 0;
 }
 
 static int bad(struct dcpi_bins *b, unsigned line, const char *what)
@@ -92,7 +77,8 @@ int dcpi_bins_parse(const char *text, size_t len, struct dcpi_bins *b)
 			continue;
 		if (n != 4)
 			return bad(b, line, "MIN MAX REP NAME wanted");
-		if (number(tok[0], &x.min) || number(tok[1], &x.max) || number(tok[2], &x.rep))
+		if (dcpi_dec_u64(tok[0], &x.min) || dcpi_dec_u64(tok[1], &x.max) ||
+		    dcpi_dec_u64(tok[2], &x.rep))
 			return bad(b, line, "MIN, MAX and REP are decimal cycles");
 		if (strlen(tok[3]) > DCPI_BIN_NAME_MAX)
 			return bad(b, line, "a NAME of 1 to 31 characters wanted");

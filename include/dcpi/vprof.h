@@ -1,0 +1,110 @@
+/* Value profiles (issue 26; DCPI's value profiler): per sampled load, the
+ * latency it was measured to take, binned, and its hot values.
+ *
+ * Written by libdcpivp.so, one file per process (libdcpivp(7)), and merged
+ * by dcpi record into its epoch's epoch.vprof; the format is text, one
+ * record a line, and is documented in dcpiformat(5), VALUE PROFILES:
+ *
+ *   dcpi-vprof 1
+ *   kind ldlatency
+ *   pid PID | processes N          (a process's file | a merged one)
+ *   comm NAME                      (a process's file, optional)
+ *   tsc_hz HZ / timing CYCLES / period NS / signals N
+ *   skipped REASON N               (any number, each reason once)
+ *   bin I MIN MAX REP NAME         (I = 0, 1, ...: the bins applied)
+ *   image I BUILDID|- PATH         (I = 0, 1, ...; PATH escaped: \\ \n)
+ *   load I OFF SAMPLES CYCLES OUTSIDE C0 .. Cn-1    (OFF hex, a file offset)
+ *   value I OFF VALUE COUNT        (hex VALUE; after its load, at most 16)
+ *   end
+ *
+ * '#' lines and blank lines are skipped.  Parsing is strict: anything
+ * else is -EBADMSG with "line N: what".  Ownership: a struct dcpi_vprof
+ * owns everything in it; dcpi_vprof_free() frees it. */
+#ifndef DCPI_VPROF_H
+#define DCPI_VPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/bins.h"
+#include "dcpi/buf.h"
+#include "dcpi/profile.h"
+
+#define DCPI_VPROF_VALUES 16             /* a load's hot list, as DCPI's */
+#define DCPI_VPROF_FILE_MAX (64u << 20)
+#define DCPI_VPROF_LINE_MAX 16384
+#define DCPI_VPROF_IMAGES_MAX 65536
+#define DCPI_VPROF_LOADS_MAX (1u << 22)
+#define DCPI_VPROF_REASONS_MAX 16
+#define DCPI_VPROF_NAME_MAX 31           /* kind, reason, comm */
+
+struct dcpi_vprof_value {
+	uint64_t value, count;
+};
+
+struct dcpi_vprof_load {
+	uint32_t image;
+	uint64_t off;                     /* of the load instruction in the file */
+	uint64_t samples, cycles, outside;
+	uint64_t bins[DCPI_BINS_MAX];     /* per bin of the file's bins */
+	unsigned nvalues;
+	struct dcpi_vprof_value values[DCPI_VPROF_VALUES]; /* most frequent first */
+};
+
+struct dcpi_vprof_image {
+	char *path;
+	uint8_t build_id[DCPI_BUILD_ID_MAX];
+	uint32_t build_id_len;            /* 0: none */
+};
+
+struct dcpi_vprof_reason {
+	char name[DCPI_VPROF_NAME_MAX + 1];
+	uint64_t n;
+};
+
+struct dcpi_vprof {
+	char kind[DCPI_VPROF_NAME_MAX + 1];
+	int64_t pid;                      /* -1: a merged file */
+	char comm[DCPI_VPROF_NAME_MAX + 1];
+	uint64_t processes;               /* whose files it holds (1 for a process's) */
+	uint64_t tsc_hz, timing, period;  /* 0 where merged files disagreed */
+	uint64_t signals;
+	struct dcpi_vprof_reason skipped[DCPI_VPROF_REASONS_MAX];
+	size_t nskipped;
+	struct dcpi_bins bins;
+	struct dcpi_vprof_image *images;
+	size_t nimages, images_cap;
+	struct dcpi_vprof_load *loads;
+	size_t nloads, loads_cap;
+	void *index;                      /* private: (image, off) -> load */
+};
+
+/* Parse len bytes of text: 0 and *out (free with dcpi_vprof_free), or
+ * -EBADMSG "line N: what", -EFBIG, -ENOMEM. */
+int dcpi_vprof_parse(const char *text, size_t len, struct dcpi_vprof **out);
+/* The same from a regular file of at most DCPI_VPROF_FILE_MAX bytes; the
+ * errors name the path. */
+int dcpi_vprof_read(const char *path, struct dcpi_vprof **out);
+void dcpi_vprof_free(struct dcpi_vprof *v);
+
+/* An empty merged profile (pid -1, no processes) to merge into. */
+int dcpi_vprof_new(struct dcpi_vprof **out);
+/* Add from's processes, signals, skips, images and loads to into: loads of
+ * one (image path and build-id, offset) summed, their hot lists joined
+ * (counts of a value summed, the 16 largest kept).  The first file merged
+ * sets kind and bins; a later one of another kind or other bins is
+ * -EINVAL (into unchanged). */
+int dcpi_vprof_merge(struct dcpi_vprof *into, const struct dcpi_vprof *from);
+/* v as a file's text, appended to out. */
+int dcpi_vprof_format(const struct dcpi_vprof *v, struct dcpi_buf *out);
+/* Written atomically (dcpi_file_write_atomic) with mode. */
+int dcpi_vprof_write(const char *path, const struct dcpi_vprof *v, unsigned mode);
+
+/* The image of v with this path and build-id (len 0: none), or -1. */
+long dcpi_vprof_image(const struct dcpi_vprof *v, const char *path, const uint8_t *id,
+		      size_t len);
+/* The load of image index img at offset off, or NULL. */
+const struct dcpi_vprof_load *dcpi_vprof_load(const struct dcpi_vprof *v, uint32_t img,
+					      uint64_t off);
+
+#endif
