@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "report.h"
 #include "dcpi/bins.h"
 #include "dcpi/buf.h"
 #include "dcpi/error.h"
@@ -129,6 +130,19 @@ static void json(const struct dcpi_membench *m, const struct dcpi_bins *b)
 	dcpi_json_arr_end(j);
 	dcpi_json_obj_end(j);
 	dcpi_json_free(j);
+}
+
+int bins_measure(const char *path, unsigned mode)
+{
+	static struct dcpi_membench m;
+	struct dcpi_buf out = DCPI_BUF_INIT;
+	struct dcpi_bins b;
+	int err = dcpi_membench_run(&(struct dcpi_membench_opts){ 0, 0 }, &m);
+
+	if (!err && !(err = dcpi_membench_bins(&m, &b)) && !(err = text(&m, &b, &out)))
+		err = dcpi_file_write_atomic(path, out.data, out.len, mode);
+	dcpi_buf_release(&out);
+	return err;
 }
 
 int cmd_bins(int argc, char **argv)

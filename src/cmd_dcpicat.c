@@ -15,6 +15,7 @@
 #include "dcpi/error.h"
 #include "dcpi/profile.h"
 #include "dcpi/stacks.h"
+#include "dcpi/vprof.h"
 
 enum cat_sort { SORT_OFFSET, SORT_COUNT };
 
@@ -30,7 +31,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s [options] FILE...\n"
 		"Print dcpi profile files: the header, then one row per offset; and stacks\n"
-		"files (epoch.stacks): their images and labels, then one line per stack.\n"
+		"files (epoch.stacks): their images and labels, then one line per stack;\n"
+		"and value profiles (epoch.vprof), as written.\n"
 		"\n"
 		"  -sort count|offset  order of the rows: by count (first event, highest first;\n"
 		"                      ties by the next events, then by offset) or by offset\n"
@@ -199,21 +201,38 @@ static void print_stacks(const struct dcpi_stackset *s, const struct cat_opts *o
 	}
 }
 
-/* Whether path is a regular file that starts as a stacks file does.  A
- * FIFO or a device is not opened for reading here (it could block): the
- * profile reader refuses it with its own message. */
-static int is_stacks_file(const char *path)
+/* Whether path is a regular file that starts with magic (a stacks file's
+ * "DCPISTKS", a value profile's "dcpi-vprof ").  A FIFO or a device is not
+ * opened for reading here (it could block): the profile reader refuses it
+ * with its own message. */
+static int starts_with(const char *path, const char *magic)
 {
-	char magic[8];
+	char buf[16];
+	size_t n = strlen(magic);
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), yes;
 
 	if (fd < 0)
 		return 0;
-	yes = !fstat(fd, &st) && S_ISREG(st.st_mode) && read(fd, magic, 8) == 8 &&
-	      !memcmp(magic, "DCPISTKS", 8);
+	yes = !fstat(fd, &st) && S_ISREG(st.st_mode) && read(fd, buf, n) == (ssize_t)n &&
+	      !memcmp(buf, magic, n);
 	close(fd);
 	return yes;
+}
+
+/* A value profile (dcpiformat(5), VALUE PROFILES), raw: as written, without
+ * its comments (DCPI's dcpivcat). */
+static int print_vprof(const char *path)
+{
+	struct dcpi_buf b = DCPI_BUF_INIT;
+	struct dcpi_vprof *v;
+	int err = dcpi_vprof_read(path, &v);
+
+	if (!err && !(err = dcpi_vprof_format(v, &b)))
+		fwrite(b.data, 1, b.len, stdout);
+	dcpi_buf_release(&b);
+	dcpi_vprof_free(v);
+	return err;
 }
 
 /* One file; 0 printed, -1 reported on stderr.  *printed counts the files
@@ -223,7 +242,13 @@ static int cat_file(const char *path, const struct cat_opts *o, int nfiles, int 
 	struct dcpi_profile p;
 	int err;
 
-	if (is_stacks_file(path)) {
+	if (starts_with(path, "dcpi-vprof ")) {
+		if (nfiles > 1)
+			printf("%s==> %s <==\n", *printed ? "\n" : "", path);
+		if (!(err = print_vprof(path)))
+			(*printed)++;
+		dcpi_profile_init(&p);
+	} else if (starts_with(path, "DCPISTKS")) {
 		struct dcpi_stackset ss;
 
 		if (!(err = dcpi_stackset_read(path, &ss))) {

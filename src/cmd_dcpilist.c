@@ -13,6 +13,7 @@
 #include "dcpi/error.h"
 #include "dcpi/json.h"
 #include "dcpi/source.h"
+#include "dcpi/vprof.h"
 #include "report.h"
 
 enum { SHOW_BOTH, SHOW_SOURCE, SHOW_ASM };
@@ -28,6 +29,7 @@ struct opts {
 	struct dcpi_remap remaps[MAX_REMAPS];
 	size_t nremaps;
 	char fdir[4096];
+	int vtrace;
 };
 
 struct listing {
@@ -39,9 +41,12 @@ struct listing {
 	const char *name;            /* procedure name, NULL for a bare range */
 	int derived;                 /* cpi and freq can be computed */
 	struct report_warnings w;
+	struct dcpi_vprof *vp;       /* -vtrace: the set's value profiles */
+	long vimg;                   /* the image's in them, or -1 */
+	size_t vfiles;               /* epoch.vprof files read */
 };
 
-enum { O_BOTH = 256, O_SOURCE, O_ASM, O_REMAP };
+enum { O_BOTH = 256, O_SOURCE, O_ASM, O_REMAP, O_VTRACE };
 
 static void add_dir(struct opts *o, const char *d)
 {
@@ -60,6 +65,7 @@ static void own_option(void *ctx, int c, const char *arg)
 	case O_ASM: o->show = SHOW_ASM; break;
 	case 'f': o->file = arg; break;
 	case 'I': add_dir(o, arg); break;
+	case O_VTRACE: o->vtrace = 1; break;
 	case O_REMAP:
 		if (o->nremaps == MAX_REMAPS)
 			cli_usage_error("at most %d -remap rules", MAX_REMAPS);
@@ -76,6 +82,7 @@ static const struct option own_opts[] = {
 	{ "f", required_argument, NULL, 'f' },
 	{ "I", required_argument, NULL, 'I' },
 	{ "remap", required_argument, NULL, O_REMAP },
+	{ "vtrace", no_argument, NULL, O_VTRACE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -89,7 +96,9 @@ static const struct cli_cmd cli = {
 		"  -f FILE            the procedure's source file is FILE (its directory is\n"
 		"                     searched first)\n"
 		"  -I DIR             search DIR for source files (repeatable)\n"
-		"  -remap OLD=NEW     source paths starting with OLD are under NEW (repeatable)\n",
+		"  -remap OLD=NEW     source paths starting with OLD are under NEW (repeatable)\n"
+		"  -vtrace            each sampled load's measured latency by bin, mean and hot\n"
+		"                     values (value profiles: dcpi record -vtrace)\n",
 	.footer = "PROCEDURE is a name (raw, demangled, or demangled without parameters), an\n"
 		  "address 0xADDR or a range 0xLO-0xHI of the image's virtual addresses.\n"
 		  "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n",
@@ -177,6 +186,38 @@ static void target_name(const struct listing *l, const struct dcpi_insn *in, cha
 		snprintf(buf, len, "%s", in->operands);
 }
 
+/* -vtrace: the value profile of the load at an instruction, or NULL. */
+static const struct dcpi_vprof_load *vload(const struct listing *l, const struct dcpi_annot_insn *r)
+{
+	if (!l->vp || l->vimg < 0 || !l->a.has_code)
+		return NULL;
+	return dcpi_vprof_load(l->vp, (uint32_t)l->vimg, r->offset);
+}
+
+#define VTRACE_TEXT_VALUES 4
+
+static void print_vload(const struct listing *l, const struct dcpi_vprof_load *v)
+{
+	const struct dcpi_bins *b = &l->vp->bins;
+	const char *sep = "";
+
+	printf("  vtrace: %" PRIu64 " samples, mean %.1f cycles:", v->samples,
+	       (double)v->cycles / (double)v->samples);
+	for (size_t k = 0; k < b->n; k++)
+		if (v->bins[k])
+			printf(" %s %" PRIu64, b->v[k].name, v->bins[k]);
+	if (v->outside)
+		printf(" (in no bin) %" PRIu64, v->outside);
+	if (v->nvalues)
+		printf(" | values:");
+	for (unsigned k = 0; k < v->nvalues && k < VTRACE_TEXT_VALUES; k++, sep = ",")
+		printf("%s %s0x%" PRIx64 " %.1f%%", sep, v->nvalues == DCPI_VPROF_VALUES ? "<=" : "",
+		       v->values[k].value, report_pct(v->values[k].count, v->samples));
+	if (v->nvalues > VTRACE_TEXT_VALUES)
+		printf(" (%u more)", v->nvalues - VTRACE_TEXT_VALUES);
+	printf("\n");
+}
+
 static void print_insn(const struct listing *l, const struct dcpi_annot_insn *r, int with_line)
 {
 	counts_cols(l, r->counts);
@@ -192,6 +233,8 @@ static void print_insn(const struct listing *l, const struct dcpi_annot_insn *r,
 	if (with_line && r->inlined_into)
 		printf(" (%s inlined into %s)", cli_safe(r->function), cli_safe(r->inlined_into));
 	printf("\n");
+	if (vload(l, r))
+		print_vload(l, vload(l, r));
 }
 
 static void print_line(const struct listing *l, const struct dcpi_annot_line *ln)
@@ -241,6 +284,25 @@ static void print_strays(const struct listing *l)
 	}
 }
 
+/* What the vtrace lines are. */
+static void print_vheader(const struct listing *l)
+{
+	const struct dcpi_bins *b = &l->vp->bins;
+
+	printf("vtrace: the measured latency of the sampled loads (%s, %" PRIu64 " processes), "
+	       "in time-stamp counter cycles; samples per bin of", l->vp->kind, l->vp->processes);
+	for (size_t k = 0; k < b->n; k++)
+		if (b->v[k].max == UINT64_MAX)
+			printf("%s %s %" PRIu64 "+", k ? "," : "", b->v[k].name, b->v[k].min);
+		else
+			printf("%s %s %" PRIu64 "-%" PRIu64, k ? "," : "", b->v[k].name, b->v[k].min,
+			       b->v[k].max);
+	printf("; values: the values loaded most often, with their share of the load's samples\n"
+	       "(<=: an upper bound, where 16 values or more were seen)\n");
+	if (l->vimg < 0)
+		printf("note: no load of this image was value-profiled\n");
+}
+
 static void print_text(const struct listing *l)
 {
 	const struct dcpi_profile *p = dcpi_annot_image_profile(l->img);
@@ -256,6 +318,8 @@ static void print_text(const struct listing *l)
 		printf("note: %s\n", cli_safe(l->a.notes[i]));
 	printf("\nCounts are samples; %% is the share of the procedure's samples%s.\n",
 	       l->derived ? "; cpi = cycles per instruction, freq = estimated executions" : "");
+	if (l->vp)
+		print_vheader(l);
 	printf("==============================================================================\n");
 	column_heads(l);
 	printf(l->o.show == SHOW_ASM ? "  address      instruction\n" : "  line   source\n");
@@ -282,6 +346,42 @@ static void json_counts(struct dcpi_json *j, const struct listing *l, const uint
 	}
 }
 
+/* -vtrace: "vtrace": samples, cycles, mean_cycles; "latency": samples per
+ * bin name ("" for none); "values": value (hex), count, share, bound. */
+static void json_vload(struct dcpi_json *j, const struct listing *l,
+		       const struct dcpi_vprof_load *v)
+{
+	const struct dcpi_bins *b = &l->vp->bins;
+
+	dcpi_json_key(j, "vtrace");
+	dcpi_json_obj_begin(j);
+	dcpi_json_key_u64(j, "samples", v->samples);
+	dcpi_json_key_u64(j, "cycles", v->cycles);
+	dcpi_json_key(j, "mean_cycles");
+	dcpi_json_fixed(j, (double)v->cycles / (double)v->samples, 1);
+	dcpi_json_obj_end(j);
+	dcpi_json_key(j, "latency");
+	dcpi_json_obj_begin(j);
+	for (size_t k = 0; k < b->n; k++)
+		dcpi_json_key_u64(j, b->v[k].name, v->bins[k]);
+	if (v->outside)
+		dcpi_json_key_u64(j, "", v->outside);
+	dcpi_json_obj_end(j);
+	dcpi_json_key(j, "values");
+	dcpi_json_arr_begin(j);
+	for (unsigned k = 0; k < v->nvalues; k++) {
+		dcpi_json_obj_begin(j);
+		dcpi_json_key(j, "value");
+		dcpi_json_strf(j, "0x%" PRIx64, v->values[k].value);
+		dcpi_json_key_u64(j, "count", v->values[k].count);
+		dcpi_json_key(j, "share");
+		dcpi_json_fixed(j, (double)v->values[k].count / (double)v->samples, 4);
+		dcpi_json_key_bool(j, "upper_bound", v->nvalues == DCPI_VPROF_VALUES);
+		dcpi_json_obj_end(j);
+	}
+	dcpi_json_arr_end(j);
+}
+
 static void json_insn(struct dcpi_json *j, const struct listing *l,
 		      const struct dcpi_annot_insn *r)
 {
@@ -303,6 +403,8 @@ static void json_insn(struct dcpi_json *j, const struct listing *l,
 	dcpi_json_key_str(j, "inlined_into", r->inlined_into);
 	dcpi_json_key_u64(j, "line_index", r->line_index);
 	json_counts(j, l, r->counts);
+	if (vload(l, r))
+		json_vload(j, l, vload(l, r));
 	dcpi_json_obj_end(j);
 }
 
@@ -333,6 +435,30 @@ static void json_stray(struct dcpi_json *j, const struct listing *l,
 	dcpi_json_obj_end(j);
 }
 
+static void json_vheader(struct dcpi_json *j, const struct listing *l)
+{
+	const struct dcpi_bins *b = &l->vp->bins;
+
+	dcpi_json_key(j, "vtrace");
+	dcpi_json_obj_begin(j);
+	dcpi_json_key_str(j, "kind", l->vp->kind);
+	dcpi_json_key_u64(j, "processes", l->vp->processes);
+	dcpi_json_key_u64(j, "tsc_hz", l->vp->tsc_hz);
+	dcpi_json_key_bool(j, "image_profiled", l->vimg >= 0);
+	dcpi_json_key(j, "bins");
+	dcpi_json_arr_begin(j);
+	for (size_t k = 0; k < b->n; k++) {
+		dcpi_json_obj_begin(j);
+		dcpi_json_key_str(j, "name", b->v[k].name);
+		dcpi_json_key_u64(j, "min", b->v[k].min);
+		dcpi_json_key_u64(j, "max", b->v[k].max);
+		dcpi_json_key_u64(j, "rep", b->v[k].rep);
+		dcpi_json_obj_end(j);
+	}
+	dcpi_json_arr_end(j);
+	dcpi_json_obj_end(j);
+}
+
 static void print_json(const struct listing *l)
 {
 	struct dcpi_json *j = report_json_begin(l->o.co.db);
@@ -343,6 +469,8 @@ static void print_json(const struct listing *l)
 	dcpi_json_key_bool(j, "has_code", l->a.has_code);
 	dcpi_json_key_bool(j, "has_lines", l->a.has_lines);
 	dcpi_json_key_bool(j, "derived", l->derived);
+	if (l->vp)
+		json_vheader(j, l);
 	dcpi_json_break(j);
 	dcpi_json_key(j, "notes");
 	dcpi_json_arr_begin(j);
@@ -356,6 +484,27 @@ static void print_json(const struct listing *l)
 	REPORT_JSON_ROWS(j, "strays", l->a.nstrays, json_stray(j, l, &l->a.strays[i_]));
 	dcpi_json_obj_end(j);
 	dcpi_json_free(j);
+}
+
+/* -vtrace: the value profiles of the chosen epochs and hosts, and the
+ * listed image's in them. */
+static void open_vtrace(struct listing *l)
+{
+	const struct dcpi_profile *p = dcpi_annot_image_profile(l->img);
+	size_t nbad;
+	char *first_bad;
+
+	if (dcpi_vprof_of_set(&l->set, &l->vp, &l->vfiles, &nbad, &first_bad))
+		cli_die("%s", dcpi_errmsg());
+	if (nbad)
+		cli_warn("%zu value profiles unread; the first: %s", nbad, cli_safe(first_bad));
+	free(first_bad);
+	if (!l->vfiles)
+		cli_die("-vtrace: no value profiles in the epochs chosen (dcpi record -vtrace makes "
+			"them)");
+	if (l->o.co.label)
+		cli_warn("-vtrace: value profiles are not kept by label: those of every process");
+	l->vimg = dcpi_vprof_image(l->vp, p->path, p->build_id, p->build_id_len);
 }
 
 int cmd_dcpilist(int argc, char **argv)
@@ -379,6 +528,8 @@ int cmd_dcpilist(int argc, char **argv)
 	if (dcpi_annotate(l.img, lo, hi, &l.a))
 		cli_die("%s", dcpi_errmsg());
 	l.derived = dcpi_annot_derived_cols(&l.set, &cy, &in);
+	if (l.o.vtrace)
+		open_vtrace(&l);
 	if (l.o.co.json)
 		print_json(&l);
 	else
@@ -386,6 +537,7 @@ int cmd_dcpilist(int argc, char **argv)
 	if (fflush(stdout) || ferror(stdout))
 		cli_die("writing the listing failed");
 	dcpi_annotation_free(&l.a);
+	dcpi_vprof_free(l.vp);
 	dcpi_annot_image_close(l.img);
 	dcpi_profset_free(&l.set);
 	return 0;

@@ -6,6 +6,7 @@
  * It takes no writer lock: the only directory it writes is the epoch it
  * creates itself, which dcpid never touches (dcpid writes its own epoch).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -30,6 +31,8 @@
 #include "dcpi/event.h"
 #include "dcpi/label.h"
 #include "dcpi/run.h"
+#include "dcpi/bins.h"
+#include "dcpi/vprof.h"
 
 
 #define DIRMODE 0700
@@ -48,6 +51,10 @@ struct record {
 	unsigned stack_bytes;   /* -stacks, -stack-bytes; 0: no stacks */
 	struct dcpi_eventlist events;
 	char **cmd;                  /* argv of the command, NULL-terminated */
+	const char *vtrace;          /* -vtrace SPEC, or NULL */
+	char vbins[4096];            /* its bins file */
+	char vlib[4096];             /* libdcpivp.so */
+	char vdir[64];               /* where the processes write their value profiles */
 	/* state */
 	char host[DCPI_HOST_MAX];
 	char platform[DCPI_HOST_MAX]; /* host, or what DB/hosts pools it into */
@@ -80,6 +87,10 @@ static void usage(FILE *f)
 "  -stacks            record call stacks too (dcpiprof -callers, -callees, -inclusive)\n"
 "  -stack-bytes N     bytes of user stack each sample copies (default 16K; implies\n"
 "                     -stacks)\n"
+"  -vtrace ldlatency[:BINS]\n"
+"                     value profiles too: the latency of sampled loads, binned by\n"
+"                     the bins file BINS (default DB/bins, made by dcpi bins when\n"
+"                     missing), and their hot values (libdcpivp(7); dcpilist -vtrace)\n"
 "  -a                 sample every process while COMMAND runs (needs root)\n"
 "  -o FILE            write the report to FILE instead of standard output\n"
 "  -quiet             no report, only the summary line on standard error\n"
@@ -98,7 +109,7 @@ static void usage(FILE *f)
 static void parse_options(struct record *r, int argc, char **argv)
 {
 	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_ALL, O_OUT, O_QUIET, O_KEEP, O_SORT, O_IMAGECACHE,
-	       O_STACKS, O_STACK_BYTES };
+	       O_STACKS, O_STACK_BYTES, O_VTRACE };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
@@ -106,6 +117,7 @@ static void parse_options(struct record *r, int argc, char **argv)
 		{ "label", required_argument, NULL, O_LABEL },
 		{ "stacks", no_argument, NULL, O_STACKS },
 		{ "stack-bytes", required_argument, NULL, O_STACK_BYTES },
+		{ "vtrace", required_argument, NULL, O_VTRACE },
 		{ "a", no_argument, NULL, O_ALL },
 		{ "o", required_argument, NULL, O_OUT },
 		{ "quiet", no_argument, NULL, O_QUIET },
@@ -137,6 +149,7 @@ static void parse_options(struct record *r, int argc, char **argv)
 				r->stack_bytes = CLI_STACK_BYTES;
 			break;
 		case O_STACK_BYTES: r->stack_bytes = cli_parse_stack_bytes("stack-bytes", optarg); break;
+		case O_VTRACE: r->vtrace = optarg; break;
 		case O_ALL: r->syswide = 1; break;
 		case O_OUT: r->out = optarg; break;
 		case O_QUIET: r->quiet = 1; break;
@@ -155,9 +168,132 @@ static void parse_options(struct record *r, int argc, char **argv)
 		cli_usage_error("no command to run");
 	if (r->out && r->quiet)
 		cli_usage_error("-o and -quiet exclude each other");
+	if (r->vtrace && strcmp(r->vtrace, "ldlatency") && strncmp(r->vtrace, "ldlatency:", 10))
+		cli_usage_error("-vtrace %s: ldlatency or ldlatency:BINSFILE wanted", r->vtrace);
+	if (r->vtrace && r->syswide)
+		cli_usage_error("-vtrace profiles COMMAND's processes: not with -a");
 	r->cmd = argv + optind;
 	if (!r->db || !*r->db)
 		r->db = env && *env ? env : CLI_LOCAL_DB;
+}
+
+/* ---- -vtrace: value profiles ------------------------------------------- */
+
+/* libdcpivp.so: $DCPI_VPLIB, else beside this program (a build's bin/),
+ * else ../lib/dcpi/ from it (installed). */
+static void vtrace_find_lib(struct record *r)
+{
+	const char *env = getenv("DCPI_VPLIB");
+	char exe[3072], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(r->vlib, sizeof(r->vlib), "%s", env);
+	} else {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0)
+			cli_die("-vtrace: /proc/self/exe: %s", strerror(errno));
+		exe[n] = 0;
+		if ((slash = strrchr(exe, '/')))
+			*slash = 0;
+		snprintf(r->vlib, sizeof(r->vlib), "%s/libdcpivp.so", exe);
+		if (access(r->vlib, R_OK))
+			snprintf(r->vlib, sizeof(r->vlib), "%s/../lib/dcpi/libdcpivp.so", exe);
+	}
+	if (access(r->vlib, R_OK))
+		cli_die("-vtrace: %s: %s (set DCPI_VPLIB to libdcpivp.so)", r->vlib, strerror(errno));
+}
+
+/* The bins: the file given (checked now), else DB/bins, made by measuring
+ * this machine (dcpi bins) when it is not there yet. */
+static void vtrace_bins(struct record *r)
+{
+	const char *given = r->vtrace[9] == ':' ? r->vtrace + 10 : NULL;
+	struct dcpi_bins b;
+
+	if (given) {
+		if (dcpi_bins_read(given, &b))
+			cli_die("-vtrace: %s", dcpi_errmsg());
+		snprintf(r->vbins, sizeof(r->vbins), "%s", given);
+		return;
+	}
+	snprintf(r->vbins, sizeof(r->vbins), "%s/bins", r->db);
+	if (!access(r->vbins, F_OK)) {
+		if (dcpi_bins_read(r->vbins, &b))
+			cli_die("-vtrace: %s (remove it to have it measured again)", dcpi_errmsg());
+		return;
+	}
+	if (!r->quiet)
+		fprintf(stderr, "%s: note: measuring this machine's load latencies for %s "
+			"(dcpi bins; once)\n", cli_prog, r->vbins);
+	if (bins_measure(r->vbins, FILEMODE))
+		cli_die_lib("-vtrace: cannot write %s", r->vbins);
+}
+
+static void vtrace_setup(struct record *r)
+{
+	vtrace_find_lib(r);
+	vtrace_bins(r);
+	snprintf(r->vdir, sizeof(r->vdir), "/tmp/dcpi-vtrace.XXXXXX");
+	if (!mkdtemp(r->vdir))
+		cli_die("-vtrace: mkdtemp: %s", strerror(errno));
+}
+
+/* In the child: the library preloaded, told what to do and where. */
+static int vtrace_env(const struct record *r)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char spec[4200], pre[8400];
+
+	snprintf(spec, sizeof(spec), "ldlatency:%s", r->vbins);
+	snprintf(pre, sizeof(pre), "%s%s%s", r->vlib, old && *old ? " " : "", old ? old : "");
+	return setenv("DCPI_VTRACE", spec, 1) || setenv("DCPI_VTRACE_DIR", r->vdir, 1) ||
+	       setenv("LD_PRELOAD", pre, 1);
+}
+
+/* A directory of files (what the processes wrote, and any temporary file
+ * one left when killed) removed. */
+static void rm_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/* The processes' value profiles merged into the epoch's epoch.vprof. */
+static void vtrace_finish(struct record *r)
+{
+	struct dcpi_vprof *v = NULL;
+	size_t nfiles, nbad;
+	char *first_bad = NULL, path[4200];
+	uint64_t samples = 0;
+
+	if (dcpi_vprof_new(&v) || dcpi_vprof_merge_dir(r->vdir, v, &nfiles, &nbad, &first_bad))
+		cli_warn("-vtrace: %s", dcpi_errmsg());
+	if (nbad)
+		cli_warn("-vtrace: %zu value profiles refused; the first: %s", nbad,
+			 first_bad ? first_bad : "out of memory");
+	snprintf(path, sizeof(path), "%s/epoch.vprof", dcpi_run_platdir(r->run));
+	for (size_t i = 0; v && i < v->nloads; i++)
+		samples += v->loads[i].samples;
+	if (v && nfiles && dcpi_vprof_write(path, v, FILEMODE))
+		cli_warn("-vtrace: %s", dcpi_errmsg());
+	else if (v)
+		fprintf(stderr, "dcpi record: value profile: %" PRIu64 " load samples of %zu loads "
+			"from %zu processes (%" PRIu64 " signals)\n", samples, v->nloads, nfiles,
+			v->signals);
+	if (v && !nfiles)
+		cli_warn("-vtrace: no process wrote a value profile (is %s preloaded? a static "
+			 "program cannot be)", r->vlib);
+	rm_files(r->vdir);
+	free(first_bad);
+	dcpi_vprof_free(v);
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -172,6 +308,8 @@ static _Noreturn void child_run(struct record *r, int go, int execerr)
 	if (read(go, &b, 1) != 1)
 		_exit(127);
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
+	if (r->vtrace && vtrace_env(r))
+		_exit(127);
 	execvp(r->cmd[0], r->cmd);
 	e = errno;
 	(void)!write(execerr, &e, sizeof(e));
@@ -498,6 +636,8 @@ int cmd_record(int argc, char **argv)
 	if (r.sigfd < 0)
 		cli_die("signalfd: %s", strerror(errno));
 	measure_clock(&r);
+	if (r.vtrace)
+		vtrace_setup(&r);
 	start_child(&r);
 	open_run(&r);
 	if (dcpi_run_start(r.run)) {
@@ -518,6 +658,8 @@ int cmd_record(int argc, char **argv)
 	if (dcpi_run_merge(r.run))
 		cli_die_lib("cannot write the profiles into %s", dcpi_run_platdir(r.run));
 	summary(&r);
+	if (r.vtrace)
+		vtrace_finish(&r);
 	code = exit_code(r.status);
 	if (!r.quiet && (err = report(&r)) != 0)
 		cli_warn("the report failed (%s); the profiles are in %s",

@@ -102,6 +102,11 @@ double report_pct(uint64_t n, uint64_t total);
  * comma, a quote or any control byte; NULL is an empty field. */
 void report_csv_field(FILE *f, const char *s);
 
+/* dcpi bins' measurement of this machine written to path as its bins file
+ * (with the measurement as comments): dcpi record -vtrace makes DB/bins so.
+ * 0, or the library's error. */
+int bins_measure(const char *path, unsigned mode);
+
 /* dcpiprof's text report of one epoch of db to f, as `dcpiprof -db DB
  * -epoch EPOCH [-i] [-keep N] [-sort EVENT]` prints it (dcpi record's
  * report).  Exits like dcpiprof on errors; returns its exit status. */

@@ -95,6 +95,18 @@ int dcpi_vprof_new(struct dcpi_vprof **out);
  * sets kind and bins; a later one of another kind or other bins is
  * -EINVAL (into unchanged). */
 int dcpi_vprof_merge(struct dcpi_vprof *into, const struct dcpi_vprof *from);
+/* Every process's file in dir (named vp.*.vprof, regular, as libdcpivp
+ * writes them) merged into into: *nfiles merged, *nbad refused (unreadable,
+ * corrupt, other bins), the first refusal's message in *first_bad
+ * (malloc'd, or NULL).  0, or -ENOMEM / the error of opening dir. */
+int dcpi_vprof_merge_dir(const char *dir, struct dcpi_vprof *into, size_t *nfiles, size_t *nbad,
+			 char **first_bad);
+/* The value profiles of a set's epochs and hosts (each epoch.vprof of its
+ * directories) merged: 0 and *out (an empty profile when there are none:
+ * *nfiles 0), with *nbad refused as dcpi_vprof_merge_dir says. */
+struct dcpi_profset;
+int dcpi_vprof_of_set(const struct dcpi_profset *set, struct dcpi_vprof **out, size_t *nfiles,
+		      size_t *nbad, char **first_bad);
 /* v as a file's text, appended to out. */
 int dcpi_vprof_format(const struct dcpi_vprof *v, struct dcpi_buf *out);
 /* Written atomically (dcpi_file_write_atomic) with mode. */

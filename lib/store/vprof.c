@@ -1,13 +1,16 @@
 /* Value profiles: see dcpi/vprof.h and dcpiformat(5), VALUE PROFILES. */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dcpi/error.h"
 #include "dcpi/file.h"
 #include "dcpi/hex.h"
+#include "dcpi/profset.h"
 #include "dcpi/vprof.h"
 #include "internal.h"
 
@@ -661,6 +664,87 @@ int dcpi_vprof_merge(struct dcpi_vprof *into, const struct dcpi_vprof *from)
 		if (reason_add(into, from->skipped[i].name, from->skipped[i].n, 0))
 			reason_add(into, "other", from->skipped[i].n, 0);
 	return 0;
+}
+
+static int merge_file(const char *path, struct dcpi_vprof *into, size_t *nfiles, size_t *nbad,
+		      char **first_bad);
+
+static int is_process_file(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 9 && !strncmp(name, "vp.", 3) && !strcmp(name + n - 6, ".vprof");
+}
+
+int dcpi_vprof_merge_dir(const char *dir, struct dcpi_vprof *into, size_t *nfiles, size_t *nbad,
+			 char **first_bad)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int err = 0;
+
+	*nfiles = *nbad = 0;
+	*first_bad = NULL;
+	if (!d)
+		return dcpi_error(errno, "%s: %s", dir, strerror(errno));
+	while (!err && (de = readdir(d))) {
+		char path[4200];
+
+		if (!is_process_file(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		err = merge_file(path, into, nfiles, nbad, first_bad);
+	}
+	closedir(d);
+	return err;
+}
+
+/* Merge the file at path into into, counting it in *nfiles or *nbad. */
+static int merge_file(const char *path, struct dcpi_vprof *into, size_t *nfiles, size_t *nbad,
+		      char **first_bad)
+{
+	struct dcpi_vprof *v;
+	int err = dcpi_vprof_read(path, &v);
+
+	if (!err) {
+		err = dcpi_vprof_merge(into, v);
+		if (err && err != -ENOMEM)
+			dcpi_error_prefix(-err, "%s", path);
+		dcpi_vprof_free(v);
+	}
+	if (err && err != -ENOMEM) {
+		(*nbad)++;
+		if (!*first_bad)
+			*first_bad = strdup(dcpi_errmsg());
+		return 0;
+	}
+	if (!err)
+		(*nfiles)++;
+	return err;
+}
+
+int dcpi_vprof_of_set(const struct dcpi_profset *set, struct dcpi_vprof **out, size_t *nfiles,
+		      size_t *nbad, char **first_bad)
+{
+	int err = dcpi_vprof_new(out);
+
+	*nfiles = *nbad = 0;
+	*first_bad = NULL;
+	for (size_t i = 0; !err && i < set->n; i++) {
+		char path[4200];
+		int seen = 0;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = !strcmp(set->v[k].platdir, set->v[i].platdir);
+		snprintf(path, sizeof(path), "%s/epoch.vprof", set->v[i].platdir);
+		if (!seen && !access(path, F_OK))
+			err = merge_file(path, *out, nfiles, nbad, first_bad);
+	}
+	if (err) {
+		dcpi_vprof_free(*out);
+		*out = NULL;
+	}
+	return err;
 }
 
 /* ---- writing -------------------------------------------------------------------- */

@@ -336,9 +336,10 @@ else
 		fail "dcpid -stacks: six, three, one at 60/30/10% within 3 points" "$s3 $out"
 	# per process: -pid keeps them apart, EPOCH/pid=N chooses one
 	out=$("$P" -db "$T/d" -callers leaf "$T/callers" -pid -json 2>&1)
-	python3 - "$pa" <<'EOF2' <<<"$out" && pass "-callers leaf -pid: one section, the ratio process's, 60/30/10% within 3 points" ||
+	printf '%s' "$out" >"$T/pid.json"
+	python3 - "$pa" "$T/pid.json" <<'EOF2' && pass "-callers leaf -pid: one section, the ratio process's, 60/30/10% within 3 points" ||
 import json, sys
-d = json.load(sys.stdin)
+d = json.load(open(sys.argv[2]))
 p = d["procedures"]
 assert len(p) == 1 and p[0]["pid"] == int(sys.argv[1]), [(x.get("pid"), x["procedure"]) for x in p]
 got = {r["procedure"]: r["percent"][0] for r in p[0]["rows"] if r["depth"] == 1}

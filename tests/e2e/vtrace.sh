@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Value profiles in the reports: an epoch recorded for real, given an
+# epoch.vprof whose numbers the test wrote (loads at the real offsets of the
+# program's instructions), and dcpilist -vtrace and dcpicat against those
+# numbers, field by field; the refusals (no value profiles, a corrupt one).
+. "$DCPI_ROOT/tests/tap.sh"
+
+REC="$DCPI_BIN/dcpi-record"
+L="$DCPI_BIN/dcpilist"
+command -v python3 >/dev/null || { skip "python3 not installed: cannot read -json"; done_testing; }
+cc -O2 -g -o "$T/callers" "$DCPI_ROOT/tests/workloads/callers.c" || { fail "build callers"; done_testing; }
+"$REC" -db "$T/db" -quiet -- "$T/callers" ratio 1 2>/dev/null || { fail "dcpi record"; done_testing; }
+plat=$(dirname "$(ls "$T"/db/*/*/epoch.stats)")
+id=$(readelf -n "$T/callers" | awk '/Build ID/ { print $3 }')
+
+out=$("$L" -db "$T/db" -vtrace leaf callers 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q 'no value profiles in the epochs chosen' <<<"$out" &&
+	pass "-vtrace without value profiles: an error that says so" || fail "-vtrace without value profiles" "rc=$rc $out"
+
+# two loads of leaf's: its first instruction with a memory operand and its last
+read -r o1 o2 < <("$L" -db "$T/db" -asm -json leaf callers | python3 -c '
+import json, sys
+ins = json.load(sys.stdin)["instructions"]
+print(ins[0]["offset"][2:], ins[-1]["offset"][2:])')
+cat >"$plat/epoch.vprof" <<EOF
+dcpi-vprof 1
+kind ldlatency
+processes 2
+tsc_hz 3800000000
+timing 30
+period 500000
+signals 1000
+skipped noload 12
+bin 0 0 6 3 L1
+bin 1 7 36 11 L2
+bin 2 37 18446744073709551615 475 memory
+image 0 $id $T/callers
+image 1 - /usr/bin/other
+load 0 $o1 100 2000 0 80 0 20
+value 0 $o1 2a 60
+value 0 $o1 7 40
+load 0 $o2 10 4750 1 0 0 9
+load 1 $o1 5 5 0 5 0 0
+end
+EOF
+js=$("$L" -db "$T/db" -asm -vtrace -json leaf callers 2>"$T/err")
+printf '%s' "$js" >"$T/list.json"
+python3 - "$o1" "$o2" "$T/list.json" <<'EOF' && pass "dcpilist -vtrace -json: each load's samples, cycles, mean, latency by bin name and hot values as the file has them; other instructions none" ||
+import json, sys
+d = json.load(open(sys.argv[3]))
+o1, o2 = "0x" + sys.argv[1], "0x" + sys.argv[2]
+v = d["vtrace"]
+assert v["kind"] == "ldlatency" and v["processes"] == 2 and v["image_profiled"], v
+assert [b["name"] for b in v["bins"]] == ["L1", "L2", "memory"] and v["bins"][2]["max"] == 2**64 - 1, v
+by = {i["offset"]: i for i in d["instructions"]}
+a, b = by[o1], by[o2]
+assert a["vtrace"] == {"samples": 100, "cycles": 2000, "mean_cycles": 20.0}, a["vtrace"]
+assert a["latency"] == {"L1": 80, "L2": 0, "memory": 20}, a["latency"]
+assert a["values"] == [{"value": "0x2a", "count": 60, "share": 0.6, "upper_bound": False},
+                       {"value": "0x7", "count": 40, "share": 0.4, "upper_bound": False}], a["values"]
+assert b["vtrace"]["mean_cycles"] == 475.0 and b["latency"] == {"L1": 0, "L2": 0, "memory": 9, "": 1}, b
+assert b["values"] == [], b
+others = [i for i in d["instructions"] if i["offset"] not in (o1, o2)]
+assert others and not any("vtrace" in i or "latency" in i for i in others)
+EOF
+	fail "dcpilist -vtrace -json: the file's numbers" "$js $(cat "$T/err")"
+
+txt=$("$L" -db "$T/db" -asm -vtrace leaf callers 2>&1)
+grep -qE '^  vtrace: 100 samples, mean 20\.0 cycles: L1 80 memory 20 \| values: 0x2a 60\.0%, 0x7 40\.0%$' <<<"$txt" &&
+	grep -qE '^  vtrace: 10 samples, mean 475\.0 cycles: memory 9 \(in no bin\) 1$' <<<"$txt" &&
+	grep -q 'L1 0-6, L2 7-36, memory 37+' <<<"$txt" &&
+	pass "dcpilist -vtrace: a line under each load, the bins named in the header" ||
+	fail "dcpilist -vtrace: the text lines" "$txt"
+txt2=$("$L" -db "$T/db" -asm leaf callers 2>&1)
+! grep -q vtrace <<<"$txt2" && pass "without -vtrace, no value profile in the listing" ||
+	fail "without -vtrace, no value profile" "$txt2"
+
+out=$("$DCPI_BIN/dcpicat" "$plat/epoch.vprof" 2>&1)
+cmp -s <(printf '%s\n' "$out") "$plat/epoch.vprof" &&
+	pass "dcpicat prints a value profile raw (as written)" || fail "dcpicat prints a value profile" "$out"
+
+# a corrupt one: said, naming the file and line, and nothing made up
+sed -i 's/^load 0 \([0-9a-f]*\) 10 4750 1 0 0 9$/load 0 \1 10 4750 1 0 0 8/' "$plat/epoch.vprof"
+out=$("$L" -db "$T/db" -vtrace leaf callers 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "epoch.vprof: line 17: OUTSIDE and the bins' counts do not add up to SAMPLES" <<<"$out" &&
+	grep -q 'no value profiles in the epochs chosen' <<<"$out" &&
+	pass "a corrupt epoch.vprof: refused with its file and line" || fail "a corrupt epoch.vprof refused" "rc=$rc $out"
+out=$("$DCPI_BIN/dcpicat" "$plat/epoch.vprof" 2>&1); rc=$?
+[ $rc -ne 0 ] && grep -q 'line 17' <<<"$out" && pass "dcpicat refuses it too" ||
+	fail "dcpicat refuses a corrupt value profile" "rc=$rc $out"
+
+done_testing
