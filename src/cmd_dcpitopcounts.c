@@ -14,6 +14,7 @@
 #include "dcpi/json.h"
 #include "dcpi/obj.h"
 #include "dcpi/select.h"
+#include "dcpi/vprof.h"
 #include "report.h"
 
 #define MAX_OPEN 4096   /* image identities opened in one report */
@@ -22,6 +23,7 @@ struct opts {
 	struct cli_common co;        /* -db -epoch -host -label -json IMAGE... */
 	const char *sort;
 	unsigned long long n;
+	int vtrace;
 };
 
 struct cand {
@@ -69,6 +71,8 @@ static void own_option(void *ctx, int c, const char *arg)
 
 	if (c == 'n')
 		o->n = cli_parse_count("n", arg);
+	else if (c == 257)
+		o->vtrace = 1;
 	else
 		o->sort = arg; /* -sort */
 }
@@ -76,6 +80,7 @@ static void own_option(void *ctx, int c, const char *arg)
 static const struct option own_opts[] = {
 	{ "n", required_argument, NULL, 'n' },
 	{ "sort", required_argument, NULL, 256 },
+	{ "vtrace", no_argument, NULL, 257 },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -84,7 +89,10 @@ static const struct cli_cmd cli = {
 	.about = "The instructions with the most samples, in the given images or in all.\n",
 	.common = CLI_SELECT | CLI_JSON | CLI_IMAGES,
 	.help = "  -n N               how many instructions (default 20)\n"
-		"  -sort EVENT        order by this event (default: the first)\n",
+		"  -sort EVENT        order by this event (default: the first)\n"
+		"  -vtrace            the loads with the most measured latency (their cycles\n"
+		"                     summed over their samples; value profiles: dcpi record\n"
+		"                     -vtrace), instead of the instructions with the most samples\n",
 	.footer = "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n",
 	.shortopts = "n:", .opts = own_opts, .opt = own_option,
 };
@@ -345,10 +353,155 @@ static void print_json(const struct tc *t, const struct top *rows, size_t n)
 	dcpi_json_free(j);
 }
 
+/* ---- -vtrace: loads by measured latency ------------------------------------------ */
+
+struct vrow {
+	const struct dcpi_vprof_load *l;
+	struct dcpi_annot_sample s;     /* its address (vaddr), for resolve() */
+	struct cand c;
+	struct top r;
+};
+
+static int cmp_vrow(const void *a, const void *b)
+{
+	const struct vrow *x = a, *y = b;
+
+	if (x->l->cycles != y->l->cycles)
+		return x->l->cycles > y->l->cycles ? -1 : 1;
+	if (x->c.img != y->c.img)
+		return x->c.img < y->c.img ? -1 : 1;
+	return x->l->off < y->l->off ? -1 : x->l->off > y->l->off;
+}
+
+/* The bin most of a load's samples fell in: its index, or -1 (none in a
+ * bin). */
+static int top_bin(const struct dcpi_vprof *vp, const struct dcpi_vprof_load *l)
+{
+	int best = -1;
+
+	for (size_t k = 0; k < vp->bins.n; k++)
+		if (l->bins[k] && (best < 0 || l->bins[k] > l->bins[best]))
+			best = (int)k;
+	return best;
+}
+
+static void vtrace_report(struct tc *t)
+{
+	struct dcpi_vprof *vp;
+	struct vrow *v;
+	size_t nfiles, nbad, n = 0, left = 0;
+	uint64_t all = 0;
+	char *first_bad;
+
+	if (dcpi_vprof_of_set(&t->set, &vp, &nfiles, &nbad, &first_bad))
+		cli_die("%s", dcpi_errmsg());
+	if (nbad)
+		report_warn(&t->w, "%zu value profiles unread; the first: %s", nbad, first_bad);
+	free(first_bad);
+	if (!nfiles)
+		cli_die("-vtrace: no value profiles in the epochs chosen (dcpi record -vtrace makes "
+			"them)");
+	if (!(v = calloc(vp->nloads + 1, sizeof(*v))))
+		cli_die("out of memory");
+	for (size_t i = 0; i < vp->nloads; i++) {
+		const struct dcpi_vprof_load *l = &vp->loads[i];
+		const struct dcpi_vprof_image *im = &vp->images[l->image];
+		uint64_t va;
+		size_t k;
+
+		for (k = 0; k < t->nimgs; k++) {
+			const struct dcpi_profile *p = dcpi_annot_image_profile(t->imgs[k]);
+
+			if (!strcmp(p->path, im->path) && p->build_id_len == im->build_id_len &&
+			    !memcmp(p->build_id, im->build_id, im->build_id_len))
+				break;
+		}
+		if (k == t->nimgs ||
+		    dcpi_symtab_off2vaddr(dcpi_annot_image_symtab(t->imgs[k]), l->off, &va)) {
+			left++; /* of an image not chosen, not sampled, or unreadable */
+			continue;
+		}
+		v[n].l = l;
+		v[n].s.vaddr = va;
+		v[n].c = (struct cand){ k, 0, &v[n].s };
+		all += l->cycles;
+		n++;
+	}
+	if (left)
+		report_warn(&t->w, "%zu value-profiled loads in images not listed here (not chosen, "
+			    "not sampled, or unreadable) are left out", left);
+	report_warn_finish(&t->w);
+	qsort(v, n, sizeof(*v), cmp_vrow);
+	if (n > t->o.n)
+		n = (size_t)t->o.n;
+	for (size_t i = 0; i < n; i++) {
+		v[i].c.s = &v[i].s;
+		resolve(t, &v[i].c, &v[i].r);
+	}
+	if (t->o.co.json) {
+		struct dcpi_json *j = report_json_begin(t->o.co.db);
+
+		report_json_header(j, &t->set, t->total, &t->w);
+		dcpi_json_key_u64(j, "processes", vp->processes);
+		dcpi_json_key_u64(j, "cycles", all);
+		dcpi_json_break(j);
+		dcpi_json_key(j, "loads");
+		dcpi_json_arr_begin(j);
+		for (size_t i = 0; i < n; i++) {
+			const struct dcpi_vprof_load *l = v[i].l;
+			int b = top_bin(vp, l);
+
+			dcpi_json_break(j);
+			dcpi_json_obj_begin(j);
+			dcpi_json_key_str(j, "image", image_path(t, &v[i].r));
+			dcpi_json_key_str(j, "procedure", v[i].r.proc);
+			dcpi_json_key(j, "address");
+			dcpi_json_strf(j, "0x%" PRIx64, v[i].s.vaddr);
+			dcpi_json_key_str(j, "instruction", v[i].r.insn);
+			dcpi_json_key_u64(j, "samples", l->samples);
+			dcpi_json_key_u64(j, "cycles", l->cycles);
+			dcpi_json_key(j, "mean_cycles");
+			dcpi_json_fixed(j, (double)l->cycles / (double)l->samples, 1);
+			dcpi_json_key_str(j, "bin", b < 0 ? NULL : vp->bins.v[b].name);
+			dcpi_json_key_u64(j, "bin_samples", b < 0 ? 0 : l->bins[b]);
+			dcpi_json_obj_end(j);
+		}
+		dcpi_json_break(j);
+		dcpi_json_arr_end(j);
+		dcpi_json_obj_end(j);
+		dcpi_json_free(j);
+	} else {
+		report_print_header(stdout, t->o.co.db, &t->set, t->total, &t->w);
+		printf("\nThe loads with the most measured latency (value profiles of %" PRIu64
+		       " processes):\ntheir cycles summed over their samples and the share of all "
+		       "loads' cycles, samples,\nmean cycles, and the latency bin most of them fell "
+		       "in, with its share.\n", vp->processes);
+		printf("==============================================================================\n");
+		printf("%12s %7s %8s %8s %-16s %-28s %-14s %-36s %s\n", "cycles", "%", "samples",
+		       "mean", "bin", "procedure", "address", "instruction", "image");
+		for (size_t i = 0; i < n; i++) {
+			const struct dcpi_vprof_load *l = v[i].l;
+			int b = top_bin(vp, l);
+			char bin[48] = "(none)";
+
+			if (b >= 0)
+				snprintf(bin, sizeof(bin), "%s %.0f%%", vp->bins.v[b].name,
+					 report_pct(l->bins[b], l->samples));
+			printf("%12" PRIu64 " %6.2f%% %8" PRIu64 " %8.1f %-16s %-28s 0x%-12" PRIx64
+			       " %-36s %s\n", l->cycles, report_pct(l->cycles, all), l->samples,
+			       (double)l->cycles / (double)l->samples, bin, cli_safe(v[i].r.proc),
+			       v[i].s.vaddr, cli_safe(v[i].r.insn),
+			       cli_safe(report_base(image_path(t, &v[i].r))));
+		}
+	}
+	free(v);
+	dcpi_vprof_free(vp);
+}
+
 int cmd_dcpitopcounts(int argc, char **argv)
 {
 	static struct tc t;
-	struct top *rows;
+	struct top *rows = NULL;
 	size_t n;
 	int status;
 
@@ -365,6 +518,10 @@ int cmd_dcpitopcounts(int argc, char **argv)
 	report_check_set(&t.w, &t.set);
 	open_images(&t);
 	status = report_unmatched(&t.set, t.o.co.images, t.o.co.nimages, t.sel.matched);
+	if (t.o.vtrace) {
+		vtrace_report(&t);
+		goto done;
+	}
 	report_warn_finish(&t.w);
 	rank(&t);
 	n = t.ncands < t.o.n ? t.ncands : (size_t)t.o.n;
@@ -377,6 +534,7 @@ int cmd_dcpitopcounts(int argc, char **argv)
 		print_json(&t, rows, n);
 	else
 		print_text(&t, rows, n);
+done:
 	if (fflush(stdout) || ferror(stdout))
 		cli_die("writing the report failed");
 	if (t.failed_named) {

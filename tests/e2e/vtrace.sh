@@ -75,6 +75,26 @@ txt2=$("$L" -db "$T/db" -asm leaf callers 2>&1)
 ! grep -q vtrace <<<"$txt2" && pass "without -vtrace, no value profile in the listing" ||
 	fail "without -vtrace, no value profile" "$txt2"
 
+js=$("$DCPI_BIN/dcpitopcounts" -db "$T/db" -vtrace -json 2>"$T/err")
+printf '%s' "$js" >"$T/top.json"
+python3 - "$o1" "$o2" "$T/top.json" <<'EOF' && grep -q '1 value-profiled loads in images not listed here' <<<"$js" &&
+import json, sys
+d = json.load(open(sys.argv[3]))
+o1, o2 = int(sys.argv[1], 16), int(sys.argv[2], 16)
+rows = d["loads"]
+assert d["processes"] == 2 and d["cycles"] == 6750, d
+assert [int(r["address"], 16) for r in rows] == [o2, o1], rows  # 4750 cycles, then 2000
+assert [(r["samples"], r["cycles"], r["mean_cycles"], r["bin"], r["bin_samples"]) for r in rows] == \
+    [(10, 4750, 475.0, "memory", 9), (100, 2000, 20.0, "L1", 80)], rows
+assert all(r["procedure"] == "leaf" and r["image"].endswith("/callers") for r in rows), rows
+EOF
+	pass "dcpitopcounts -vtrace: loads by measured cycles, their bin, procedure; the unlisted image's load said" ||
+	fail "dcpitopcounts -vtrace" "$js $(cat "$T/err")"
+txt=$("$DCPI_BIN/dcpitopcounts" -db "$T/db" -vtrace 2>/dev/null)
+grep -qE '^ +4750 +70\.37% +10 +475\.0 memory 90% +leaf ' <<<"$txt" &&
+	pass "dcpitopcounts -vtrace: the text row (cycles, share, samples, mean, bin)" ||
+	fail "dcpitopcounts -vtrace text" "$txt"
+
 out=$("$DCPI_BIN/dcpicat" "$plat/epoch.vprof" 2>&1)
 cmp -s <(printf '%s\n' "$out") "$plat/epoch.vprof" &&
 	pass "dcpicat prints a value profile raw (as written)" || fail "dcpicat prints a value profile" "$out"
