@@ -15,6 +15,7 @@
 #include "dcpi/obj.h"
 #include "dcpi/select.h"
 #include "dcpi/stall.h"
+#include "dcpi/vprof.h"
 #include "report.h"
 
 #define MAX_ROWS ((size_t)1 << 22)
@@ -31,6 +32,10 @@ struct row {
 	char conf;
 	struct dcpi_stall_insn s;
 	uint64_t at[DCPI_STALL_NKINDS];   /* the blamed instruction's address; 0 none */
+	/* the value profile of the load a 'd' culprit blames, where there is one */
+	uint64_t vt_samples;
+	double vt_mean;
+	char vt_bin[32];                 /* the bin most of its samples fell in */
 };
 
 struct ts {
@@ -44,6 +49,7 @@ struct ts {
 	size_t nrows, cap;
 	double total_stall;
 	int absolute, evidence;
+	int vtrace;                  /* a culprit has a value profile */
 	uint64_t total[DCPI_MAX_EVENTS];
 };
 
@@ -157,6 +163,48 @@ static void analyse(struct ts *t)
 		t->evidence |= dcpi_stall_event_kind(t->b.r.set.events[e]) >= 0;
 }
 
+/* A 'd' culprit whose load has a value profile (dcpi record -vtrace): its
+ * latency, measured; marked measured where most of its samples missed the
+ * first (fastest) bin. */
+static void mark_vtrace(struct ts *t)
+{
+	struct dcpi_vprof *vp;
+	size_t nfiles, nbad;
+	char *first_bad;
+
+	if (dcpi_vprof_of_set(&t->b.r.set, &vp, &nfiles, &nbad, &first_bad))
+		cli_die("%s", dcpi_errmsg());
+	if (nbad)
+		report_warn(&t->b.w, "%zu value profiles unread; the first: %s", nbad, first_bad);
+	free(first_bad);
+	for (size_t i = 0; nfiles && i < t->nrows; i++) {
+		struct row *r = &t->rows[i];
+		const struct dcpi_annot_image *img = t->b.r.imgs[r->img];
+		const struct dcpi_profile *p = dcpi_annot_image_profile(img);
+		const struct dcpi_vprof_load *l;
+		long vimg;
+		uint64_t off;
+		int best = -1;
+
+		if (!(r->s.culprits & (1u << DCPI_STALL_DCACHE)) || !r->at[DCPI_STALL_DCACHE] ||
+		    (vimg = dcpi_vprof_image(vp, p->path, p->build_id, p->build_id_len)) < 0 ||
+		    dcpi_symtab_vaddr2off(dcpi_annot_image_symtab(img), r->at[DCPI_STALL_DCACHE],
+					  &off) ||
+		    !(l = dcpi_vprof_load(vp, (uint32_t)vimg, off)))
+			continue;
+		for (size_t k = 0; k < vp->bins.n; k++)
+			if (l->bins[k] && (best < 0 || l->bins[k] > l->bins[best]))
+				best = (int)k;
+		r->vt_samples = l->samples;
+		r->vt_mean = (double)l->cycles / (double)l->samples;
+		snprintf(r->vt_bin, sizeof(r->vt_bin), "%s", best < 0 ? "(no-bin)" : vp->bins.v[best].name);
+		if (best > 0)
+			r->s.measured |= 1u << DCPI_STALL_DCACHE;
+		t->vtrace = 1;
+	}
+	dcpi_vprof_free(vp);
+}
+
 static int cmp_row(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
@@ -204,7 +252,12 @@ static void print_text(const struct ts *t, size_t n)
 	       "mispredict, f functional unit, s synchronisation, m microcode, ? unexplained.\n",
 	       unit, t->b.r.set.events[t->b.r.cols->time], stall_units(t, t->total_stall), unit,
 	       t->absolute ? "estimated" : "relative",
-	       t->evidence ? " (* : seen by a miss event near it)" : "");
+	       t->evidence && t->vtrace ? " (* : seen by a miss event near it, or measured missing L1)"
+	       : t->evidence ? " (* : seen by a miss event near it)"
+	       : t->vtrace ? " (d* : the load measured missing L1)" : "");
+	if (t->vtrace)
+		printf("[d: N cycles BIN]: the blamed load's latency as the value profiler measured it "
+		       "(mean, and the bin most\nof its samples fell in; dcpilist -vtrace).\n");
 	printf("==============================================================================\n");
 	printf("%6s %6s %10s %10s %c %7s %-9s %-12s %-24s %s\n", "%", "cum%", "stall", "count", 'c',
 	       "avg", "culprits", "address", "procedure", "instruction  image  file:line");
@@ -221,6 +274,8 @@ static void print_text(const struct ts *t, size_t n)
 		       cli_safe(report_base(dcpi_annot_image_profile(t->b.r.imgs[r->img])->path)));
 		if (r->line)
 			printf(" %s:%u", cli_safe(report_base(r->file)), r->line);
+		if (r->vt_samples)
+			printf(" [d: %.1f cycles %s]", r->vt_mean, r->vt_bin);
 		printf("\n");
 	}
 }
@@ -244,6 +299,15 @@ static void json_culprits(struct dcpi_json *j, const struct row *r)
 			dcpi_json_strf(j, "0x%" PRIx64, r->at[k]);
 		else
 			dcpi_json_null(j);
+		if (k == DCPI_STALL_DCACHE && r->vt_samples) {
+			dcpi_json_key(j, "latency");
+			dcpi_json_obj_begin(j);
+			dcpi_json_key_u64(j, "samples", r->vt_samples);
+			dcpi_json_key(j, "mean_cycles");
+			dcpi_json_fixed(j, r->vt_mean, 1);
+			dcpi_json_key_str(j, "bin", r->vt_bin);
+			dcpi_json_obj_end(j);
+		}
 		dcpi_json_obj_end(j);
 	}
 	dcpi_json_arr_end(j);
@@ -302,6 +366,7 @@ static void sort_rows(void *ctx)
 	struct ts *t = ctx;
 
 	analyse(t);
+	mark_vtrace(t);
 	if (t->proc && !t->proc_seen)
 		cli_die("-proc %s: no procedure of that name has samples in the images chosen",
 			cli_safe(t->proc));

@@ -95,6 +95,67 @@ grep -qE '^ +4750 +70\.37% +10 +475\.0 memory 90% +leaf ' <<<"$txt" &&
 	pass "dcpitopcounts -vtrace: the text row (cycles, share, samples, mean, bin)" ||
 	fail "dcpitopcounts -vtrace text" "$txt"
 
+# dcpitopstalls: a 'd' culprit whose load has a value profile shows its
+# measured latency, and is marked measured when it missed the first bin
+cc -O2 -g -o "$T/list" "$DCPI_ROOT/bench/accuracy/kernels/list.c" || fail "build the list kernel"
+"$REC" -db "$T/db2" -quiet -- "$T/list" 2>/dev/null || fail "dcpi record list"
+plat2=$(dirname "$(ls "$T"/db2/*/*/epoch.stats)")
+id2=$(readelf -n "$T/list" | awk '/Build ID/ { print $3 }')
+"$DCPI_BIN/dcpitopstalls" -db "$T/db2" -n 50 -json list >"$T/ts0.json" 2>/dev/null
+# the loads 'd' culprits blame, as file offsets (readelf's PT_LOADs)
+read -r a1 o1 a2 o2 < <(python3 - "$T/ts0.json" "$T/list" <<'EOF'
+import json, subprocess, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+segs = [l.split() for l in subprocess.run(["readelf", "-lW", sys.argv[2]], capture_output=True,
+        text=True).stdout.splitlines() if l.split()[:1] == ["LOAD"]]
+def off(va):
+    for s in segs:
+        o, v, fs = int(s[1], 16), int(s[2], 16), int(s[4], 16)
+        if v <= va < v + fs:
+            return va - v + o
+at = []
+for r in rows:
+    for c in r["culprits"]:
+        if c["code"] == "d" and c["at"] and c["at"] not in at:
+            at.append(c["at"])
+at = (at + [at[0]])[:2] if at else []
+print(" ".join("%s %x" % (a, off(int(a, 16))) for a in at))
+EOF
+)
+if [ -n "${a1:-}" ]; then
+	{ printf '%s\n' "dcpi-vprof 1" "kind ldlatency" "processes 1" "tsc_hz 0" "timing 30" \
+		"period 500000" "signals 100" "bin 0 0 6 3 L1" "bin 1 7 36 11 L2" \
+		"bin 2 37 18446744073709551615 475 memory" "image 0 $id2 $T/list" \
+		"load 0 $o1 90 42000 0 2 8 80"
+	  [ "$o2" = "$o1" ] || printf '%s\n' "load 0 $o2 50 150 0 50 0 0"
+	  echo end; } >"$plat2/epoch.vprof"
+	"$DCPI_BIN/dcpitopstalls" -db "$T/db2" -n 50 -json list >"$T/ts1.json" 2>"$T/err"
+	txt=$("$DCPI_BIN/dcpitopstalls" -db "$T/db2" -n 50 list 2>/dev/null)
+	python3 - "$T/ts1.json" "$a1" "$a2" <<'EOF' && grep -qE 'd\*.*\[d: 466\.7 cycles memory\]' <<<"$txt" &&
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+a1, a2 = sys.argv[2], sys.argv[3]
+seen = set()
+for r in rows:
+    for c in r["culprits"]:
+        if c["code"] != "d" or c["at"] not in (a1, a2):
+            assert "latency" not in c, c
+            continue
+        seen.add(c["at"])
+        if c["at"] == a1:
+            assert c["latency"] == {"samples": 90, "mean_cycles": 466.7, "bin": "memory"}, c
+            assert c["measured"] is True, c
+        else:
+            assert c["latency"] == {"samples": 50, "mean_cycles": 3.0, "bin": "L1"}, c
+            assert c["measured"] is False, c
+assert a1 in seen, seen
+EOF
+		pass "dcpitopstalls: a 'd' culprit's load measured (memory: marked measured; L1: not), its latency shown" ||
+		fail "dcpitopstalls with value profiles" "$(cat "$T/ts1.json") $txt"
+else
+	fail "dcpitopstalls blames a load for the list kernel's stalls" "$(cat "$T/ts0.json")"
+fi
+
 out=$("$DCPI_BIN/dcpicat" "$plat/epoch.vprof" 2>&1)
 cmp -s <(printf '%s\n' "$out") "$plat/epoch.vprof" &&
 	pass "dcpicat prints a value profile raw (as written)" || fail "dcpicat prints a value profile" "$out"
