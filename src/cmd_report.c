@@ -27,6 +27,7 @@
 #include "dcpi/error.h"
 #include "dcpi/file.h"
 #include "dcpi/html.h"
+#include "dcpi/vprof.h"
 #include "dcpi/json.h"
 #include "dcpi/procs.h"
 #include "dcpi/profset.h"
@@ -54,6 +55,7 @@ struct rep {
 	pid_t jobs_pid;
 	int last_nocode;                /* the last document said "has_code": false */
 	int stacks;                     /* the epoch has call stacks */
+	int vtrace;                     /* ... value profiles */
 };
 
 static void own_option(void *ctx, int c, const char *arg)
@@ -405,6 +407,21 @@ static void embed_cfg(struct rep *r, struct page *pg, size_t k)
 	unlink(path);
 }
 
+/* Whether the set's epochs have value profiles (a readable one: a corrupt
+ * one is said by dcpilist on the pages). */
+static int vtrace_present(const struct dcpi_profset *set)
+{
+	struct dcpi_vprof *vp;
+	size_t nfiles = 0, nbad;
+	char *first_bad = NULL;
+
+	if (dcpi_vprof_of_set(set, &vp, &nfiles, &nbad, &first_bad))
+		cli_die("%s", dcpi_errmsg());
+	free(first_bad);
+	dcpi_vprof_free(vp);
+	return nfiles > 0;
+}
+
 /* The procedure pages: the listing of each first (it says whether there
  * is code), then the graphs drawn in a child while the estimates and
  * stalls are made here, then the index; last the graphs go in. */
@@ -422,8 +439,8 @@ static void proc_pages(struct rep *r, const struct dcpi_procs *t, size_t n)
 		pg[k].p = (struct dcpi_html_page){ t->rows[k]->proc, "proc", "../" };
 		if (dcpi_html_begin(&pg[k].b, &pg[k].p))
 			cli_die("out of memory");
-		tool_argv(r, r->epoch, v, "dcpilist", "-both", "-json", "--", pg[k].row->proc,
-			  pg[k].row->image, NULL);
+		tool_argv(r, r->epoch, v, "dcpilist", "-both", "-json",
+			  r->vtrace ? "-vtrace" : "-both", "--", pg[k].row->proc, pg[k].row->image, NULL);
 		embed_tool(r, &pg[k].b, "list", 0, cmd_dcpilist, v);
 		pg[k].code = !r->last_nocode; /* the kernel's code unread, say: samples only */
 		r->nocode += !pg[k].code;
@@ -626,6 +643,7 @@ int cmd_report(int argc, char **argv)
 				r.top[r.ntop++] = ti.rows[i]->image;
 	}
 	r.stacks = dcpi_callgraph_present(&set);
+	r.vtrace = vtrace_present(&set);
 	make_dirs(&r);
 	assets(&r);
 	r.pid = getpid();

@@ -357,6 +357,7 @@
 				textCol('bound', function (r) { return r.bound; })], C.blocks));
 		} else if (C) add(s, warnings([C]));
 		s = section('Source and instructions', 'listing');
+		if (Li.vtrace) add(s, el('p', { class: 'note' }, 'latency: the measured latency of the sampled loads (' + Li.vtrace.kind + ', ' + Li.vtrace.processes + ' processes; dcpilist -vtrace): mean time-stamp counter cycles, samples, and the bin most of them fell in (' + Li.vtrace.bins.map(function (b) { return b.name + ' ' + b.min + (b.max >= 1e19 ? '+' : '-' + b.max); }).join(', ') + '); hot values: the values loaded most often, with their share (<=: an upper bound).'));
 		add(s, listing(Li));
 		var Ca = data('callers'), Ce = data('callees');
 		if (Ca || Ce) {
@@ -379,21 +380,35 @@
 		if (location.hash) { var t = document.getElementById(location.hash.slice(1)); if (t) t.scrollIntoView(); }
 	}
 	function heat(p) { return p > 0 ? 'background:hsl(0,85%,' + (97 - Math.min(p, 100) * 0.37).toFixed(1) + '%)' : null; }
+	/* dcpilist -vtrace: a load's measured latency (mean, the bin most of its
+	   samples fell in) and its hot values, two cells; empty ones elsewhere */
+	function vtraceCells(Li, x) {
+		if (!Li.vtrace) return [];
+		if (!x || !x.vtrace) return [el('td'), el('td')];
+		var best = null;
+		Object.keys(x.latency).forEach(function (k) { if (k && (best === null || x.latency[k] > x.latency[best])) best = k; });
+		var lat = fixed(x.vtrace.mean_cycles, 1) + ' (' + x.vtrace.samples + (best !== null && x.latency[best] ? ', ' + best + ' ' + pct(share(x.latency[best], x.vtrace.samples)) : '') + ')';
+		var vals = x.values.slice(0, 3).map(function (v) { return (v.upper_bound ? '<=' : '') + v.value + ' ' + pct(100 * v.share); }).join(', ');
+		return [el('td', { class: 'num vlat' }, lat), el('td', { class: 'code vvals' }, vals)];
+	}
 	function listing(Li) {
 		var tb = el('tbody'), last = -1, ev = Li.events.map(function (e) { return e.name; });
 		var head = el('tr', null, el('th', null, 'address'), el('th', null, 'instruction'),
-			ev.map(function (n) { return [el('th', { class: 'num' }, n), el('th', { class: 'num' }, '%')]; }));
+			ev.map(function (n) { return [el('th', { class: 'num' }, n), el('th', { class: 'num' }, '%')]; }),
+			Li.vtrace ? [el('th', { class: 'num', title: 'measured load latency: mean TSC cycles (samples, main bin)' }, 'latency'), el('th', null, 'hot values')] : []);
 		(Li.instructions || []).forEach(function (x) {
 			if (x.line_index !== null && x.line_index !== undefined && x.line_index !== last) {
 				var l = Li.lines[x.line_index];
 				last = x.line_index;
 				add(tb, el('tr', { class: 'srcline', style: heat(l.percent[0]) },
 					el('td', { class: 'mono' }, base(l.file) + ':' + l.line), el('td', { class: 'src' }, l.text === null ? '' : l.text),
-					ev.map(function (n, i) { return [el('td', { class: 'num' }, l.counts[i]), el('td', { class: 'num' }, pct(share(l.counts[i], Li.events[i].total)))]; })));
+					ev.map(function (n, i) { return [el('td', { class: 'num' }, l.counts[i]), el('td', { class: 'num' }, pct(share(l.counts[i], Li.events[i].total)))]; }),
+					vtraceCells(Li, null)));
 			}
 			add(tb, el('tr', { class: 'insn', id: 'i' + x.address, style: heat(x.percent[0]) },
 				el('td', { class: 'code' }, x.address), el('td', { class: 'code' }, x.mnemonic + (x.operands ? ' ' + x.operands : '')),
-				ev.map(function (n, i) { return [el('td', { class: 'num' }, x.counts[i]), el('td', { class: 'num' }, pct(share(x.counts[i], Li.events[i].total)))]; })));
+				ev.map(function (n, i) { return [el('td', { class: 'num' }, x.counts[i]), el('td', { class: 'num' }, pct(share(x.counts[i], Li.events[i].total)))]; }),
+				vtraceCells(Li, x)));
 		});
 		if (!Li.instructions || !Li.instructions.length)
 			(Li.lines || []).forEach(function (l) {

@@ -75,6 +75,32 @@ txt2=$("$L" -db "$T/db" -asm leaf callers 2>&1)
 ! grep -q vtrace <<<"$txt2" && pass "without -vtrace, no value profile in the listing" ||
 	fail "without -vtrace, no value profile" "$txt2"
 
+# dcpi report: the procedure page's listing carries the latency and hot
+# values, as rendered by a real browser
+BROWSER=$(command -v chromium || command -v chromium-browser)
+if [ -n "$BROWSER" ]; then
+	"$DCPI_BIN/dcpi" report -db "$T/db" -o "$T/r" -n 1 >/dev/null 2>"$T/err" || fail "dcpi report" "$(cat "$T/err")"
+	timeout 120 "$BROWSER" --headless --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$T/chrome" --virtual-time-budget=5000 --dump-dom "file://$T/r/p/0.html" \
+		>"$T/p0.dom" 2>/dev/null
+	python3 - "$T/p0.dom" "$o1" "$o2" <<'EOF' &&
+import re, sys, html
+d = open(sys.argv[1]).read()
+def row(off):
+    m = re.search(r'<tr class="insn" id="i0x%s"[^>]*>(.*?)</tr>' % off, d, re.S)
+    assert m, off
+    return [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", m.group(1), re.S)]
+a, b = row(sys.argv[2]), row(sys.argv[3])
+assert a[-2:] == ["20.0 (100, L1 80.00%)", "0x2a 60.00%, 0x7 40.00%"], a
+assert b[-2:] == ["475.0 (10, memory 90.00%)", ""], b
+assert ">latency<" in d and "hot values" in d and "measured latency of the sampled loads" in d
+EOF
+		pass "dcpi report: the listing's latency and hot-value cells in Chromium's DOM" ||
+		fail "dcpi report's value profile cells" "$(grep -o 'vlat[^<]*<' "$T/p0.dom" | head)"
+else
+	skip "Chromium is not installed: the report's value-profile cells not rendered"
+fi
+
 js=$("$DCPI_BIN/dcpitopcounts" -db "$T/db" -vtrace -json 2>"$T/err")
 printf '%s' "$js" >"$T/top.json"
 python3 - "$o1" "$o2" "$T/top.json" <<'EOF' && grep -q '1 value-profiled loads in images not listed here' <<<"$js" &&
