@@ -1,7 +1,8 @@
 /* libFuzzer target for value profiles (dcpi/vprof.h): whatever the text,
  * parsing must not crash; what parses must hold the format's rules (each
  * load's OUTSIDE and bin counts add up to its SAMPLES, at most 16 values,
- * each counted 1..SAMPLES, most frequent first), write back to text that
+ * each counted 1..SAMPLES, most frequent first; sources adding up to at
+ * most SAMPLES), write back to text that
  * reads back to the same text, and merge into an empty profile (twice:
  * each count doubled) without breaking those rules. */
 #include <stdint.h>
@@ -23,6 +24,11 @@ static void check(const struct dcpi_vprof *v)
 			sum += l->bins[b];
 		if (sum != l->samples || l->image >= v->nimages || l->nvalues > DCPI_VPROF_VALUES ||
 		    dcpi_vprof_load(v, l->image, l->off) != l)
+			abort();
+		sum = 0;
+		for (int k = 0; k < DCPI_SRC_N; k++)
+			sum += l->sources[k];
+		if (sum > l->samples)
 			abort();
 		for (unsigned k = 0; k < l->nvalues; k++)
 			if (!l->values[k].count || l->values[k].count > l->samples ||

@@ -15,6 +15,9 @@
  *   image I BUILDID|- PATH         (I = 0, 1, ...; PATH escaped: \\ \n)
  *   load I OFF SAMPLES CYCLES OUTSIDE C0 .. Cn-1    (OFF hex, a file offset)
  *   value I OFF VALUE COUNT        (hex VALUE; after its load, at most 16)
+ *   source I OFF LEVEL COUNT       (after its load: where the data came from,
+ *                                   precise hardware samples; LEVEL one of
+ *                                   dcpi_vprof_source_names, each once)
  *   end
  *
  * '#' lines and blank lines are skipped.  Parsing is strict: anything
@@ -38,6 +41,16 @@
 #define DCPI_VPROF_REASONS_MAX 16
 #define DCPI_VPROF_NAME_MAX 31           /* kind, reason, comm */
 
+/* Where a load's data came from (precise samples' data source), by level. */
+enum dcpi_vprof_source {
+	DCPI_SRC_L1, DCPI_SRC_LFB, DCPI_SRC_L2, DCPI_SRC_L3, DCPI_SRC_L4, DCPI_SRC_RAM,
+	DCPI_SRC_REMOTE_RAM, DCPI_SRC_REMOTE_CACHE, DCPI_SRC_PMEM, DCPI_SRC_CXL, DCPI_SRC_IO,
+	DCPI_SRC_UNCACHED, DCPI_SRC_OTHER, DCPI_SRC_N
+};
+/* "L1", "LFB", "L2", "L3", "L4", "RAM", "remote-RAM", "remote-cache", "PMEM",
+ * "CXL", "IO", "uncached", "other" */
+extern const char *const dcpi_vprof_source_names[DCPI_SRC_N];
+
 struct dcpi_vprof_value {
 	uint64_t value, count;
 };
@@ -49,6 +62,7 @@ struct dcpi_vprof_load {
 	uint64_t bins[DCPI_BINS_MAX];     /* per bin of the file's bins */
 	unsigned nvalues;
 	struct dcpi_vprof_value values[DCPI_VPROF_VALUES]; /* most frequent first */
+	uint64_t sources[DCPI_SRC_N];     /* samples by data source (precise samples) */
 };
 
 struct dcpi_vprof_image {
@@ -111,6 +125,13 @@ int dcpi_vprof_of_set(const struct dcpi_profset *set, struct dcpi_vprof **out, s
 int dcpi_vprof_format(const struct dcpi_vprof *v, struct dcpi_buf *out);
 /* Written atomically (dcpi_file_write_atomic) with mode. */
 int dcpi_vprof_write(const char *path, const struct dcpi_vprof *v, unsigned mode);
+
+/* One measured sample of the load at off of the image (path, build-id)
+ * added: its latency binned by v's bins, its value (when has_value) to the
+ * hot list (Space-Saving), its data source (src < DCPI_SRC_N) counted.
+ * -EFBIG/-ENOMEM past the caps. */
+int dcpi_vprof_add(struct dcpi_vprof *v, const char *path, const uint8_t *id, size_t len,
+		   uint64_t off, uint64_t cycles, int has_value, uint64_t value, int src);
 
 /* The image of v with this path and build-id (len 0: none), or -1. */
 long dcpi_vprof_image(const struct dcpi_vprof *v, const char *path, const uint8_t *id,

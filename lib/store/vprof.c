@@ -14,6 +14,16 @@
 #include "dcpi/vprof.h"
 #include "internal.h"
 
+static uint64_t sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+const char *const dcpi_vprof_source_names[DCPI_SRC_N] = {
+	"L1", "LFB", "L2", "L3", "L4", "RAM", "remote-RAM", "remote-cache", "PMEM", "CXL", "IO",
+	"uncached", "other",
+};
+
 /* ---- the load index: (image, off) -> load + 1 ------------------------------------ */
 
 struct vindex {
@@ -407,6 +417,33 @@ static int line_value(struct pstate *p, char **tok, size_t n)
 	return 0;
 }
 
+static int line_source(struct pstate *p, char **tok, size_t n)
+{
+	struct dcpi_vprof_load *l = p->last;
+	uint64_t img, off, cnt, sum = 0;
+	int k;
+
+	if (p->state != ST_LOADS || !l)
+		return bad(p, "a source before any load");
+	if (n != 5 || dcpi_dec_u64(tok[1], &img) || dcpi_hex_u64(tok[2], &off) ||
+	    dcpi_dec_u64(tok[4], &cnt))
+		return bad(p, "source I OFF LEVEL COUNT wanted (OFF in hex)");
+	if (img != l->image || off != l->off)
+		return bad(p, "a source not of the load before it");
+	for (k = 0; k < DCPI_SRC_N && strcmp(tok[3], dcpi_vprof_source_names[k]); k++)
+		;
+	if (k == DCPI_SRC_N)
+		return bad(p, "an unknown source LEVEL");
+	if (l->sources[k])
+		return bad(p, "a source given twice");
+	for (int i = 0; i < DCPI_SRC_N; i++)
+		sum += l->sources[i];
+	if (!cnt || cnt > l->samples - sum)
+		return bad(p, "sources' counts not in 1..SAMPLES in all");
+	l->sources[k] = cnt;
+	return 0;
+}
+
 static int parse_line(struct pstate *p, char *buf)
 {
 	struct dcpi_vprof *v = p->v;
@@ -469,6 +506,8 @@ static int parse_line(struct pstate *p, char *buf)
 		return line_load(p, tok, n);
 	} else if (!strcmp(tok[0], "value")) {
 		return line_value(p, tok, n);
+	} else if (!strcmp(tok[0], "source")) {
+		return line_source(p, tok, n);
 	} else if (!strcmp(tok[0], "end")) {
 		if (n != 1)
 			return bad(p, "end alone wanted");
@@ -559,6 +598,59 @@ int dcpi_vprof_read(const char *path, struct dcpi_vprof **out)
 	return err;
 }
 
+/* ---- adding samples ------------------------------------------------------------ */
+
+/* Space-Saving: a value in the list is counted; a new one takes a free
+ * entry, or replaces the least counted and inherits its count + 1. */
+static void hot_add(struct dcpi_vprof_load *l, uint64_t value)
+{
+	unsigned i, min = 0;
+
+	for (i = 0; i < l->nvalues && l->values[i].value != value; i++)
+		if (l->values[i].count < l->values[min].count)
+			min = i;
+	if (i < l->nvalues)
+		l->values[i].count++;
+	else if (l->nvalues < DCPI_VPROF_VALUES)
+		l->values[i = l->nvalues++] = (struct dcpi_vprof_value){ value, 1 };
+	else
+		l->values[i = min] = (struct dcpi_vprof_value){ value, l->values[min].count + 1 };
+	while (i > 0 && l->values[i - 1].count < l->values[i].count) { /* most frequent first */
+		struct dcpi_vprof_value t = l->values[i - 1];
+
+		l->values[i - 1] = l->values[i];
+		l->values[i--] = t;
+	}
+}
+
+int dcpi_vprof_add(struct dcpi_vprof *v, const char *path, const uint8_t *id, size_t len,
+		   uint64_t off, uint64_t cycles, int has_value, uint64_t value, int src)
+{
+	long img = dcpi_vprof_image(v, path, id, len);
+	struct dcpi_vprof_load *l;
+	int b, err;
+
+	if (img < 0) {
+		if ((err = image_add(v, path, id, len)))
+			return err;
+		img = (long)v->nimages - 1;
+	}
+	l = (struct dcpi_vprof_load *)dcpi_vprof_load(v, (uint32_t)img, off);
+	if (!l && (err = load_add(v, (uint32_t)img, off, &l)))
+		return err;
+	l->samples = sat(l->samples, 1);
+	l->cycles = sat(l->cycles, cycles);
+	if ((b = dcpi_bins_find(&v->bins, cycles)) >= 0)
+		l->bins[b] = sat(l->bins[b], 1);
+	else
+		l->outside = sat(l->outside, 1);
+	if (has_value)
+		hot_add(l, value);
+	if (src >= 0 && src < DCPI_SRC_N)
+		l->sources[src] = sat(l->sources[src], 1);
+	return 0;
+}
+
 /* ---- merging -------------------------------------------------------------------- */
 
 static int by_count(const void *a, const void *b)
@@ -568,11 +660,6 @@ static int by_count(const void *a, const void *b)
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
 	return x->value < y->value ? -1 : x->value > y->value;
-}
-
-static uint64_t sat(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
 static void values_join(struct dcpi_vprof_load *l, const struct dcpi_vprof_load *f)
@@ -646,6 +733,8 @@ int dcpi_vprof_merge(struct dcpi_vprof *into, const struct dcpi_vprof *from)
 		l->outside = sat(l->outside, f->outside);
 		for (size_t b = 0; b < from->bins.n; b++)
 			l->bins[b] = sat(l->bins[b], f->bins[b]);
+		for (int k = 0; k < DCPI_SRC_N; k++)
+			l->sources[k] = sat(l->sources[k], f->sources[k]);
 		values_join(l, f);
 	}
 	free(map);
@@ -803,6 +892,11 @@ int dcpi_vprof_format(const struct dcpi_vprof *v, struct dcpi_buf *out)
 			err = dcpi_buf_printf(out, "value %" PRIu32 " %" PRIx64 " %" PRIx64 " %" PRIu64
 					      "\n", l->image, l->off, l->values[k].value,
 					      l->values[k].count);
+		for (int k = 0; !err && k < DCPI_SRC_N; k++)
+			if (l->sources[k])
+				err = dcpi_buf_printf(out, "source %" PRIu32 " %" PRIx64 " %s %" PRIu64
+						      "\n", l->image, l->off,
+						      dcpi_vprof_source_names[k], l->sources[k]);
 	}
 	return err ? err : dcpi_buf_put(out, "end\n", 4);
 }

@@ -33,6 +33,8 @@ static const char good[] =
 	"load 0 1a2b 900 360000 10 20 30 840\n"
 	"value 0 1a2b ff 500\n"
 	"value 0 1a2b 7 700\n"
+	"source 0 1a2b L1 800\n"
+	"source 0 1a2b remote-RAM 100\n"
 	"load 1 10 58 174 0 58 0 0\n"
 	"end\n";
 
@@ -74,6 +76,8 @@ static void test_fields(void)
 	     l->bins[1] == 30 && l->bins[2] == 840, "the load field by field");
 	T_OK(l && l->nvalues == 2 && l->values[0].value == 7 && l->values[0].count == 700 &&
 	     l->values[1].value == 0xff && l->values[1].count == 500, "its values, most frequent first");
+	T_OK(l && l->sources[DCPI_SRC_L1] == 800 && l->sources[DCPI_SRC_REMOTE_RAM] == 100 &&
+	     l->sources[DCPI_SRC_RAM] == 0, "its data sources by level");
 	T_OK(dcpi_vprof_load(v, 1, 0x10) && !dcpi_vprof_load(v, 0, 0x10) &&
 	     !dcpi_vprof_load(v, 1, 0x1a2b), "loads by (image, offset)");
 	T_EQ(dcpi_vprof_format(v, &out), 0, "written");
@@ -219,6 +223,10 @@ static void test_refusals(void)
 	refused("value 0 1a2b ff", "value 0 1a2b 7 1", "value given twice");
 	refused("value 0 1a2b ff", "value 0 1a2b 10000000000000000 1", "in hex");
 	refused("end", "end\nload 1 11 1 1 0 1 0 0", "after end");
+	refused("source 0 1a2b L1", "source 0 1a2b L9 800", "unknown source LEVEL");
+	refused("source 0 1a2b L1", "source 0 1a2b L1 801\nsource 0 1a2b L2 100", "not in 1..SAMPLES");
+	refused("source 0 1a2b remote", "source 0 1a2b L1 100", "source given twice");
+	refused("source 0 1a2b remote", "source 0 10 L2 100", "not of the load before it");
 	refused("end", "bogus 1\nend", "unknown record");
 	refused("image 1", "bin 3 50 60 55 L4", "a bin after the images");
 	refused("bin 0", "image 0 - /x\nbin 0 0 5 3 L1", "an image before the bins");
@@ -265,8 +273,62 @@ static void test_read(void)
 	free(t);
 }
 
+/* Samples added one by one: bins by latency, Space-Saving's hot list
+ * (exact while at most 16 values were seen), sources. */
+static void test_add(void)
+{
+	struct dcpi_vprof *v = NULL;
+	const struct dcpi_vprof_load *l;
+	static const uint8_t id[] = { 1, 2 };
+	int err = 0;
+
+	T_EQ(dcpi_vprof_new(&v), 0, "a new profile");
+	if (!v)
+		return;
+	{
+		static const char bins[] = "0 5 3 L1\n6 50 20 L2\n100 1000 400 mem\n";
+
+		T_EQ(dcpi_bins_parse(bins, strlen(bins), &v->bins), 0, "its bins");
+	}
+	/* 8:4:2:1 of four values, latencies 3, 30, 400, and 70 (between bins) */
+	for (int i = 0; i < 15 && !err; i++) {
+		uint64_t val = i < 8 ? 10 : i < 12 ? 20 : i < 14 ? 30 : 40;
+		uint64_t cyc = i % 4 == 0 ? 3 : i % 4 == 1 ? 30 : i % 4 == 2 ? 400 : 70;
+
+		err = dcpi_vprof_add(v, "/bin/x", id, 2, 0x40, cyc, 1, val, i < 10 ? DCPI_SRC_L1 : DCPI_SRC_RAM);
+	}
+	T_EQ(err, 0, "15 samples added");
+	l = dcpi_vprof_load(v, 0, 0x40);
+	T_OK(l && v->nimages == 1 && l->samples == 15 && l->cycles == 4 * 3 + 4 * 30 + 4 * 400 + 3 * 70,
+	     "samples and cycles summed");
+	T_OK(l && l->bins[0] == 4 && l->bins[1] == 4 && l->bins[2] == 4 && l->outside == 3,
+	     "binned; 70 in no bin");
+	T_OK(l && l->nvalues == 4 && l->values[0].value == 10 && l->values[0].count == 8 &&
+	     l->values[1].count == 4 && l->values[2].count == 2 && l->values[3].value == 40 &&
+	     l->values[3].count == 1, "the hot list exact: 8, 4, 2, 1");
+	T_OK(l && l->sources[DCPI_SRC_L1] == 10 && l->sources[DCPI_SRC_RAM] == 5, "sources counted");
+	/* 20 more distinct values: the list keeps 16, 10 (8 of 35) first, each
+	   count at least the truth */
+	for (uint64_t k = 0; k < 20 && !err; k++)
+		err = dcpi_vprof_add(v, "/bin/x", id, 2, 0x40, 3, 1, 1000 + k, -1);
+	l = dcpi_vprof_load(v, 0, 0x40);
+	T_OK(l && !err && l->nvalues == 16 && l->values[0].value == 10 && l->values[0].count >= 8,
+	     "past 16 values: 16 kept, the most frequent first");
+	{
+		uint64_t sum = 0;
+
+		for (unsigned k = 0; l && k < l->nvalues; k++)
+			sum += l->values[k].count;
+		T_OK(l && sum == l->samples, "Space-Saving's counts add up to the samples");
+	}
+	T_OK(dcpi_vprof_add(v, "/bin/x", NULL, 0, 0x40, 3, 0, 0, -1) == 0 && v->nimages == 2,
+	     "the same path without a build-id: another image");
+	dcpi_vprof_free(v);
+}
+
 int main(void)
 {
+	test_add();
 	test_read();
 	test_fields();
 	test_merge();
