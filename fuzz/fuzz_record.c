@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "dcpi/record.h"
+#include "dcpi/vprof.h"
 #include "dcpi/sampler.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -134,8 +135,26 @@ static void check_stack(const uint8_t *raw, size_t size)
 	}
 }
 
+/* A precise memory sample, with and without its cgroup: only its two
+ * lengths decode, and its data source maps to a level. */
+static void check_mem(const uint8_t *raw, size_t size)
+{
+	for (int cg = 0; cg < 2; cg++) {
+		struct dcpi_sample s;
+		struct dcpi_mem_sample m;
+		int src;
+
+		if (dcpi_record_decode_mem_sample(raw, size, cg, &s, &m))
+			continue;
+		src = dcpi_mem_source(m.data_src);
+		if ((size != 64 && size != 72) || (size == 72 && !cg) || src < 0 || src >= DCPI_SRC_N)
+			abort();
+	}
+}
+
 static void check(const uint8_t *raw, size_t size)
 {
+	check_mem(raw, size);
 	check_flags(raw, size, DCPI_RECORD_WANT_BUILD_ID);
 	check_flags(raw, size, 0);
 	check_stack(raw, size);

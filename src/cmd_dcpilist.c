@@ -215,6 +215,12 @@ static void print_vload(const struct listing *l, const struct dcpi_vprof_load *v
 		       v->values[k].value, report_pct(v->values[k].count, v->samples));
 	if (v->nvalues > VTRACE_TEXT_VALUES)
 		printf(" (%u more)", v->nvalues - VTRACE_TEXT_VALUES);
+	sep = " | from:";
+	for (int k = 0; k < DCPI_SRC_N; k++)
+		if (v->sources[k]) {
+			printf("%s %s %" PRIu64, sep, dcpi_vprof_source_names[k], v->sources[k]);
+			sep = ",";
+		}
 	printf("\n");
 }
 
@@ -289,8 +295,13 @@ static void print_vheader(const struct listing *l)
 {
 	const struct dcpi_bins *b = &l->vp->bins;
 
-	printf("vtrace: the measured latency of the sampled loads (%s, %" PRIu64 " processes), "
-	       "in time-stamp counter cycles; samples per bin of", l->vp->kind, l->vp->processes);
+	if (!strcmp(l->vp->kind, "ldlat"))
+		printf("vtrace: the latency of the sampled loads as the PMU measured it (precise "
+		       "samples, ldlat), in core cycles; samples per bin of");
+	else
+		printf("vtrace: the measured latency of the sampled loads (%s, %" PRIu64 " processes), "
+		       "in time-stamp counter cycles; samples per bin of", l->vp->kind,
+		       l->vp->processes);
 	for (size_t k = 0; k < b->n; k++)
 		if (b->v[k].max == UINT64_MAX)
 			printf("%s %s %" PRIu64 "+", k ? "," : "", b->v[k].name, b->v[k].min);
@@ -380,6 +391,12 @@ static void json_vload(struct dcpi_json *j, const struct listing *l,
 		dcpi_json_obj_end(j);
 	}
 	dcpi_json_arr_end(j);
+	dcpi_json_key(j, "sources");
+	dcpi_json_obj_begin(j);
+	for (int k = 0; k < DCPI_SRC_N; k++)
+		if (v->sources[k])
+			dcpi_json_key_u64(j, dcpi_vprof_source_names[k], v->sources[k]);
+	dcpi_json_obj_end(j);
 }
 
 static void json_insn(struct dcpi_json *j, const struct listing *l,

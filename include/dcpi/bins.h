@@ -42,6 +42,9 @@ int dcpi_bins_read(const char *path, struct dcpi_bins *b);
 /* b as a file's text (a header comment, then a line a bin), appended to
  * out; -EINVAL if b breaks a rule above. */
 int dcpi_bins_format(const struct dcpi_bins *b, struct dcpi_buf *out);
+/* The bins used where none are given: powers of two, c0-3, c4-7, c8-15,
+ * ..., c512-1023 and c1024+, each represented by its middle. */
+void dcpi_bins_default(struct dcpi_bins *b);
 /* The bin holding a latency of cycles, or -1 (below, above or between). */
 int dcpi_bins_find(const struct dcpi_bins *b, uint64_t cycles);
 

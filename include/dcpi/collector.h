@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "dcpi/db.h"
+#include "dcpi/bins.h"
 #include "dcpi/event.h"
 #include "dcpi/loadmap.h"
 #include "dcpi/record.h"
@@ -57,6 +58,9 @@ struct dcpi_collector_opts {
 	   its slow part); for logs, and for tests that slow a merge down */
 	void (*on_commit)(void *arg, size_t nfiles);
 	void *arg;
+	/* the latency bins of precise memory samples' value profiles (copied at
+	   dcpi_collector_sample_mem); NULL: dcpi_bins_default's */
+	const struct dcpi_bins *vbins;
 };
 
 struct dcpi_collector;
@@ -71,6 +75,12 @@ struct dcpi_loadmap *dcpi_collector_loadmap(struct dcpi_collector *c);
  * field.  Without stacks (the default) the cgroup field is told by the
  * record's length. */
 int dcpi_collector_sample_layout(struct dcpi_collector *c, int stacks, int cgroup);
+
+/* Samples of the memory layout (dcpi_record_decode_mem_sample: the
+ * sampler has a precise memory event, dcpi_event_spec.mem): each such
+ * event's samples also feed the epoch's value profile, merged into
+ * epoch.vprof with the profiles.  Not with stacks (-EINVAL). */
+int dcpi_collector_sample_mem(struct dcpi_collector *c, int mem);
 
 /* Queue a raw record (copied). */
 int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len);

@@ -4,7 +4,8 @@
  *   -event a:F64K+b+c                   one set (a perf group) of three events
  *
  * TYPE is a DCPI name (cycles, imiss, dmiss, branchmp, issues, retires,
- * itbmiss, dtbmiss), a perf generic or cache event name (instructions,
+ * itbmiss, dtbmiss; ldlat, a precise load-latency event: Intel PEBS load
+ * latency, cpu/mem-loads, or AMD IBS op, where the PMU has one), a perf generic or cache event name (instructions,
  * L1-dcache-load-misses, ...), a software event (cpu-clock, task-clock,
  * page-faults, ...), a raw code rNNNN (hex), or PMU/NAME from
  * /sys/bus/event_source/devices/PMU/events/NAME.  PERIOD is events per
@@ -53,7 +54,14 @@ struct dcpi_event_spec {
 	uint64_t period;                /* sample period */
 	int randomize;                  /* 1: R was given */
 	unsigned set;                   /* index of its set (perf group) */
+	uint8_t mem;                    /* a precise memory event (ldlat): its
+					   samples carry the data address, the
+					   load's latency and the data source
+					   (DCPI_EVENT_MEM_PEBS or _IBS) */
 };
+
+#define DCPI_EVENT_MEM_PEBS 1           /* Intel PEBS load latency (precise_ip) */
+#define DCPI_EVENT_MEM_IBS 2            /* AMD IBS op */
 
 /* Invariants: n <= DCPI_MAX_EVENTS; ev[0..n) is ordered by set, sets are
  * numbered 0..nsets-1 without gaps and none is empty; no two events have

@@ -91,6 +91,24 @@ uint64_t dcpi_stack_chain_ip(const struct dcpi_stack_sample *st, uint64_t i);
  * (out untouched) when raw is not such a sample. */
 size_t dcpi_record_compact_stack(const void *raw, size_t len, int cgroup, void *out);
 
+/* Samples of precise memory events (issue 26: a load-latency event, Intel
+ * PEBS load latency or AMD IBS op, dcpi-events(7) ldlat): every event of
+ * the sampler then has the layout
+ *   IDENTIFIER | IP | TID | TIME | ADDR | WEIGHT_STRUCT | DATA_SRC [| CGROUP]
+ * (64 bytes with the header, 72 with the cgroup; other events' samples
+ * carry zeros there).  -EBADMSG for any other length. */
+struct dcpi_mem_sample {
+	uint64_t addr;          /* the data address */
+	uint32_t latency;       /* WEIGHT_STRUCT's first word: the load's
+				   latency in core cycles (0: not measured) */
+	uint64_t data_src;      /* union perf_mem_data_src */
+};
+int dcpi_record_decode_mem_sample(const void *raw, size_t len, int cgroup,
+				  struct dcpi_sample *s, struct dcpi_mem_sample *m);
+/* Where a data source says the data came from: an enum dcpi_vprof_source
+ * (dcpi/vprof.h), DCPI_SRC_OTHER when it does not say. */
+int dcpi_mem_source(uint64_t data_src);
+
 /* Only the timestamp (for ordering); 0 when the record has none. */
 uint64_t dcpi_record_time(const void *raw, size_t len);
 

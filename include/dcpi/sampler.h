@@ -50,6 +50,10 @@ struct dcpi_sampler_opts {
 				   bytes of it (a multiple of 8, at most
 				   DCPI_STACK_MAX_COPY): dcpi/record.h's
 				   dcpi_record_decode_stack_sample layout */
+	int mem;                /* samples carry the data address, latency and
+				   data source (a precise memory event, ldlat):
+				   dcpi_record_decode_mem_sample's layout, for
+				   every event; not with stack_bytes */
 };
 
 /* Each raw record of a drain; a non-zero return stops the drain. */

@@ -131,6 +131,19 @@ int dcpi_collector_sample_layout(struct dcpi_collector *c, int stacks, int cgrou
 	return 0;
 }
 
+int dcpi_collector_sample_mem(struct dcpi_collector *c, int mem)
+{
+	if (mem && c->stk)
+		return dcpi_error(EINVAL, "precise memory samples (ldlat) and call stacks together "
+				  "are not supported yet");
+	c->mem = mem;
+	if (mem && !c->vp)
+		return dcpi_col_vprof_new(c);
+	if (!mem)
+		dcpi_col_vprof_free(c);
+	return 0;
+}
+
 struct dcpi_loadmap *dcpi_collector_loadmap(struct dcpi_collector *c)
 {
 	return c->lm;

@@ -254,6 +254,8 @@ int dcpi_collector_merge(struct dcpi_collector *c, const char *platdir)
 	if (!err) /* after the profiles: a crash between loses only stacks; a
 		     failure is said and never blocks the profiles' merge */
 		err = dcpi_col_stacks_merge(c, platdir);
+	if (!err) /* the same for the value profile */
+		err = dcpi_col_vprof_merge(c, platdir);
 	if (err)
 		return err; /* keep the aggregate: the next merge retries */
 	dcpi_agg_clear(c->agg);

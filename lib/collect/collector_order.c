@@ -57,6 +57,21 @@ static int32_t sideband_pid(const struct dcpi_record *r)
 	}
 }
 
+/* A sample with more than its own fields: its stack (c->stk), or its
+ * memory access (c->mem). */
+struct rich {
+	struct dcpi_stack_sample st;
+	struct dcpi_mem_sample m;
+};
+
+static int decode_rich(const struct dcpi_collector *c, const void *raw, size_t len,
+		       struct dcpi_sample *s, struct rich *x)
+{
+	if (c->stk)
+		return dcpi_record_decode_stack_sample(raw, len, c->sample_cgroup, s, &x->st);
+	return dcpi_record_decode_mem_sample(raw, len, c->sample_cgroup, s, &x->m);
+}
+
 int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len)
 {
 	const struct perf_event_header *h = raw;
@@ -66,12 +81,13 @@ int dcpi_collector_queue(struct dcpi_collector *c, const void *raw, size_t len)
 	int32_t pid = NO_PID;
 	int err;
 
-	if (len >= sizeof(*h) && h->type == PERF_RECORD_SAMPLE && c->stk) {
-		/* with its stack: kept whole, walked in time order (take_queued) */
+	if (len >= sizeof(*h) && h->type == PERF_RECORD_SAMPLE && (c->stk || c->mem)) {
+		/* with its stack or memory access: kept whole, taken in time
+		   order (take_queued) */
 		struct dcpi_sample smp;
-		struct dcpi_stack_sample st;
+		struct rich x;
 
-		if (dcpi_record_decode_stack_sample(raw, len, c->sample_cgroup, &smp, &st))
+		if (decode_rich(c, raw, len, &smp, &x))
 			return 0; /* malformed: skip it, never crash on it */
 		if ((err = DCPI_GROW(c->q, c->qcap, c->nq + 1, SIZE_MAX, "queued records")) ||
 		    (err = dcpi_buf_put(&c->arena, raw, len)))
@@ -396,20 +412,25 @@ static int count_queued(struct dcpi_collector *c, const struct fsample *f, int e
 	return count_one(c, f, ev, pidset_find(c, f->s.pid));
 }
 
-/* A sample with its stack: counted flat as any (ordered: taken from the
- * queue in time order), then its stack walked against the loadmap as it
- * is now, the state of its time. */
-static int count_stack(struct dcpi_collector *c, const struct fsample *f,
-		       const struct dcpi_stack_sample *st, int ev, int ordered)
+/* A sample with its stack or memory access: counted flat as any
+ * (ordered: taken from the queue in time order), then its stack walked,
+ * or its access added to the value profile (a precise memory event's),
+ * against the loadmap as it is now, the state of its time. */
+static int count_rich(struct dcpi_collector *c, const struct fsample *f, const struct rich *x,
+		      int ev, int ordered)
 {
 	int err = ordered ? count_queued(c, f, ev) : count_one(c, f, ev, NULL);
 
-	/* the stack's failure (memory) loses the stack, never the sample,
+	/* the stack's or access's failure (memory) loses it, never the sample,
 	   which is counted already: an error here would have it retried and
 	   counted twice */
-	if (!err && ev >= 0 && (unsigned)ev < c->events.n)
-		dcpi_col_stack_count(c, &f->s, st, (unsigned)ev);
-	return err == -ENOMEM ? err : 0;
+	if (err || ev < 0 || (unsigned)ev >= c->events.n)
+		return err == -ENOMEM ? err : 0;
+	if (c->stk)
+		dcpi_col_stack_count(c, &f->s, &x->st, (unsigned)ev);
+	else if (c->events.ev[ev].mem)
+		dcpi_col_mem_count(c, &f->s, &x->m);
+	return 0;
 }
 
 /* Count the drain's samples that nothing queued can change the meaning
@@ -456,12 +477,12 @@ static int take_queued(struct dcpi_collector *c, const struct qent *q,
 	int err = 0;
 
 	if (q->sample == QE_STACK) {
-		struct dcpi_stack_sample st;
+		struct rich x;
 		struct fsample f = { .seq = q->seq };
 
-		if (dcpi_record_decode_stack_sample(raw, q->len, c->sample_cgroup, &f.s, &st))
+		if (decode_rich(c, raw, q->len, &f.s, &x))
 			return 0;
-		return count_stack(c, &f, &st, event_of(arg, f.s.id), 1);
+		return count_rich(c, &f, &x, event_of(arg, f.s.id), 1);
 	}
 	if (q->sample == QE_SAMPLE) {
 		struct fsample f;
@@ -573,14 +594,13 @@ static int split_sample(void *arg, const void *raw, size_t len)
 	struct split *x = arg;
 	struct fsample f;
 
-	if (x->c->stk) { /* with its stack: at once when nothing can change it */
-		struct dcpi_stack_sample st;
+	if (x->c->stk || x->c->mem) { /* at once when nothing can change it */
+		struct rich r;
 
-		if (dcpi_record_decode_stack_sample(raw, len, x->c->sample_cgroup, &f.s, &st) ||
-		    must_wait(x->c, &f.s, x->horizon))
+		if (decode_rich(x->c, raw, len, &f.s, &r) || must_wait(x->c, &f.s, x->horizon))
 			return dcpi_collector_queue(x->c, raw, len);
-		return count_stack(x->c, &f, &st,
-				   event_cached(&x->ec, f.s.id, sampler_event_of, x->s), 0);
+		return count_rich(x->c, &f, &r,
+				  event_cached(&x->ec, f.s.id, sampler_event_of, x->s), 0);
 	}
 	if (dcpi_record_decode_sample(raw, len, &f.s) || must_wait(x->c, &f.s, x->horizon))
 		return dcpi_collector_queue(x->c, raw, len); /* as it would have been */

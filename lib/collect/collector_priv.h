@@ -15,6 +15,7 @@
 #include "dcpi/label.h"
 #include "dcpi/record.h"
 #include "dcpi/stats.h"
+#include "dcpi/vprof.h"
 
 
 /* A queued record: raw bytes in the arena, or (sample) a struct fsample. */
@@ -27,7 +28,7 @@ struct qent {
 					the kernel's); NO_PID for the rest */
 	int sample;                  /* QE_RAW, QE_SAMPLE, QE_STACK */
 };
-enum { QE_RAW, QE_SAMPLE /* a struct fsample */, QE_STACK /* a raw sample with its stack */ };
+enum { QE_RAW, QE_SAMPLE /* a struct fsample */, QE_STACK /* a raw sample with its stack or memory access */ };
 #define NO_PID INT32_MIN
 
 /* A sample decoded as it arrives: most are counted straight from here,
@@ -88,6 +89,9 @@ struct dcpi_collector {
 	struct dcpi_labeler *lab;    /* -label; NULL: profiles are not labelled */
 	struct col_stacks *stk;      /* the epoch's stacks; NULL: samples carry none */
 	int sample_cgroup;           /* stack samples carry PERF_SAMPLE_CGROUP */
+	int mem;                     /* samples are of the memory layout */
+	struct dcpi_vprof *vp;       /* the epoch's value profile of the precise
+					memory events; NULL: none */
 	struct dcpi_epoch_stats stats;
 };
 
@@ -122,5 +126,13 @@ int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
  * said (on_warning) and never fails the merge: the stacks are kept for
  * the next one when the cause may pass (memory, disk), else dropped. */
 int dcpi_col_stacks_merge(struct dcpi_collector *c, const char *platdir);
+
+/* collector_vprof.c: value profiles of precise memory samples. */
+int dcpi_col_vprof_new(struct dcpi_collector *c);
+void dcpi_col_vprof_free(struct dcpi_collector *c);
+struct dcpi_mem_sample;
+int dcpi_col_mem_count(struct dcpi_collector *c, const struct dcpi_sample *s,
+		       const struct dcpi_mem_sample *m);
+int dcpi_col_vprof_merge(struct dcpi_collector *c, const char *platdir);
 
 #endif

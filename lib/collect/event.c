@@ -557,6 +557,37 @@ static const char *resolve_alias(const char *name)
 	return name;
 }
 
+/* ldlat: the machine's precise load-latency event.  Intel: the core PMU's
+ * mem-loads (PEBS load latency: event 0xcd, its ldlat threshold from
+ * sysfs), sampled with precise_ip; AMD: the IBS op PMU.  The profiles name
+ * it ldlat whichever it is. */
+static int lookup_ldlat(struct dcpi_event_spec *out)
+{
+	static const char *const intel[] = { "cpu_core/mem-loads", "cpu/mem-loads" };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < NELEM(intel); i++)
+		if (!sys_path(path, sizeof(path), "/sys/bus/event_source/devices/%.*s/events/mem-loads",
+			      (int)(strchr(intel[i], '/') - intel[i]), intel[i]) &&
+		    !access(path, R_OK)) {
+			if (lookup_pmu(intel[i], out))
+				return dcpi_error_prefix(EINVAL, "ldlat");
+			out->mem = DCPI_EVENT_MEM_PEBS;
+			snprintf(out->name, sizeof(out->name), "ldlat");
+			return 0;
+		}
+	if (!pmu_type("ibs_op", "ldlat", &out->type)) {
+		out->config = 0;
+		out->mem = DCPI_EVENT_MEM_IBS;
+		out->period = P_COMMON;
+		snprintf(out->name, sizeof(out->name), "ldlat");
+		return 0;
+	}
+	return dcpi_error(ENOENT, "unknown event 'ldlat' here: this machine's PMU has no precise "
+			  "load-latency event (neither Intel PEBS load latency, cpu/events/mem-loads, "
+			  "nor AMD IBS, ibs_op; Arm SPE is not read yet)");
+}
+
 int dcpi_event_lookup(const char *name, struct dcpi_event_spec *out)
 {
 	const char *canon = resolve_alias(name);
@@ -567,6 +598,8 @@ int dcpi_event_lookup(const char *name, struct dcpi_event_spec *out)
 				  DCPI_EVENT_NAME_MAX, name, DCPI_EVENT_NAME_MAX - 1);
 	if (strchr(name, '/'))
 		return lookup_pmu(name, out);
+	if (!strcmp(name, "ldlat"))
+		return lookup_ldlat(out);
 	if (strchr(name, ':'))
 		return lookup_tracepoint(name, out);
 	if (!lookup_fixed(canon, out) || !lookup_cache(canon, out) || !lookup_raw(name, out))
@@ -737,6 +770,8 @@ void dcpi_event_attr(const struct dcpi_event_spec *ev, struct perf_event_attr *a
 	attr->config1 = ev->config1;
 	attr->config2 = ev->config2;
 	attr->sample_period = ev->period;
+	if (ev->mem == DCPI_EVENT_MEM_PEBS)
+		attr->precise_ip = 2; /* PEBS: the load's own address and latency */
 }
 
 int dcpi_event_probe(const struct dcpi_event_spec *ev)

@@ -11,6 +11,7 @@
 
 #include "dcpi/error.h"
 #include "dcpi/record.h"
+#include "dcpi/vprof.h"
 
 #define TRAILER 24 /* pid, tid (2 x u32), time (u64), identifier (u64) */
 #define SAMPLE_LEN 40 /* header, identifier, ip, pid/tid, time */
@@ -141,15 +142,13 @@ static int decode_task(struct rd *r, struct dcpi_record *out)
 	return 0;
 }
 
-int dcpi_record_decode_sample(const void *raw, size_t len, struct dcpi_sample *s)
+/* A sample's own fields, IDENTIFIER | IP | TID | TIME, after its header
+ * (which must say len bytes); cgroup 0.  -EBADMSG. */
+static int own_fields(const uint8_t *p, size_t len, struct dcpi_sample *s)
 {
-	const uint8_t *p = raw;
 	struct perf_event_header h;
 	uint32_t pt[2];
 
-	/* IDENTIFIER | IP | TID | TIME [| CGROUP], as decode_sample reads them */
-	if (len != SAMPLE_LEN && len != SAMPLE_CG_LEN)
-		return -EBADMSG;
 	memcpy(&h, p, sizeof(h));
 	if (h.size != len || h.type != PERF_RECORD_SAMPLE)
 		return -EBADMSG;
@@ -158,11 +157,23 @@ int dcpi_record_decode_sample(const void *raw, size_t len, struct dcpi_sample *s
 	memcpy(pt, p + 24, 8);
 	memcpy(&s->time, p + 32, 8);
 	s->cgroup = 0;
-	if (len == SAMPLE_CG_LEN)
-		memcpy(&s->cgroup, p + 40, 8);
 	s->pid = (int32_t)pt[0];
 	s->tid = (int32_t)pt[1];
 	s->misc = h.misc;
+	return 0;
+}
+
+int dcpi_record_decode_sample(const void *raw, size_t len, struct dcpi_sample *s)
+{
+	const uint8_t *p = raw;
+
+	/* IDENTIFIER | IP | TID | TIME [| CGROUP], as decode_sample reads them */
+	if (len != SAMPLE_LEN && len != SAMPLE_CG_LEN)
+		return -EBADMSG;
+	if (own_fields(p, len, s))
+		return -EBADMSG;
+	if (len == SAMPLE_CG_LEN)
+		memcpy(&s->cgroup, p + 40, 8);
 	return 0;
 }
 
@@ -209,6 +220,67 @@ int dcpi_record_decode_stack_sample(const void *raw, size_t len, int cgroup,
 	s->tid = (int32_t)tid;
 	s->misc = h.misc;
 	return 0;
+}
+
+#define MEM_LEN 64
+#define MEM_CG_LEN 72
+
+int dcpi_record_decode_mem_sample(const void *raw, size_t len, int cgroup,
+				  struct dcpi_sample *s, struct dcpi_mem_sample *m)
+{
+	const uint8_t *p = raw;
+
+	if ((len != MEM_LEN && !(cgroup && len == MEM_CG_LEN)) || own_fields(p, len, s))
+		return -EBADMSG;
+	memcpy(&m->addr, p + 40, 8);
+	memcpy(&m->latency, p + 48, 4); /* var1_dw; var2_w and var3_w after it */
+	memcpy(&m->data_src, p + 56, 8);
+	if (len == MEM_CG_LEN)
+		memcpy(&s->cgroup, p + 64, 8);
+	return 0;
+}
+
+int dcpi_mem_source(uint64_t data_src)
+{
+	union perf_mem_data_src d = { .val = data_src };
+
+	if (d.mem_lvl_num && d.mem_lvl_num != PERF_MEM_LVLNUM_NA) {
+		switch (d.mem_lvl_num) {
+		case PERF_MEM_LVLNUM_L1: return d.mem_remote ? DCPI_SRC_REMOTE_CACHE : DCPI_SRC_L1;
+		case PERF_MEM_LVLNUM_L2: return d.mem_remote ? DCPI_SRC_REMOTE_CACHE : DCPI_SRC_L2;
+		case PERF_MEM_LVLNUM_L3: return d.mem_remote ? DCPI_SRC_REMOTE_CACHE : DCPI_SRC_L3;
+		case PERF_MEM_LVLNUM_L4: return d.mem_remote ? DCPI_SRC_REMOTE_CACHE : DCPI_SRC_L4;
+		case PERF_MEM_LVLNUM_ANY_CACHE: return d.mem_remote ? DCPI_SRC_REMOTE_CACHE : DCPI_SRC_OTHER;
+		case PERF_MEM_LVLNUM_LFB: return DCPI_SRC_LFB;
+		case PERF_MEM_LVLNUM_RAM: return d.mem_remote ? DCPI_SRC_REMOTE_RAM : DCPI_SRC_RAM;
+		case PERF_MEM_LVLNUM_PMEM: return DCPI_SRC_PMEM;
+		case PERF_MEM_LVLNUM_CXL: return DCPI_SRC_CXL;
+		case PERF_MEM_LVLNUM_IO: return DCPI_SRC_IO;
+		default: return DCPI_SRC_OTHER;
+		}
+	}
+	/* older kernels: the mem_lvl bits (a hit at the first level named) */
+	if (!(d.mem_lvl & PERF_MEM_LVL_HIT))
+		return DCPI_SRC_OTHER;
+	if (d.mem_lvl & PERF_MEM_LVL_L1)
+		return DCPI_SRC_L1;
+	if (d.mem_lvl & PERF_MEM_LVL_LFB)
+		return DCPI_SRC_LFB;
+	if (d.mem_lvl & PERF_MEM_LVL_L2)
+		return DCPI_SRC_L2;
+	if (d.mem_lvl & PERF_MEM_LVL_L3)
+		return DCPI_SRC_L3;
+	if (d.mem_lvl & PERF_MEM_LVL_LOC_RAM)
+		return DCPI_SRC_RAM;
+	if (d.mem_lvl & (PERF_MEM_LVL_REM_RAM1 | PERF_MEM_LVL_REM_RAM2))
+		return DCPI_SRC_REMOTE_RAM;
+	if (d.mem_lvl & (PERF_MEM_LVL_REM_CCE1 | PERF_MEM_LVL_REM_CCE2))
+		return DCPI_SRC_REMOTE_CACHE;
+	if (d.mem_lvl & PERF_MEM_LVL_IO)
+		return DCPI_SRC_IO;
+	if (d.mem_lvl & PERF_MEM_LVL_UNC)
+		return DCPI_SRC_UNCACHED;
+	return DCPI_SRC_OTHER;
 }
 
 size_t dcpi_record_compact_stack(const void *raw, size_t len, int cgroup, void *out)

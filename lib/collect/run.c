@@ -155,6 +155,12 @@ static int open_sampling(struct dcpi_run *r)
 
 	/* cgroup labels: each sample's own cgroup, where it is the v2 one */
 	so.cgroup = (r->o.label_keys & DCPI_LABEL_CGROUP) && dcpi_label_cgroup_samples(r->procroot);
+	/* a precise memory event: every sample of the memory layout */
+	for (unsigned e = 0; e < r->events.n; e++)
+		so.mem |= r->events.ev[e].mem != 0;
+	if (so.mem && so.stack_bytes)
+		return dcpi_error(EINVAL, "precise memory samples (ldlat) and call stacks together "
+				  "are not supported yet");
 	err = open_sampler(r, &so);
 
 	if ((err == -EACCES || err == -EPERM) && r->o.kernel_fallback && so.pid != -1 &&
@@ -165,6 +171,8 @@ static int open_sampling(struct dcpi_run *r)
 	r->kernel = !err && !so.exclude_kernel;
 	if (!err)
 		err = dcpi_collector_sample_layout(r->col, so.stack_bytes != 0, so.cgroup);
+	if (!err)
+		err = dcpi_collector_sample_mem(r->col, so.mem);
 	return err;
 }
 

@@ -109,6 +109,8 @@ static void fill_attr(const struct dcpi_event_spec *ev, const struct dcpi_sample
 		a->sample_regs_user = DCPI_STACK_REGS;
 		a->sample_stack_user = o->stack_bytes;
 	}
+	if (o->mem && !o->stack_bytes)
+		a->sample_type |= PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC;
 	if (o->cgroup) /* last in the layout: see dcpi/record.h */
 		a->sample_type |= PERF_SAMPLE_CGROUP;
 	a->sample_id_all = 1;

@@ -130,6 +130,23 @@ int dcpi_bins_format(const struct dcpi_bins *b, struct dcpi_buf *out)
 	return err;
 }
 
+void dcpi_bins_default(struct dcpi_bins *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->v[0] = (struct dcpi_bin){ 0, 3, 2, "c0-3" };
+	for (unsigned k = 2; k < 10; k++) {
+		struct dcpi_bin *x = &b->v[k - 1];
+
+		x->min = 1ull << k;
+		x->max = (2ull << k) - 1;
+		x->rep = 3ull << (k - 1);
+		snprintf(x->name, sizeof(x->name), "c%llu-%llu", (unsigned long long)x->min,
+			 (unsigned long long)x->max);
+	}
+	b->v[9] = (struct dcpi_bin){ 1024, UINT64_MAX, 1536, "c1024+" };
+	b->n = 10;
+}
+
 int dcpi_bins_find(const struct dcpi_bins *b, uint64_t cycles)
 {
 	size_t lo = 0, hi = b->n;

@@ -39,6 +39,8 @@ image 1 - /usr/bin/other
 load 0 $o1 100 2000 0 80 0 20
 value 0 $o1 2a 60
 value 0 $o1 7 40
+source 0 $o1 L1 80
+source 0 $o1 RAM 20
 load 0 $o2 10 4750 1 0 0 9
 load 1 $o1 5 5 0 5 0 0
 end
@@ -59,14 +61,15 @@ assert a["latency"] == {"L1": 80, "L2": 0, "memory": 20}, a["latency"]
 assert a["values"] == [{"value": "0x2a", "count": 60, "share": 0.6, "upper_bound": False},
                        {"value": "0x7", "count": 40, "share": 0.4, "upper_bound": False}], a["values"]
 assert b["vtrace"]["mean_cycles"] == 475.0 and b["latency"] == {"L1": 0, "L2": 0, "memory": 9, "": 1}, b
-assert b["values"] == [], b
+assert b["values"] == [] and b["sources"] == {}, b
+assert a["sources"] == {"L1": 80, "RAM": 20}, a["sources"]
 others = [i for i in d["instructions"] if i["offset"] not in (o1, o2)]
 assert others and not any("vtrace" in i or "latency" in i for i in others)
 EOF
 	fail "dcpilist -vtrace -json: the file's numbers" "$js $(cat "$T/err")"
 
 txt=$("$L" -db "$T/db" -asm -vtrace leaf callers 2>&1)
-grep -qE '^  vtrace: 100 samples, mean 20\.0 cycles: L1 80 memory 20 \| values: 0x2a 60\.0%, 0x7 40\.0%$' <<<"$txt" &&
+grep -qE '^  vtrace: 100 samples, mean 20\.0 cycles: L1 80 memory 20 \| values: 0x2a 60\.0%, 0x7 40\.0% \| from: L1 80, RAM 20$' <<<"$txt" &&
 	grep -qE '^  vtrace: 10 samples, mean 475\.0 cycles: memory 9 \(in no bin\) 1$' <<<"$txt" &&
 	grep -q 'L1 0-6, L2 7-36, memory 37+' <<<"$txt" &&
 	pass "dcpilist -vtrace: a line under each load, the bins named in the header" ||
@@ -189,11 +192,11 @@ cmp -s <(printf '%s\n' "$out") "$plat/epoch.vprof" &&
 # a corrupt one: said, naming the file and line, and nothing made up
 sed -i 's/^load 0 \([0-9a-f]*\) 10 4750 1 0 0 9$/load 0 \1 10 4750 1 0 0 8/' "$plat/epoch.vprof"
 out=$("$L" -db "$T/db" -vtrace leaf callers 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "epoch.vprof: line 17: OUTSIDE and the bins' counts do not add up to SAMPLES" <<<"$out" &&
+[ $rc -eq 1 ] && grep -q "epoch.vprof: line 19: OUTSIDE and the bins' counts do not add up to SAMPLES" <<<"$out" &&
 	grep -q 'no value profiles in the epochs chosen' <<<"$out" &&
 	pass "a corrupt epoch.vprof: refused with its file and line" || fail "a corrupt epoch.vprof refused" "rc=$rc $out"
 out=$("$DCPI_BIN/dcpicat" "$plat/epoch.vprof" 2>&1); rc=$?
-[ $rc -ne 0 ] && grep -q 'line 17' <<<"$out" && pass "dcpicat refuses it too" ||
+[ $rc -ne 0 ] && grep -q 'line 19' <<<"$out" && pass "dcpicat refuses it too" ||
 	fail "dcpicat refuses a corrupt value profile" "rc=$rc $out"
 
 done_testing

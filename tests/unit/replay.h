@@ -280,6 +280,21 @@ static inline size_t raw_sample(uint8_t *b, uint64_t id, uint64_t ip, uint32_t p
 	return 40;
 }
 
+/* A sample of the memory layout (dcpi_record_decode_mem_sample). */
+static inline size_t raw_mem_sample(uint8_t *b, uint64_t id, uint64_t ip, uint32_t pid,
+				    uint64_t time, uint64_t addr, uint32_t latency,
+				    uint64_t data_src)
+{
+	uint64_t w = latency;
+
+	raw_sample(b, id, ip, pid, time);
+	((struct perf_event_header *)b)->size = 64;
+	memcpy(b + 40, &addr, 8);
+	memcpy(b + 48, &w, 8);
+	memcpy(b + 56, &data_src, 8);
+	return 64;
+}
+
 static inline size_t raw_mmap2(uint8_t *b, uint32_t pid, uint64_t start, uint64_t len,
 			       const char *path, uint64_t time)
 {

@@ -499,6 +499,38 @@ static void test_fixture_tracepoints(const char *root)
 	dcpi_event_sysroot(root);
 }
 
+/* ldlat: the PMU's precise load-latency event, where sysfs shows one:
+ * Intel's mem-loads (PEBS, precise_ip), else AMD's IBS op, else refused
+ * saying so. */
+static void test_fixture_ldlat(const char *root)
+{
+	struct dcpi_event_spec ev;
+	struct perf_event_attr a;
+	char dir[4200];
+
+	expect_lookup_fails("ldlat", -ENOENT, "no precise load-latency event");
+	put(root, "sys/bus/event_source/devices/ibs_op/type", "11");
+	T_EQ(dcpi_event_lookup("ldlat", &ev), 0, "ldlat with IBS op: %s", dcpi_errmsg());
+	T_OK(ev.type == 11 && ev.config == 0 && ev.mem == DCPI_EVENT_MEM_IBS &&
+	     !strcmp(ev.name, "ldlat"), "the ibs_op PMU, named ldlat, a memory event");
+	dcpi_event_attr(&ev, &a);
+	T_EQ(a.precise_ip, 0, "IBS: no precise_ip asked");
+	put(root, "sys/bus/event_source/devices/cpu/type", "4");
+	put(root, "sys/bus/event_source/devices/cpu/format/event", "config:0-7");
+	put(root, "sys/bus/event_source/devices/cpu/format/umask", "config:8-15");
+	put(root, "sys/bus/event_source/devices/cpu/format/ldlat", "config1:0-15");
+	put(root, "sys/bus/event_source/devices/cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3");
+	T_EQ(dcpi_event_lookup("ldlat", &ev), 0, "ldlat with PEBS: %s", dcpi_errmsg());
+	T_OK(ev.type == 4 && ev.config == 0x1cd && ev.config1 == 3 && ev.mem == DCPI_EVENT_MEM_PEBS &&
+	     !strcmp(ev.name, "ldlat"), "Intel's mem-loads first: event 0xcd, umask 1, ldlat 3");
+	dcpi_event_attr(&ev, &a);
+	T_EQ(a.precise_ip, 2, "PEBS: precise_ip 2");
+	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/cpu/events/mem-loads", root);
+	unlink(dir);
+	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/ibs_op/type", root);
+	unlink(dir);
+}
+
 static void test_fixtures(void)
 {
 	char longroot[5000];
@@ -511,6 +543,7 @@ static void test_fixtures(void)
 	T_EQ(dcpi_event_sysroot(tmpdir), 0, "sysroot set to the fixture");
 	test_fixture_pmu();
 	test_fixture_tracepoints(tmpdir);
+	test_fixture_ldlat(tmpdir);
 	memset(longroot, '/', sizeof(longroot) - 1);
 	longroot[sizeof(longroot) - 1] = 0;
 	T_EQ(dcpi_event_sysroot(longroot), -ENAMETOOLONG, "overlong sysroot refused");

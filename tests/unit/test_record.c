@@ -6,9 +6,13 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "dcpi/error.h"
+#include "dcpi/event.h"
 #include "dcpi/record.h"
 #include "dcpi/sampler.h"
+#include "dcpi/vprof.h"
 #include "tap.h"
 
 struct rec {
@@ -312,8 +316,118 @@ static void test_compact_stack(void)
 	T_EQ(dcpi_record_compact_stack(r.b, r.n, 0, out), 0, "not a valid sample: 0, nothing written");
 }
 
+/* Precise memory samples: the layout field by field, the lengths refused,
+ * and data sources by level (the level number, else the old bits). */
+static void test_mem_sample(void)
+{
+	uint8_t b[80] = { 0 };
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 64 };
+	uint64_t id = 9, ip = 0x401000, t = 77, addr = 0x7ffd0000, w = 0x0002000100000123ull, ds = 5;
+	uint64_t cg = 1234;
+	uint32_t pt[2] = { 10, 11 };
+	struct dcpi_sample s;
+	struct dcpi_mem_sample m;
+	union perf_mem_data_src d = { .val = 0 };
+
+	memcpy(b, &h, 8);
+	memcpy(b + 8, &id, 8);
+	memcpy(b + 16, &ip, 8);
+	memcpy(b + 24, pt, 8);
+	memcpy(b + 32, &t, 8);
+	memcpy(b + 40, &addr, 8);
+	memcpy(b + 48, &w, 8);
+	memcpy(b + 56, &ds, 8);
+	T_EQ(dcpi_record_decode_mem_sample(b, 64, 0, &s, &m), 0, "a memory sample decodes");
+	T_OK(s.id == 9 && s.ip == ip && s.pid == 10 && s.tid == 11 && s.time == 77 && s.cgroup == 0,
+	     "its own fields");
+	T_OK(m.addr == addr && m.latency == 0x123 && m.data_src == 5,
+	     "address, latency (WEIGHT_STRUCT's first word only), data source");
+	T_EQ(dcpi_record_decode_mem_sample(b, 63, 0, &s, &m), -EBADMSG, "63 bytes refused");
+	h.size = 72;
+	memcpy(b, &h, 8);
+	memcpy(b + 64, &cg, 8);
+	T_EQ(dcpi_record_decode_mem_sample(b, 72, 0, &s, &m), -EBADMSG,
+	     "72 bytes refused when no cgroup was asked for");
+	T_OK(dcpi_record_decode_mem_sample(b, 72, 1, &s, &m) == 0 && s.cgroup == 1234,
+	     "72 with the cgroup");
+	T_EQ(dcpi_record_decode_mem_sample(b, 64, 1, &s, &m), -EBADMSG, "a header size that differs");
+	T_EQ(dcpi_record_decode_mem_sample(b, 40, 1, &s, &m), -EBADMSG, "a plain sample is not one");
+	T_EQ(dcpi_mem_source(0), DCPI_SRC_OTHER, "nothing said: other");
+	d.mem_lvl_num = PERF_MEM_LVLNUM_L2;
+	T_EQ(dcpi_mem_source(d.val), DCPI_SRC_L2, "level number L2");
+	d.mem_lvl_num = PERF_MEM_LVLNUM_RAM;
+	T_EQ(dcpi_mem_source(d.val), DCPI_SRC_RAM, "RAM");
+	d.mem_remote = 1;
+	T_EQ(dcpi_mem_source(d.val), DCPI_SRC_REMOTE_RAM, "remote RAM");
+	d.mem_lvl_num = PERF_MEM_LVLNUM_L3;
+	T_EQ(dcpi_mem_source(d.val), DCPI_SRC_REMOTE_CACHE, "a remote L3: remote cache");
+	d.val = 0;
+	d.mem_lvl_num = PERF_MEM_LVLNUM_LFB;
+	T_EQ(dcpi_mem_source(d.val), DCPI_SRC_LFB, "the fill buffer");
+	d.val = 0;
+	d.mem_lvl = PERF_MEM_LVL_HIT | PERF_MEM_LVL_L3;
+	T_EQ(dcpi_mem_source(d.val), DCPI_SRC_L3, "old bits: an L3 hit");
+	d.mem_lvl = PERF_MEM_LVL_MISS | PERF_MEM_LVL_L3;
+	T_EQ(dcpi_mem_source(d.val), DCPI_SRC_OTHER, "old bits: a miss says not where: other");
+	d.mem_lvl = PERF_MEM_LVL_HIT | PERF_MEM_LVL_UNC;
+	T_EQ(dcpi_mem_source(d.val), DCPI_SRC_UNCACHED, "uncached");
+}
+
+struct mem_count {
+	size_t samples, decoded, timed;
+};
+
+static int on_mem_record(void *arg, const void *raw, size_t len)
+{
+	struct mem_count *x = arg;
+	struct dcpi_sample s;
+	struct dcpi_mem_sample m;
+
+	if (len < 8 || ((const struct perf_event_header *)raw)->type != PERF_RECORD_SAMPLE)
+		return 0;
+	x->samples++;
+	if (!dcpi_record_decode_mem_sample(raw, len, 0, &s, &m)) {
+		x->decoded++;
+		x->timed += m.latency != 0;
+	}
+	return 0;
+}
+
+/* The kernel's own records of the memory layout: a software event opened
+ * as a precise memory event's sampler would be (no PMU here: the layout
+ * is what can be checked; its latency is 0, no load timed). */
+static void test_mem_layout_kernel(void)
+{
+	struct dcpi_eventlist ev = { 0 };
+	struct dcpi_sampler_opts so = { .pid = 0, .exclude_kernel = 1, .mem = 1 };
+	struct dcpi_sampler *smp = NULL;
+	struct mem_count x = { 0, 0, 0 };
+	struct timespec t0, t;
+	volatile uint64_t sink = 0;
+
+	if (dcpi_event_parse(&ev, "task-clock:F100000") ||
+	    dcpi_sampler_open(&dcpi_sampler_perf, &ev, &so, &smp) || dcpi_sampler_enable(smp)) {
+		T_SKIP("perf_event_open refused: %s", dcpi_errmsg());
+		dcpi_sampler_close(smp);
+		return;
+	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do { /* 50 ms of this thread's CPU: some 500 samples */
+		for (int i = 0; i < 100000; i++)
+			sink += (uint64_t)i * 7;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 50000000L);
+	dcpi_sampler_drain(smp, on_mem_record, &x);
+	dcpi_sampler_close(smp);
+	T_OK(x.samples >= 10, "the kernel wrote samples (%zu)", x.samples);
+	T_EQ(x.decoded, x.samples, "every one of the memory layout");
+	T_EQ(x.timed, 0, "none timed: a software event times no load");
+}
+
 int main(void)
 {
+	test_mem_layout_kernel();
+	test_mem_sample();
 	test_sample();
 	test_stack_sample();
 	test_compact_stack();

@@ -4,6 +4,7 @@
  * kernel fallback, and warnings through the callback. */
 #include <errno.h>
 #include <stdlib.h>
+#include <linux/perf_event.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "dcpi/run.h"
 #include "fixture.h"
 #include "replay.h"
+#include "dcpi/vprof.h"
 #include "tap.h"
 
 static char procroot[PATH_MAX];
@@ -358,6 +360,85 @@ static void test_drain_during_merge(void)
 	dcpi_run_free(r);
 }
 
+/* A precise memory event's samples (replayed as the kernel lays them out):
+ * counted flat as any, and into the epoch's value profile: each load's
+ * latency binned (the default bins), its data source counted; samples the
+ * PMU did not time, and those of no image, counted as skipped. */
+static void test_mem_samples(void)
+{
+	struct dcpi_eventlist mev = ev;
+	struct dcpi_run_opts o;
+	struct dcpi_run *r;
+	struct dcpi_vprof *v = NULL;
+	const struct dcpi_vprof_load *l;
+	char db[300], path[4300];
+	uint8_t b[512];
+	uint64_t t = now_ns() - 100000000;
+	union perf_mem_data_src l1 = { .val = 0 }, ram = { .val = 0 };
+
+	l1.mem_lvl_num = PERF_MEM_LVLNUM_L1;
+	ram.mem_lvl_num = PERF_MEM_LVLNUM_RAM;
+	ram.mem_remote = 1;
+	mev.ev[0].mem = DCPI_EVENT_MEM_PEBS;
+	snprintf(db, sizeof(db), "%s", fx_path("dbmem"));
+	o = opts(db, -1, 0);
+	o.events = &mev;
+	r = open_run(&o);
+	T_OK(r != NULL, "a run with a precise memory event opens");
+	if (!r)
+		return;
+	T_EQ(dcpi_run_new_epoch(r), 0, "new epoch");
+	T_EQ(dcpi_run_start(r), 0, "start");
+	replay_put(dcpi_run_sampler(r), 1, b, raw_mmap2(b, 700, 0x700000, 0x1000,
+							"/opt/fake/r.out", t));
+	for (int i = 0; i < 10; i++) /* 0x700040: 6 at 3 cycles from L1, 4 at 300 from remote RAM */
+		replay_put(dcpi_run_sampler(r), 0, b,
+			   raw_mem_sample(b, REPLAY_ID, 0x700040, 700, t + 1000 + i, 0x1000 + i,
+					  i < 6 ? 3 : 300, i < 6 ? l1.val : ram.val));
+	replay_put(dcpi_run_sampler(r), 0, b, raw_mem_sample(b, REPLAY_ID, 0x700080, 700, t + 2000,
+							     0, 0, 0)); /* not timed */
+	replay_put(dcpi_run_sampler(r), 0, b, raw_mem_sample(b, REPLAY_ID, 0x900000, 700, t + 2001,
+							     8, 50, l1.val)); /* in no image */
+	T_EQ(dcpi_run_drain(r, 1), 0, "drain");
+	T_EQ(dcpi_run_merge(r), 0, "merge: %s", dcpi_errmsg());
+	T_EQ(dcpi_run_stats(r)->samples, 12, "every sample counted flat");
+	snprintf(path, sizeof(path), "%s/epoch.vprof", dcpi_run_platdir(r));
+	T_EQ(dcpi_vprof_read(path, &v), 0, "epoch.vprof written: %s", dcpi_errmsg());
+	if (v) {
+		int skipped_ok = 0;
+
+		T_STREQ(v->kind, "ldlat", "its kind: the PMU's latency");
+		T_OK(v->nimages == 1 && !strcmp(v->images[0].path, "/opt/fake/r.out") &&
+		     v->images[0].build_id_len == 20 && v->processes == 0, "its one image, with the "
+		     "mmap's build-id; no processes (the sampler's own)");
+		l = dcpi_vprof_load(v, 0, 0x40);
+		T_OK(l && l->samples == 10 && l->cycles == 6 * 3 + 4 * 300, "the load: samples, cycles");
+		T_OK(l && l->bins[0] == 6 && l->bins[dcpi_bins_find(&v->bins, 300)] == 4,
+		     "binned: 6 in c0-3, 4 in %s", v->bins.v[dcpi_bins_find(&v->bins, 300)].name);
+		T_OK(l && l->sources[DCPI_SRC_L1] == 6 && l->sources[DCPI_SRC_REMOTE_RAM] == 4,
+		     "sources: L1 6, remote-RAM 4");
+		T_OK(v->nloads == 1 && v->signals == 12, "one load; 12 samples seen");
+		for (size_t i = 0; i < v->nskipped; i++)
+			skipped_ok += (!strcmp(v->skipped[i].name, "nolatency") && v->skipped[i].n == 1) +
+				      (!strcmp(v->skipped[i].name, "noimage") && v->skipped[i].n == 1);
+		T_EQ(skipped_ok, 2, "skipped: one not timed, one of no image");
+		dcpi_vprof_free(v);
+		v = NULL;
+	}
+	/* a second merge adds to the file */
+	replay_put(dcpi_run_sampler(r), 0, b, raw_mem_sample(b, REPLAY_ID, 0x700040, 700,
+							     now_ns() - 50000000, 1, 3, l1.val));
+	T_EQ(dcpi_run_drain(r, 1), 0, "drain again");
+	T_EQ(dcpi_run_merge(r), 0, "merge again");
+	if (!dcpi_vprof_read(path, &v)) {
+		l = dcpi_vprof_load(v, 0, 0x40);
+		T_OK(l && l->samples == 11 && l->sources[DCPI_SRC_L1] == 7 && v->signals == 13,
+		     "the second merge added to the first");
+		dcpi_vprof_free(v);
+	}
+	dcpi_run_free(r);
+}
+
 int main(void)
 {
 	if (fx_setup("run") || dcpi_event_parse(&ev, "cpu-clock:F500000"))
@@ -370,6 +451,7 @@ int main(void)
 	test_kernel();
 	test_rerandomize();
 	test_drain_during_merge();
+	test_mem_samples();
 	fx_cleanup();
 	return t_done();
 }
