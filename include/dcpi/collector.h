@@ -58,8 +58,9 @@ struct dcpi_collector_opts {
 	   its slow part); for logs, and for tests that slow a merge down */
 	void (*on_commit)(void *arg, size_t nfiles);
 	void *arg;
-	/* the latency bins of precise memory samples' value profiles (copied at
-	   dcpi_collector_sample_mem); NULL: dcpi_bins_default's */
+	/* the latency bins of precise memory samples' value profiles (read at
+	   each epoch's start: must outlive the collector); NULL:
+	   dcpi_bins_default's */
 	const struct dcpi_bins *vbins;
 };
 

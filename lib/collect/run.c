@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dcpi/db.h"
 #include "dcpi/error.h"
@@ -24,6 +25,8 @@ struct dcpi_run {
 	char platdir[4096];
 	struct dcpi_sampler *sampler; /* NULL until dcpi_run_open */
 	struct dcpi_collector *col;
+	struct dcpi_bins vbins;      /* DB/bins, for precise memory samples */
+	int has_vbins;
 	int kernel;                  /* kernel-mode samples are taken */
 	unsigned nepochs;            /* entered so far */
 	uint64_t cpu_ns;             /* dcpi_run_set_cpu_time; 0: not known */
@@ -53,6 +56,25 @@ static void warn(struct dcpi_run *r, const char *fmt, ...)
 	r->o.on_warning(r->o.arg, msg);
 }
 
+/* The latency bins of precise memory samples: the database's bins file
+ * (dcpi bins, dcpi record -vtrace make it) where there is one and the
+ * run samples such an event; a bad one is said, and the default used. */
+static void load_vbins(struct dcpi_run *r)
+{
+	char path[4200];
+	int mem = 0;
+
+	for (unsigned e = 0; e < r->events.n; e++)
+		mem |= r->events.ev[e].mem != 0;
+	snprintf(path, sizeof(path), "%s/bins", r->db);
+	if (!mem || access(path, F_OK))
+		return;
+	if (dcpi_bins_read(path, &r->vbins))
+		warn(r, "%s; precise samples' latencies are binned by powers of two", dcpi_errmsg());
+	else
+		r->has_vbins = 1;
+}
+
 static int new_collector(struct dcpi_run *r, const struct dcpi_run_opts *o)
 {
 	struct dcpi_collector_opts co = {
@@ -68,6 +90,8 @@ static int new_collector(struct dcpi_run *r, const struct dcpi_run_opts *o)
 		.on_warning = o->on_warning, .on_commit = o->on_commit,
 	};
 
+	load_vbins(r);
+	co.vbins = r->has_vbins ? &r->vbins : NULL;
 	return dcpi_collector_new(&co, &r->col);
 }
 

@@ -439,6 +439,45 @@ static void test_mem_samples(void)
 	dcpi_run_free(r);
 }
 
+/* The database's bins file, where there is one, bins precise samples. */
+static void test_mem_bins(void)
+{
+	struct dcpi_eventlist mev = ev;
+	struct dcpi_run_opts o;
+	struct dcpi_run *r;
+	struct dcpi_vprof *v = NULL;
+	char db[300], path[4300];
+	uint8_t b[512];
+	uint64_t t = now_ns() - 100000000;
+	FILE *f;
+
+	mev.ev[0].mem = DCPI_EVENT_MEM_IBS;
+	snprintf(db, sizeof(db), "%s", fx_path("dbbins"));
+	dcpi_db_init(db, 0700);
+	snprintf(path, sizeof(path), "%s/bins", db);
+	if ((f = fopen(path, "w"))) {
+		fputs("0 10 5 near\n11 18446744073709551615 300 far\n", f);
+		fclose(f);
+	}
+	o = opts(db, -1, 0);
+	o.events = &mev;
+	if (!(r = open_run(&o)))
+		return;
+	dcpi_run_new_epoch(r);
+	dcpi_run_start(r);
+	replay_put(dcpi_run_sampler(r), 1, b, raw_mmap2(b, 700, 0x700000, 0x1000, "/opt/fake/r.out", t));
+	replay_put(dcpi_run_sampler(r), 0, b, raw_mem_sample(b, REPLAY_ID, 0x700040, 700, t + 5, 1, 40, 0));
+	dcpi_run_drain(r, 1);
+	T_EQ(dcpi_run_merge(r), 0, "merge");
+	snprintf(path, sizeof(path), "%s/epoch.vprof", dcpi_run_platdir(r));
+	T_EQ(dcpi_vprof_read(path, &v), 0, "read");
+	T_OK(v && v->bins.n == 2 && !strcmp(v->bins.v[1].name, "far") && v->nloads == 1 &&
+	     v->loads[0].bins[1] == 1 && v->loads[0].sources[DCPI_SRC_OTHER] == 1,
+	     "binned by DB/bins (40 cycles: far); no data source said: other");
+	dcpi_vprof_free(v);
+	dcpi_run_free(r);
+}
+
 int main(void)
 {
 	if (fx_setup("run") || dcpi_event_parse(&ev, "cpu-clock:F500000"))
@@ -452,6 +491,7 @@ int main(void)
 	test_rerandomize();
 	test_drain_during_merge();
 	test_mem_samples();
+	test_mem_bins();
 	fx_cleanup();
 	return t_done();
 }
