@@ -111,6 +111,9 @@ static void add_row(struct ts *t, const struct dcpi_stall_proc *p, size_t i)
 	w->conf = b < p->c.cfg.nblocks ? p->c.blocks[b].conf : 'L';
 	w->avg = p->c.insns[i].stall;
 	w->s = p->s[i];
+	w->vt_samples = 0; /* mark_vtrace's, later */
+	w->vt_mean = 0;
+	w->vt_bin[0] = 0;
 	for (int k = 0; k < DCPI_STALL_NKINDS; k++)
 		w->at[k] = w->s.blame[k] < p->a.ninsns ? p->a.insns[w->s.blame[k]].insn.vaddr : 0;
 	t->total_stall += w->stall;

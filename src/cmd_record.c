@@ -270,7 +270,7 @@ static void rm_files(const char *dir)
 static void vtrace_finish(struct record *r)
 {
 	struct dcpi_vprof *v = NULL;
-	size_t nfiles, nbad;
+	size_t nfiles = 0, nbad = 0;
 	char *first_bad = NULL, path[4200];
 	uint64_t samples = 0;
 

@@ -105,6 +105,7 @@ void dcpi_collector_free(struct dcpi_collector *c)
 	dcpi_agg_free(c->agg);
 	dcpi_labeler_free(c->lab);
 	dcpi_col_stacks_free(c);
+	dcpi_col_vprof_free(c);
 	dcpi_jitmap_free(c->jm);
 	free(c->db);
 	dcpi_buf_release(&c->arena);

@@ -161,7 +161,8 @@ static int image_add(struct dcpi_vprof *v, const char *path, const uint8_t *id, 
 	memset(im, 0, sizeof(*im));
 	if (!(im->path = strdup(path)))
 		return dcpi_error(ENOMEM, "out of memory");
-	memcpy(im->build_id, id, len);
+	if (len)
+		memcpy(im->build_id, id, len);
 	im->build_id_len = (uint32_t)len;
 	v->nimages++;
 	return 0;
