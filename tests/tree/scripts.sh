@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The test scripts' own rule: no command is given a here-document and a
-# here-string (or another redirection of its standard input) at once.  Only
-# the last one is its standard input: `python3 - <<'EOF' <<<"$json"` runs
-# the JSON as the program (a dict literal: exit 0, every assert skipped), a
-# check that passes on nothing.
+# The test scripts' own rules.  No command is given a here-document and a
+# here-string (or another redirection of its standard input) at once: only
+# the last one is its standard input, and `python3 - <<'EOF' <<<"$json"`
+# runs the JSON as the program (a dict literal: exit 0, every assert
+# skipped), a check that passes on nothing.  And no CSV report is captured
+# with its standard error (`x=$(tool -csv ... 2>&1)`): a warning that only a
+# busy machine prints (samples of no image) then comes first and the parse
+# fails, a test of the machine.
 . "$(dirname "$0")/../tap.sh"
 root=$DCPI_ROOT
 
@@ -15,6 +18,16 @@ bad_lines() {
 
 out=$(cd "$root" && bad_lines tests/e2e/*.sh tests/golden/*.sh tests/tree/*.sh bench/* scripts/* | grep -v '^tests/tree/scripts.sh:')
 check "no test feeds one command two standard inputs${out:+: $out}" test -z "$out"
+
+csv_lines() {
+	grep -nE '=\$\([^)]*-csv[^)]*2>&1\)' "$@" 2>/dev/null
+}
+out=$(cd "$root" && csv_lines tests/e2e/*.sh tests/golden/*.sh bench/*)
+check "no CSV report is captured with its standard error${out:+: $out}" test -z "$out"
+printf '%s\n' 'd=$("$DCPI_BIN/dcpidiff" -db "$DB" -csv A B nightly 2>&1)' >"$T/e.sh"
+printf '%s\n' 'd=$("$DCPI_BIN/dcpidiff" -db "$DB" -csv A B 2>"$T/err")' >"$T/f.sh"
+check "a CSV captured with its standard error is found when planted" test -n "$(csv_lines "$T/e.sh")"
+check "one whose standard error goes to a file is fine" test -z "$(csv_lines "$T/f.sh")"
 
 # the check finds each form when planted
 printf '%s\n' "python3 - \"\$x\" <<'EOF' <<<\"\$json\" && pass ok" >"$T/a.sh"
