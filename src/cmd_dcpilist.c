@@ -196,6 +196,44 @@ static const struct dcpi_vprof_load *vload(const struct listing *l, const struct
 
 #define VTRACE_TEXT_VALUES 4
 
+/* The hot values.  Where the list is full (16 values or more were seen),
+ * a value's count is over by at most the list's least count: its share is
+ * shown as the range that leaves, and only where at least 1% of the
+ * samples are surely its; none may stand out. */
+static void print_values(const struct dcpi_vprof_load *v)
+{
+	int full = v->nvalues == DCPI_VPROF_VALUES;
+	uint64_t floor = full ? v->values[v->nvalues - 1].count : 0;
+	const char *sep = "";
+	unsigned shown = 0, more = 0;
+
+	if (!v->nvalues)
+		return;
+	printf(" | values:");
+	for (unsigned k = 0; k < v->nvalues; k++) {
+		uint64_t sure = v->values[k].count - floor;
+
+		if (full && sure * 100 < v->samples)
+			break; /* most frequent first: no later one stands out either */
+		if (shown == VTRACE_TEXT_VALUES) {
+			more++;
+			continue;
+		}
+		if (full)
+			printf("%s 0x%" PRIx64 " %.1f-%.1f%%", sep, v->values[k].value,
+			       report_pct(sure, v->samples), report_pct(v->values[k].count, v->samples));
+		else
+			printf("%s 0x%" PRIx64 " %.1f%%", sep, v->values[k].value,
+			       report_pct(v->values[k].count, v->samples));
+		sep = ",";
+		shown++;
+	}
+	if (more)
+		printf(" (%u more)", more);
+	if (!shown)
+		printf(" none stands out (16 or more seen, none surely 1%%)");
+}
+
 static void print_vload(const struct listing *l, const struct dcpi_vprof_load *v)
 {
 	const struct dcpi_bins *b = &l->vp->bins;
@@ -208,13 +246,7 @@ static void print_vload(const struct listing *l, const struct dcpi_vprof_load *v
 			printf(" %s %" PRIu64, b->v[k].name, v->bins[k]);
 	if (v->outside)
 		printf(" (in no bin) %" PRIu64, v->outside);
-	if (v->nvalues)
-		printf(" | values:");
-	for (unsigned k = 0; k < v->nvalues && k < VTRACE_TEXT_VALUES; k++, sep = ",")
-		printf("%s %s0x%" PRIx64 " %.1f%%", sep, v->nvalues == DCPI_VPROF_VALUES ? "<=" : "",
-		       v->values[k].value, report_pct(v->values[k].count, v->samples));
-	if (v->nvalues > VTRACE_TEXT_VALUES)
-		printf(" (%u more)", v->nvalues - VTRACE_TEXT_VALUES);
+	print_values(v);
 	sep = " | from:";
 	for (int k = 0; k < DCPI_SRC_N; k++)
 		if (v->sources[k]) {
@@ -299,9 +331,9 @@ static void print_vheader(const struct listing *l)
 		printf("vtrace: the latency of the sampled loads as the PMU measured it (precise "
 		       "samples, ldlat), in core cycles; samples per bin of");
 	else
-		printf("vtrace: the measured latency of the sampled loads (%s, %" PRIu64 " processes), "
+		printf("vtrace: the measured latency of the sampled loads (%s, %" PRIu64 " process%s), "
 		       "in time-stamp counter cycles; samples per bin of", l->vp->kind,
-		       l->vp->processes);
+		       l->vp->processes, l->vp->processes == 1 ? "" : "es");
 	for (size_t k = 0; k < b->n; k++)
 		if (b->v[k].max == UINT64_MAX)
 			printf("%s %s %" PRIu64 "+", k ? "," : "", b->v[k].name, b->v[k].min);
@@ -309,7 +341,8 @@ static void print_vheader(const struct listing *l)
 			printf("%s %s %" PRIu64 "-%" PRIu64, k ? "," : "", b->v[k].name, b->v[k].min,
 			       b->v[k].max);
 	printf("; values: the values loaded most often, with their share of the load's samples\n"
-	       "(<=: an upper bound, where 16 values or more were seen)\n");
+	       "(where 16 values or more were seen, the range the count allows, and only the values "
+	       "surely 1%% or more)\n");
 	if (l->vimg < 0)
 		printf("note: no load of this image was value-profiled\n");
 }
@@ -388,6 +421,9 @@ static void json_vload(struct dcpi_json *j, const struct listing *l,
 		dcpi_json_key(j, "share");
 		dcpi_json_fixed(j, (double)v->values[k].count / (double)v->samples, 4);
 		dcpi_json_key_bool(j, "upper_bound", v->nvalues == DCPI_VPROF_VALUES);
+		dcpi_json_key(j, "share_min");
+		dcpi_json_fixed(j, (double)(v->values[k].count - (v->nvalues == DCPI_VPROF_VALUES ?
+				    v->values[DCPI_VPROF_VALUES - 1].count : 0)) / (double)v->samples, 4);
 		dcpi_json_obj_end(j);
 	}
 	dcpi_json_arr_end(j);
