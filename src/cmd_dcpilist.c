@@ -196,14 +196,12 @@ static const struct dcpi_vprof_load *vload(const struct listing *l, const struct
 
 #define VTRACE_TEXT_VALUES 4
 
-/* The hot values.  Where the list is full (16 values or more were seen),
- * a value's count is over by at most the list's least count: its share is
- * shown as the range that leaves, and only where at least 1% of the
- * samples are surely its; none may stand out. */
+/* The hot values.  Where the counts are approximate (a full list: 16
+ * values or more were seen), each is within the load's bound of the truth:
+ * its share is shown as the range that leaves, and only where 1% of the
+ * samples or more are surely that value; none may stand out. */
 static void print_values(const struct dcpi_vprof_load *v)
 {
-	int full = v->nvalues == DCPI_VPROF_VALUES;
-	uint64_t floor = full ? v->values[v->nvalues - 1].count : 0;
 	const char *sep = "";
 	unsigned shown = 0, more = 0;
 
@@ -211,20 +209,21 @@ static void print_values(const struct dcpi_vprof_load *v)
 		return;
 	printf(" | values:");
 	for (unsigned k = 0; k < v->nvalues; k++) {
-		uint64_t sure = v->values[k].count - floor;
+		uint64_t c = v->values[k].count, lo = c > v->verr ? c - v->verr : 0;
+		uint64_t hi = v->samples - c > v->verr ? c + v->verr : v->samples;
 
-		if (full && sure * 100 < v->samples)
+		if (v->verr && lo < v->samples / 100 + (v->samples % 100 != 0))
 			break; /* most frequent first: no later one stands out either */
 		if (shown == VTRACE_TEXT_VALUES) {
 			more++;
 			continue;
 		}
-		if (full)
+		if (v->verr)
 			printf("%s 0x%" PRIx64 " %.1f-%.1f%%", sep, v->values[k].value,
-			       report_pct(sure, v->samples), report_pct(v->values[k].count, v->samples));
+			       report_pct(lo, v->samples), report_pct(hi, v->samples));
 		else
 			printf("%s 0x%" PRIx64 " %.1f%%", sep, v->values[k].value,
-			       report_pct(v->values[k].count, v->samples));
+			       report_pct(c, v->samples));
 		sep = ",";
 		shown++;
 	}
@@ -420,10 +419,14 @@ static void json_vload(struct dcpi_json *j, const struct listing *l,
 		dcpi_json_key_u64(j, "count", v->values[k].count);
 		dcpi_json_key(j, "share");
 		dcpi_json_fixed(j, (double)v->values[k].count / (double)v->samples, 4);
-		dcpi_json_key_bool(j, "upper_bound", v->nvalues == DCPI_VPROF_VALUES);
+		dcpi_json_key_bool(j, "approximate", v->verr != 0);
 		dcpi_json_key(j, "share_min");
-		dcpi_json_fixed(j, (double)(v->values[k].count - (v->nvalues == DCPI_VPROF_VALUES ?
-				    v->values[DCPI_VPROF_VALUES - 1].count : 0)) / (double)v->samples, 4);
+		dcpi_json_fixed(j, (double)(v->values[k].count > v->verr ? v->values[k].count - v->verr
+							       : 0) / (double)v->samples, 4);
+		dcpi_json_key(j, "share_max");
+		dcpi_json_fixed(j, (double)(v->samples - v->values[k].count > v->verr ?
+					     v->values[k].count + v->verr : v->samples) /
+				   (double)v->samples, 4);
 		dcpi_json_obj_end(j);
 	}
 	dcpi_json_arr_end(j);

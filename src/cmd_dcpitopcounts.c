@@ -373,18 +373,6 @@ static int cmp_vrow(const void *a, const void *b)
 	return x->l->off < y->l->off ? -1 : x->l->off > y->l->off;
 }
 
-/* The bin most of a load's samples fell in: its index, or -1 (none in a
- * bin). */
-static int top_bin(const struct dcpi_vprof *vp, const struct dcpi_vprof_load *l)
-{
-	int best = -1;
-
-	for (size_t k = 0; k < vp->bins.n; k++)
-		if (l->bins[k] && (best < 0 || l->bins[k] > l->bins[best]))
-			best = (int)k;
-	return best;
-}
-
 static void vtrace_report(struct tc *t)
 {
 	struct dcpi_vprof *vp;
@@ -424,7 +412,7 @@ static void vtrace_report(struct tc *t)
 		v[n].l = l;
 		v[n].s.vaddr = va;
 		v[n].c = (struct cand){ k, 0, &v[n].s };
-		all += l->cycles;
+		all = all > UINT64_MAX - l->cycles ? UINT64_MAX : all + l->cycles;
 		n++;
 	}
 	if (left)
@@ -449,7 +437,7 @@ static void vtrace_report(struct tc *t)
 		dcpi_json_arr_begin(j);
 		for (size_t i = 0; i < n; i++) {
 			const struct dcpi_vprof_load *l = v[i].l;
-			int b = top_bin(vp, l);
+			int b = dcpi_vprof_top_bin(vp, l);
 
 			dcpi_json_break(j);
 			dcpi_json_obj_begin(j);
@@ -472,16 +460,17 @@ static void vtrace_report(struct tc *t)
 		dcpi_json_free(j);
 	} else {
 		report_print_header(stdout, t->o.co.db, &t->set, t->total, &t->w);
-		printf("\nThe loads with the most measured latency (value profiles of %" PRIu64
-		       " processes):\ntheir cycles summed over their samples and the share of all "
-		       "loads' cycles, samples,\nmean cycles, and the latency bin most of them fell "
-		       "in, with its share.\n", vp->processes);
+		printf("\nThe loads with the most measured latency (%s):\ntheir %s summed over their "
+		       "samples and the share of all loads' cycles, samples,\nmean cycles, and the "
+		       "latency bin most of them fell in, with its share.\n",
+		       strcmp(vp->kind, "ldlat") ? "value profiler" : "precise samples, ldlat",
+		       strcmp(vp->kind, "ldlat") ? "time-stamp counter cycles" : "core cycles");
 		printf("==============================================================================\n");
 		printf("%12s %7s %8s %8s %-16s %-28s %-14s %-36s %s\n", "cycles", "%", "samples",
 		       "mean", "bin", "procedure", "address", "instruction", "image");
 		for (size_t i = 0; i < n; i++) {
 			const struct dcpi_vprof_load *l = v[i].l;
-			int b = top_bin(vp, l);
+			int b = dcpi_vprof_top_bin(vp, l);
 			char bin[48] = "(none)";
 
 			if (b >= 0)

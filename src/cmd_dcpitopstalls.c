@@ -166,9 +166,30 @@ static void analyse(struct ts *t)
 		t->evidence |= dcpi_stall_event_kind(t->b.r.set.events[e]) >= 0;
 }
 
-/* A 'd' culprit whose load has a value profile (dcpi record -vtrace): its
- * latency, measured; marked measured where most of its samples missed the
- * first (fastest) bin. */
+/* Whether a value-profiled load mostly missed: more than half of its
+ * samples beyond the first bin where the bins are this machine's levels
+ * (dcpi bins: the first is L1), or, from precise samples, more than half
+ * of those whose source is known from past L1 and the fill buffer.  -1:
+ * the profile cannot say (bins that are not levels). */
+static int mostly_missed(const struct dcpi_vprof *vp, const struct dcpi_vprof_load *l)
+{
+	uint64_t known = 0, hit;
+
+	if (!strcmp(vp->kind, "ldlat")) {
+		for (int k = 0; k < DCPI_SRC_N; k++)
+			if (k != DCPI_SRC_OTHER)
+				known += l->sources[k];
+		hit = l->sources[DCPI_SRC_L1] + l->sources[DCPI_SRC_LFB];
+		return known ? (known - hit) * 2 > known : -1;
+	}
+	if (!vp->bins.n || strcmp(vp->bins.v[0].name, "L1"))
+		return -1;
+	return (l->samples - l->bins[0]) * 2 > l->samples;
+}
+
+/* A 'd' culprit whose load has a value profile (dcpi record -vtrace, or
+ * precise samples): its latency, measured; marked measured where the
+ * load mostly missed L1. */
 static void mark_vtrace(struct ts *t)
 {
 	struct dcpi_vprof *vp;
@@ -187,7 +208,7 @@ static void mark_vtrace(struct ts *t)
 		const struct dcpi_vprof_load *l;
 		long vimg;
 		uint64_t off;
-		int best = -1;
+		int best;
 
 		if (!(r->s.culprits & (1u << DCPI_STALL_DCACHE)) || !r->at[DCPI_STALL_DCACHE] ||
 		    (vimg = dcpi_vprof_image(vp, p->path, p->build_id, p->build_id_len)) < 0 ||
@@ -195,13 +216,11 @@ static void mark_vtrace(struct ts *t)
 					  &off) ||
 		    !(l = dcpi_vprof_load(vp, (uint32_t)vimg, off)))
 			continue;
-		for (size_t k = 0; k < vp->bins.n; k++)
-			if (l->bins[k] && (best < 0 || l->bins[k] > l->bins[best]))
-				best = (int)k;
+		best = dcpi_vprof_top_bin(vp, l);
 		r->vt_samples = l->samples;
 		r->vt_mean = (double)l->cycles / (double)l->samples;
 		snprintf(r->vt_bin, sizeof(r->vt_bin), "%s", best < 0 ? "(no-bin)" : vp->bins.v[best].name);
-		if (best > 0)
+		if (mostly_missed(vp, l) == 1)
 			r->s.measured |= 1u << DCPI_STALL_DCACHE;
 		t->vtrace = 1;
 	}

@@ -230,27 +230,6 @@ static void vtrace_bins(struct record *r)
 		cli_die_lib("-vtrace: cannot write %s", r->vbins);
 }
 
-static void vtrace_setup(struct record *r)
-{
-	vtrace_find_lib(r);
-	vtrace_bins(r);
-	snprintf(r->vdir, sizeof(r->vdir), "/tmp/dcpi-vtrace.XXXXXX");
-	if (!mkdtemp(r->vdir))
-		cli_die("-vtrace: mkdtemp: %s", strerror(errno));
-}
-
-/* In the child: the library preloaded, told what to do and where. */
-static int vtrace_env(const struct record *r)
-{
-	const char *old = getenv("LD_PRELOAD");
-	char spec[4200], pre[8400];
-
-	snprintf(spec, sizeof(spec), "ldlatency:%s", r->vbins);
-	snprintf(pre, sizeof(pre), "%s%s%s", r->vlib, old && *old ? " " : "", old ? old : "");
-	return setenv("DCPI_VTRACE", spec, 1) || setenv("DCPI_VTRACE_DIR", r->vdir, 1) ||
-	       setenv("LD_PRELOAD", pre, 1);
-}
-
 /* A directory of files (what the processes wrote, and any temporary file
  * one left when killed) removed. */
 static void rm_files(const char *dir)
@@ -265,6 +244,43 @@ static void rm_files(const char *dir)
 		closedir(d);
 	rmdir(dir);
 }
+
+static char vtrace_dir[64]; /* removed at exit, whatever ends the run */
+
+static void vtrace_cleanup(void)
+{
+	if (vtrace_dir[0])
+		rm_files(vtrace_dir);
+	vtrace_dir[0] = 0;
+}
+
+static void vtrace_setup(struct record *r)
+{
+	for (unsigned e = 0; e < r->events.n; e++)
+		if (r->events.ev[e].mem)
+			cli_usage_error("-vtrace and -event %s both make value profiles: one or the "
+					"other", r->events.ev[e].name);
+	vtrace_find_lib(r);
+	vtrace_bins(r);
+	snprintf(r->vdir, sizeof(r->vdir), "/tmp/dcpi-vtrace.XXXXXX");
+	if (!mkdtemp(r->vdir))
+		cli_die("-vtrace: mkdtemp: %s", strerror(errno));
+	snprintf(vtrace_dir, sizeof(vtrace_dir), "%s", r->vdir);
+	atexit(vtrace_cleanup);
+}
+
+/* In the child: the library preloaded, told what to do and where. */
+static int vtrace_env(const struct record *r)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char spec[4200], pre[8400];
+
+	snprintf(spec, sizeof(spec), "ldlatency:%s", r->vbins);
+	snprintf(pre, sizeof(pre), "%s%s%s", r->vlib, old && *old ? " " : "", old ? old : "");
+	return setenv("DCPI_VTRACE", spec, 1) || setenv("DCPI_VTRACE_DIR", r->vdir, 1) ||
+	       setenv("LD_PRELOAD", pre, 1);
+}
+
 
 /* The processes' value profiles merged into the epoch's epoch.vprof. */
 static void vtrace_finish(struct record *r)
@@ -291,7 +307,7 @@ static void vtrace_finish(struct record *r)
 	if (v && !nfiles)
 		cli_warn("-vtrace: no process wrote a value profile (is %s preloaded? a static "
 			 "program cannot be)", r->vlib);
-	rm_files(r->vdir);
+	vtrace_cleanup();
 	free(first_bad);
 	dcpi_vprof_free(v);
 }

@@ -15,6 +15,9 @@
  *   image I BUILDID|- PATH         (I = 0, 1, ...; PATH escaped: \\ \n)
  *   load I OFF SAMPLES CYCLES OUTSIDE C0 .. Cn-1    (OFF hex, a file offset)
  *   value I OFF VALUE COUNT        (hex VALUE; after its load, at most 16)
+ *   bound I OFF ERR                (after its values: each count is within
+ *                                   ERR of the truth; default: the least
+ *                                   count of a full list, else 0)
  *   source I OFF LEVEL COUNT       (after its load: where the data came from,
  *                                   precise hardware samples; LEVEL one of
  *                                   dcpi_vprof_source_names, each once)
@@ -34,10 +37,11 @@
 #include "dcpi/profile.h"
 
 #define DCPI_VPROF_VALUES 16             /* a load's hot list, as DCPI's */
-#define DCPI_VPROF_FILE_MAX (64u << 20)
+#define DCPI_VPROF_FILE_MAX (32u << 20)
 #define DCPI_VPROF_LINE_MAX 16384
 #define DCPI_VPROF_IMAGES_MAX 65536
-#define DCPI_VPROF_LOADS_MAX (1u << 22)
+#define DCPI_VPROF_LOADS_MAX (1u << 18)           /* ~170 MiB in memory at most */
+#define DCPI_VPROF_COUNT_MAX ((uint64_t)1 << 62)   /* a load's samples: sums never wrap */
 #define DCPI_VPROF_REASONS_MAX 16
 #define DCPI_VPROF_NAME_MAX 31           /* kind, reason, comm */
 
@@ -62,6 +66,9 @@ struct dcpi_vprof_load {
 	uint64_t bins[DCPI_BINS_MAX];     /* per bin of the file's bins */
 	unsigned nvalues;
 	struct dcpi_vprof_value values[DCPI_VPROF_VALUES]; /* most frequent first */
+	uint64_t verr;                    /* each value's count is within verr of the
+					     truth: Space-Saving's least count where
+					     the list is full, summed over merges */
 	uint64_t sources[DCPI_SRC_N];     /* samples by data source (precise samples) */
 };
 
@@ -107,7 +114,9 @@ int dcpi_vprof_new(struct dcpi_vprof **out);
  * one (image path and build-id, offset) summed, their hot lists joined
  * (counts of a value summed, the 16 largest kept).  The first file merged
  * sets kind and bins; a later one of another kind or other bins is
- * -EINVAL (into unchanged). */
+ * -EINVAL, one whose loads would pass DCPI_VPROF_COUNT_MAX samples or
+ * DCPI_VPROF_LOADS_MAX loads -EOVERFLOW or -EFBIG: into unchanged.  (Out
+ * of memory half way, -ENOMEM, may leave part of from in into.) */
 int dcpi_vprof_merge(struct dcpi_vprof *into, const struct dcpi_vprof *from);
 /* Every process's file in dir (named vp.*.vprof, regular, as libdcpivp
  * writes them) merged into into: *nfiles merged, *nbad refused (unreadable,
@@ -121,6 +130,25 @@ int dcpi_vprof_merge_dir(const char *dir, struct dcpi_vprof *into, size_t *nfile
 struct dcpi_profset;
 int dcpi_vprof_of_set(const struct dcpi_profset *set, struct dcpi_vprof **out, size_t *nfiles,
 		      size_t *nbad, char **first_bad);
+/* Merge v into the value-profile file at path (made when missing),
+ * atomically.  A file that is not one (corrupt, too large, not a regular
+ * file) or of another kind or bins is kept aside as PATH.corrupt and a
+ * fresh one written.  -EFBIG when the result would pass
+ * DCPI_VPROF_FILE_MAX (the file unchanged); else the read's transient
+ * errors (EIO, EMFILE, ENOMEM) or the write's. */
+int dcpi_vprof_merge_file(const char *path, const struct dcpi_vprof *v, unsigned mode);
+/* The value-profile file of host's samples in a platform directory:
+ * epoch.vprof, or epoch@HOST.vprof where hosts share it (as
+ * dcpi_stacks_path). */
+int dcpi_vprof_path(char *out, size_t len, const char *platdir, const char *host);
+/* A signal that gave no measurement, counted under reason (a lower-case
+ * word; the 17th reason and later counted as "other"). */
+void dcpi_vprof_skip(struct dcpi_vprof *v, const char *reason, uint64_t n);
+/* The bin most of load l's samples fell in (the largest count), or -1. */
+int dcpi_vprof_top_bin(const struct dcpi_vprof *v, const struct dcpi_vprof_load *l);
+/* Empty v's images and loads (kind, bins and period kept), without
+ * allocating. */
+void dcpi_vprof_clear(struct dcpi_vprof *v);
 /* v as a file's text, appended to out. */
 int dcpi_vprof_format(const struct dcpi_vprof *v, struct dcpi_buf *out);
 /* Written atomically (dcpi_file_write_atomic) with mode. */

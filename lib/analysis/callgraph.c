@@ -335,6 +335,9 @@ struct chain_ctx {
 	uint64_t path[TAIL_CHAIN], found[TAIL_CHAIN]; /* entries, outermost first */
 	unsigned nfound;                /* paths found of the length searched */
 	unsigned found_len;             /* the first one's procedures (A first) */
+	int incomplete;                 /* a procedure on the way could not be read
+					   whole (no size, too large, too many jumps,
+					   out of visits): a path may be hidden */
 	uint8_t buf[TAIL_BODY];
 	/* the walk of one body */
 	struct tjumps *cur;
@@ -413,8 +416,11 @@ static int is_inner(struct chain_ctx *c, uint64_t off)
 static void paths(struct chain_ctx *c, uint64_t entry, unsigned depth, unsigned left)
 {
 	struct tjumps *j = jumps_of(c, entry);
+	int hit = 0;                    /* one path per procedure reaching inner */
 
 	c->path[depth] = entry;
+	if (!j)
+		c->incomplete = 1;
 	for (size_t k = 0; j && k < j->n && c->nfound < 2; k++) {
 		int on_path = 0;
 
@@ -423,7 +429,10 @@ static void paths(struct chain_ctx *c, uint64_t entry, unsigned depth, unsigned 
 		if (on_path)
 			continue;
 		if (left == 1) {
-			if (is_inner(c, j->to[k]) && !c->nfound++) {
+			if (hit || !is_inner(c, j->to[k]))
+				continue;
+			hit = 1;
+			if (!c->nfound++) {
 				memcpy(c->found, c->path, sizeof(c->found));
 				c->found_len = depth + 1;
 			}
@@ -454,8 +463,10 @@ static int tail_chain(struct file_ctx *x, const struct dcpi_stack_frame *f, uint
 		free(c);
 		return 0;
 	}
-	for (unsigned len = 1; len <= TAIL_CHAIN && !c->nfound; len++)
+	for (unsigned len = 1; len <= TAIL_CHAIN && !c->nfound && !c->incomplete; len++)
 		paths(c, a_off, 0, len);
+	if (c->incomplete)
+		c->nfound = 0; /* a path may be hidden: A alone */
 	close(c->fd);
 	/* one path: put back what it passed through after A; A reaching inner
 	   itself, or two ways to, puts back A alone */

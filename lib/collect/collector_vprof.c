@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "collector_priv.h"
 #include "dcpi/error.h"
@@ -45,22 +44,6 @@ int dcpi_col_vprof_new(struct dcpi_collector *c)
 	return 0;
 }
 
-/* A reason a sample gave no measurement, counted. */
-static void skip(struct dcpi_collector *c, const char *why)
-{
-	size_t i;
-
-	for (i = 0; i < c->vp->nskipped && strcmp(c->vp->skipped[i].name, why); i++)
-		;
-	if (i == c->vp->nskipped) {
-		if (i == DCPI_VPROF_REASONS_MAX)
-			return;
-		snprintf(c->vp->skipped[i].name, sizeof(c->vp->skipped[i].name), "%s", why);
-		c->vp->nskipped++;
-	}
-	c->vp->skipped[i].n++;
-}
-
 int dcpi_col_mem_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 		       const struct dcpi_mem_sample *m)
 {
@@ -72,45 +55,54 @@ int dcpi_col_mem_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 		return 0;
 	c->vp->signals++;
 	if (!m->latency) {
-		skip(c, "nolatency"); /* not a load the PMU timed (a store, IBS's non-load op) */
+		union perf_mem_data_src d = { .val = m->data_src };
+
+		/* AMD IBS times only the loads that miss L1: its L1 hits are
+		   counted apart, so that its latencies are known to be misses' */
+		if ((d.mem_op & PERF_MEM_OP_LOAD) && dcpi_mem_source(m->data_src) == DCPI_SRC_L1)
+			dcpi_vprof_skip(c->vp, "l1_untimed", 1);
+		else /* not a load the PMU timed: a store, an op that was no load */
+			dcpi_vprof_skip(c->vp, "nolatency", 1);
 		return 0;
 	}
 	idx = dcpi_loadmap_resolve(c->lm, s->pid, s->ip, (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
 				   PERF_RECORD_MISC_KERNEL, &off);
 	if (idx < 0 || idx == c->unknown_image || !(img = dcpi_loadmap_image(c->lm, idx)) ||
 	    img->kind != DCPI_IMAGE_FILE || !img->path || img->path[0] != '/') {
-		skip(c, "noimage");
+		dcpi_vprof_skip(c->vp, "noimage", 1);
 		return 0;
 	}
 	err = dcpi_vprof_add(c->vp, img->path, img->build_id, img->build_id_len, off, m->latency,
 			     0, 0, dcpi_mem_source(m->data_src));
 	if (err == -EFBIG) {
-		skip(c, "full");
+		dcpi_vprof_skip(c->vp, "full", 1);
 		return 0;
 	}
 	return err;
 }
 
+/* The epoch's value profile merged into its file.  Never fails the merge
+ * of the profiles: a file that is not one is kept aside (as stacks files
+ * are); what cannot be written now is kept for the next merge when the
+ * trouble may pass (memory, I/O, space), else dropped; each said. */
 int dcpi_col_vprof_merge(struct dcpi_collector *c, const char *platdir)
 {
-	struct dcpi_vprof *all = NULL, *old = NULL;
-	char path[4200];
-	int err;
+	char path[4200], msg[700];
+	int err, keep;
 
 	if (!c->vp || (!c->vp->nloads && !c->vp->signals))
 		return 0;
-	snprintf(path, sizeof(path), "%s/epoch.vprof", platdir);
-	if ((err = dcpi_vprof_new(&all)))
-		return err;
-	if (!access(path, F_OK) && (err = dcpi_vprof_read(path, &old)) == 0)
-		err = dcpi_vprof_merge(all, old);
-	if (err && err != -ENOMEM) /* a file we cannot add to: said, never overwritten */
-		err = dcpi_error_prefix(-err, "value profile not merged");
-	if (!err && !(err = dcpi_vprof_merge(all, c->vp)))
-		err = dcpi_vprof_write(path, all, c->o.filemode ? c->o.filemode : 0600);
+	err = dcpi_vprof_path(path, sizeof(path), platdir, c->stats.platform);
 	if (!err)
-		err = dcpi_col_vprof_new(c); /* what is merged starts again */
-	dcpi_vprof_free(old);
-	dcpi_vprof_free(all);
-	return err;
+		err = dcpi_vprof_merge_file(path, c->vp, c->o.filemode ? c->o.filemode : 0600);
+	keep = err == -ENOMEM || err == -EIO || err == -ENOSPC || err == -EDQUOT ||
+	       err == -EMFILE || err == -ENFILE;
+	if (err && c->o.on_warning) {
+		snprintf(msg, sizeof(msg), "value profile %s: %s", keep ? "not merged, kept for the "
+			 "next merge" : "dropped", dcpi_errmsg());
+		c->o.on_warning(c->o.arg, msg);
+	}
+	if (!keep) /* merged, or dropped: what comes starts again */
+		dcpi_vprof_clear(c->vp);
+	return 0;
 }

@@ -570,6 +570,15 @@ static int lookup_ldlat(struct dcpi_event_spec *out)
 		if (!sys_path(path, sizeof(path), "/sys/bus/event_source/devices/%.*s/events/mem-loads",
 			      (int)(strchr(intel[i], '/') - intel[i]), intel[i]) &&
 		    !access(path, R_OK)) {
+			/* Sapphire Rapids and hybrid P-cores take mem-loads only in
+			   a group led by mem-loads-aux: not built yet, so said */
+			if (!sys_path(path, sizeof(path), "/sys/bus/event_source/devices/%.*s/events/"
+				      "mem-loads-aux", (int)(strchr(intel[i], '/') - intel[i]), intel[i]) &&
+			    !access(path, F_OK))
+				return dcpi_error(ENOTSUP, "event 'ldlat': this CPU's PEBS load latency "
+						  "(%.*s) must be led by mem-loads-aux in its group, which "
+						  "dcpi does not do yet", (int)(strchr(intel[i], '/') - intel[i]),
+						  intel[i]);
 			if (lookup_pmu(intel[i], out))
 				return dcpi_error_prefix(EINVAL, "ldlat");
 			out->mem = DCPI_EVENT_MEM_PEBS;

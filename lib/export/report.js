@@ -357,7 +357,7 @@
 				textCol('bound', function (r) { return r.bound; })], C.blocks));
 		} else if (C) add(s, warnings([C]));
 		s = section('Source and instructions', 'listing');
-		if (Li.vtrace) add(s, el('p', { class: 'note' }, 'latency: the measured latency of the sampled loads (' + Li.vtrace.kind + ', ' + Li.vtrace.processes + ' processes; dcpilist -vtrace): mean time-stamp counter cycles, samples, and the bin most of them fell in (' + Li.vtrace.bins.map(function (b) { return b.name + ' ' + b.min + (b.max >= 1e19 ? '+' : '-' + b.max); }).join(', ') + '); hot values: the values loaded most often, with their share (<=: an upper bound).'));
+		if (Li.vtrace) add(s, el('p', { class: 'note' }, 'latency: the measured latency of the sampled loads (' + (Li.vtrace.kind === 'ldlat' ? 'precise samples, ldlat; dcpilist -vtrace): mean core cycles as the PMU measured them' : Li.vtrace.kind + ', ' + Li.vtrace.processes + (Li.vtrace.processes === 1 ? ' process' : ' processes') + '; dcpilist -vtrace): mean time-stamp counter cycles') + ', samples, and the bin most of them fell in (' + Li.vtrace.bins.map(function (b) { return b.name + ' ' + b.min + (b.max >= 1e19 ? '+' : '-' + b.max); }).join(', ') + '); hot values: the values loaded most often, with their share (<=: an upper bound).'));
 		add(s, listing(Li));
 		var Ca = data('callers'), Ce = data('callees');
 		if (Ca || Ce) {
@@ -388,14 +388,16 @@
 		var best = null;
 		Object.keys(x.latency).forEach(function (k) { if (k && (best === null || x.latency[k] > x.latency[best])) best = k; });
 		var lat = fixed(x.vtrace.mean_cycles, 1) + ' (' + x.vtrace.samples + (best !== null && x.latency[best] ? ', ' + best + ' ' + pct(share(x.latency[best], x.vtrace.samples)) : '') + ')';
-		var vals = x.values.slice(0, 3).map(function (v) { return (v.upper_bound ? '<=' : '') + v.value + ' ' + pct(100 * v.share); }).join(', ');
+		var sure = x.values.filter(function (v) { return !v.approximate || v.share_min >= 0.01; });
+		var vals = sure.slice(0, 3).map(function (v) { return v.value + ' ' + (v.approximate ? fixed(100 * v.share_min, 1) + '-' + pct(100 * v.share_max) : pct(100 * v.share)); }).join(', ');
+		if (!sure.length && x.values.length) vals = 'none stands out';
 		return [el('td', { class: 'num vlat' }, lat), el('td', { class: 'code vvals' }, vals)];
 	}
 	function listing(Li) {
 		var tb = el('tbody'), last = -1, ev = Li.events.map(function (e) { return e.name; });
 		var head = el('tr', null, el('th', null, 'address'), el('th', null, 'instruction'),
 			ev.map(function (n) { return [el('th', { class: 'num' }, n), el('th', { class: 'num' }, '%')]; }),
-			Li.vtrace ? [el('th', { class: 'num', title: 'measured load latency: mean TSC cycles (samples, main bin)' }, 'latency'), el('th', null, 'hot values')] : []);
+			Li.vtrace ? [el('th', { class: 'num', title: 'measured load latency: mean cycles (samples, main bin)' }, 'latency'), el('th', null, 'hot values')] : []);
 		(Li.instructions || []).forEach(function (x) {
 			if (x.line_index !== null && x.line_index !== undefined && x.line_index !== last) {
 				var l = Li.lines[x.line_index];

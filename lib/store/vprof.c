@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/db.h"
 #include "dcpi/error.h"
 #include "dcpi/file.h"
 #include "dcpi/hex.h"
@@ -168,6 +170,38 @@ static int image_add(struct dcpi_vprof *v, const char *path, const uint8_t *id, 
 	return 0;
 }
 
+static int reason_add(struct dcpi_vprof *v, const char *name, uint64_t n, int once);
+
+void dcpi_vprof_skip(struct dcpi_vprof *v, const char *reason, uint64_t n)
+{
+	if (reason_add(v, reason, n, 0))
+		reason_add(v, "other", n, 0);
+}
+
+int dcpi_vprof_top_bin(const struct dcpi_vprof *v, const struct dcpi_vprof_load *l)
+{
+	int best = -1;
+
+	for (size_t k = 0; k < v->bins.n; k++)
+		if (l->bins[k] && (best < 0 || l->bins[k] > l->bins[best]))
+			best = (int)k;
+	return best;
+}
+
+void dcpi_vprof_clear(struct dcpi_vprof *v)
+{
+	struct vindex *x = vindex(v);
+
+	for (size_t i = 0; i < v->nimages; i++)
+		free(v->images[i].path);
+	v->nimages = v->nloads = 0;
+	if (x && x->cap)
+		memset(x->slot, 0, x->cap * sizeof(*x->slot));
+	v->signals = 0;
+	v->nskipped = 0;
+	v->processes = 0;
+}
+
 static int reason_add(struct dcpi_vprof *v, const char *name, uint64_t n, int once)
 {
 	size_t i;
@@ -199,6 +233,7 @@ struct pstate {
 	char bins_text[DCPI_BINS_MAX * 80];
 	size_t bins_len, nbins;
 	struct dcpi_vprof_load *last;    /* the load values belong to */
+	int bound_seen;                  /* its bound line was read */
 };
 
 enum { H_KIND = 1, H_PID = 2, H_COMM = 4, H_PROCS = 8, H_TSC = 16, H_TIMING = 32,
@@ -348,6 +383,35 @@ static int line_image(struct pstate *p, char *rest)
 	return 0;
 }
 
+static int line_bound(struct pstate *p, char **tok, size_t n)
+{
+	struct dcpi_vprof_load *l = p->last;
+	uint64_t img, off, e;
+
+	if (p->state != ST_LOADS || !l)
+		return bad(p, "a bound before any load");
+	if (n != 4 || dcpi_dec_u64(tok[1], &img) || dcpi_hex_u64(tok[2], &off) ||
+	    dcpi_dec_u64(tok[3], &e))
+		return bad(p, "bound I OFF ERR wanted (OFF in hex)");
+	if (img != l->image || off != l->off)
+		return bad(p, "a bound not of the load before it");
+	if (p->bound_seen || e > l->samples)
+		return bad(p, "a bound given twice, or past SAMPLES");
+	l->verr = e;
+	p->bound_seen = 1;
+	return 0;
+}
+
+/* The load before the next: its default bound where none was given. */
+static void load_done(struct pstate *p)
+{
+	struct dcpi_vprof_load *l = p->last;
+
+	if (l && !p->bound_seen && l->nvalues == DCPI_VPROF_VALUES)
+		l->verr = l->values[DCPI_VPROF_VALUES - 1].count;
+	p->bound_seen = 0;
+}
+
 static int line_load(struct pstate *p, char **tok, size_t n)
 {
 	struct dcpi_vprof *v = p->v;
@@ -366,6 +430,7 @@ static int line_load(struct pstate *p, char **tok, size_t n)
 		return bad(p, "a load of no image");
 	if (dcpi_hex_u64(tok[2], &off))
 		return bad(p, "OFF in hex wanted");
+	load_done(p);
 	if (dcpi_vprof_load(v, (uint32_t)img, off))
 		return bad(p, "a load given twice");
 	if ((err = load_add(v, (uint32_t)img, off, &l)))
@@ -374,8 +439,8 @@ static int line_load(struct pstate *p, char **tok, size_t n)
 	if (dcpi_dec_u64(tok[3], &l->samples) || dcpi_dec_u64(tok[4], &l->cycles) ||
 	    dcpi_dec_u64(tok[5], &l->outside))
 		return bad(p, "SAMPLES, CYCLES and OUTSIDE are decimal numbers");
-	if (!l->samples)
-		return bad(p, "a load of no samples");
+	if (!l->samples || l->samples > DCPI_VPROF_COUNT_MAX)
+		return bad(p, "a load of no samples, or more than 2^62");
 	sum = l->outside;
 	for (size_t b = 0; b < v->bins.n; b++) {
 		if (dcpi_dec_u64(tok[6 + b], &x))
@@ -403,6 +468,8 @@ static int line_value(struct pstate *p, char **tok, size_t n)
 		return bad(p, "value I OFF VALUE COUNT wanted (OFF and VALUE in hex)");
 	if (img != l->image || off != l->off)
 		return bad(p, "a value not of the load before it");
+	if (p->bound_seen)
+		return bad(p, "a value after its load's bound");
 	if (l->nvalues == DCPI_VPROF_VALUES)
 		return bad(p, "more than 16 values of one load");
 	if (!cnt || cnt > l->samples)
@@ -509,6 +576,8 @@ static int parse_line(struct pstate *p, char *buf)
 		return line_value(p, tok, n);
 	} else if (!strcmp(tok[0], "source")) {
 		return line_source(p, tok, n);
+	} else if (!strcmp(tok[0], "bound")) {
+		return line_bound(p, tok, n);
 	} else if (!strcmp(tok[0], "end")) {
 		if (n != 1)
 			return bad(p, "end alone wanted");
@@ -516,6 +585,7 @@ static int parse_line(struct pstate *p, char *buf)
 			return err;
 		if (p->state == ST_HEAD)
 			return bad(p, "end before the bins");
+		load_done(p);
 		p->state = ST_END;
 	} else {
 		return bad(p, "an unknown record");
@@ -621,7 +691,9 @@ static void hot_add(struct dcpi_vprof_load *l, uint64_t value)
 
 		l->values[i - 1] = l->values[i];
 		l->values[i--] = t;
-	}
+	}	/* a full list's counts are over by at most its least count */
+	if (l->nvalues == DCPI_VPROF_VALUES && l->values[DCPI_VPROF_VALUES - 1].count > l->verr)
+		l->verr = l->values[DCPI_VPROF_VALUES - 1].count;
 }
 
 int dcpi_vprof_add(struct dcpi_vprof *v, const char *path, const uint8_t *id, size_t len,
@@ -680,6 +752,12 @@ static void values_join(struct dcpi_vprof_load *l, const struct dcpi_vprof_load 
 			all[n++] = f->values[i];
 	}
 	qsort(all, n, sizeof(all[0]), by_count);
+	/* a value one list kept and the other did not may have had up to that
+	   one's bound there: the bounds add, and a value dropped here may have
+	   up to its count more */
+	l->verr = sat(l->verr, f->verr);
+	if (n > DCPI_VPROF_VALUES)
+		l->verr = sat(l->verr, all[DCPI_VPROF_VALUES].count);
 	l->nvalues = n < DCPI_VPROF_VALUES ? n : DCPI_VPROF_VALUES;
 	memcpy(l->values, all, l->nvalues * sizeof(all[0]));
 }
@@ -711,9 +789,28 @@ int dcpi_vprof_merge(struct dcpi_vprof *into, const struct dcpi_vprof *from)
 				  from->kind, into->kind);
 	if (!first && !same_bins(&into->bins, &from->bins))
 		return dcpi_error(EINVAL, "value profiles of other latency bins");
+	/* what would not fit is refused before anything changes */
+	{
+		size_t added = 0;
+
+		for (size_t i = 0; i < from->nloads; i++) {
+			const struct dcpi_vprof_load *f = &from->loads[i], *l = NULL;
+			const struct dcpi_vprof_image *im = &from->images[f->image];
+			long k = dcpi_vprof_image(into, im->path, im->build_id, im->build_id_len);
+
+			if (k >= 0)
+				l = dcpi_vprof_load(into, (uint32_t)k, f->off);
+			if (!l)
+				added++;
+			else if (l->samples > DCPI_VPROF_COUNT_MAX - f->samples)
+				return dcpi_error(EOVERFLOW, "a load's samples would pass 2^62");
+		}
+		if (added > DCPI_VPROF_LOADS_MAX - into->nloads)
+			return dcpi_error(EFBIG, "more than %u loads", DCPI_VPROF_LOADS_MAX);
+	}
 	if (!(map = calloc(from->nimages + 1, sizeof(*map))))
 		return dcpi_error(ENOMEM, "out of memory");
-	/* images first, so that a failure leaves into's loads untouched */
+	/* images first: loads name them */
 	for (size_t i = 0; !err && i < from->nimages; i++) {
 		const struct dcpi_vprof_image *im = &from->images[i];
 		long k = dcpi_vprof_image(into, im->path, im->build_id, im->build_id_len);
@@ -751,8 +848,7 @@ int dcpi_vprof_merge(struct dcpi_vprof *into, const struct dcpi_vprof *from)
 	into->signals = sat(into->signals, from->signals);
 	into->processes = sat(into->processes, from->pid >= 0 ? 1 : from->processes);
 	for (size_t i = 0; i < from->nskipped; i++)
-		if (reason_add(into, from->skipped[i].name, from->skipped[i].n, 0))
-			reason_add(into, "other", from->skipped[i].n, 0);
+		dcpi_vprof_skip(into, from->skipped[i].name, from->skipped[i].n);
 	return 0;
 }
 
@@ -813,6 +909,38 @@ static int merge_file(const char *path, struct dcpi_vprof *into, size_t *nfiles,
 	return err;
 }
 
+/* A platform directory's value-profile files: epoch.vprof, and
+ * epoch@HOST.vprof of a chosen host where hosts share the directory. */
+static int of_dir(const struct dcpi_profset *set, const char *platdir, struct dcpi_vprof *into,
+		  size_t *nfiles, size_t *nbad, char **first_bad)
+{
+	DIR *d = opendir(platdir);
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return 0; /* gone since the set was loaded */
+	while (!err && (de = readdir(d))) {
+		const char *n = de->d_name;
+		size_t len = strlen(n);
+		char path[4200];
+		int chosen = !set->nhosts;
+
+		if (strcmp(n, "epoch.vprof") &&
+		    (strncmp(n, "epoch@", 6) || len < 13 || strcmp(n + len - 6, ".vprof")))
+			continue;
+		for (size_t h = 0; !chosen && h < set->nhosts; h++)
+			chosen = n[5] == '.' || (strlen(set->hosts[h]) == len - 12 &&
+						 !strncmp(n + 6, set->hosts[h], len - 12));
+		if (!chosen)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", platdir, n);
+		err = merge_file(path, into, nfiles, nbad, first_bad);
+	}
+	closedir(d);
+	return err;
+}
+
 int dcpi_vprof_of_set(const struct dcpi_profset *set, struct dcpi_vprof **out, size_t *nfiles,
 		      size_t *nbad, char **first_bad)
 {
@@ -821,20 +949,69 @@ int dcpi_vprof_of_set(const struct dcpi_profset *set, struct dcpi_vprof **out, s
 	*nfiles = *nbad = 0;
 	*first_bad = NULL;
 	for (size_t i = 0; !err && i < set->n; i++) {
-		char path[4200];
 		int seen = 0;
 
 		for (size_t k = 0; k < i && !seen; k++)
 			seen = !strcmp(set->v[k].platdir, set->v[i].platdir);
-		snprintf(path, sizeof(path), "%s/epoch.vprof", set->v[i].platdir);
-		if (!seen && !access(path, F_OK))
-			err = merge_file(path, *out, nfiles, nbad, first_bad);
+		if (!seen)
+			err = of_dir(set, set->v[i].platdir, *out, nfiles, nbad, first_bad);
 	}
 	if (err) {
 		dcpi_vprof_free(*out);
 		*out = NULL;
 	}
 	return err;
+}
+
+int dcpi_vprof_merge_file(const char *path, const struct dcpi_vprof *v, unsigned mode)
+{
+	struct dcpi_vprof *all = NULL, *old = NULL;
+	struct dcpi_buf b = DCPI_BUF_INIT;
+	char aside[4200];
+	struct stat st;
+	int err = dcpi_vprof_new(&all);
+
+	if (err)
+		return err;
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode))
+		err = -EBADMSG; /* not a file of ours */
+	else if (!(err = dcpi_vprof_read(path, &old)) && v->kind[0] &&
+		 (strcmp(old->kind, v->kind) || !same_bins(&old->bins, &v->bins)))
+		err = -EINVAL; /* of another kind or other bins: not to be added to */
+	else if (!err)
+		err = dcpi_vprof_merge(all, old);
+	if (err == -EBADMSG || err == -EFBIG || err == -EINVAL || err == -EOVERFLOW) {
+		/* kept for a human; a fresh file */
+		snprintf(aside, sizeof(aside), "%s.corrupt", path);
+		rename(path, aside);
+		dcpi_vprof_free(all);
+		all = NULL;
+		err = dcpi_vprof_new(&all);
+	} else if (err == -ENOENT) {
+		err = 0;
+	}
+	if (!err)
+		err = dcpi_vprof_merge(all, v);
+	if (!err)
+		err = dcpi_vprof_format(all, &b);
+	if (!err && b.len > DCPI_VPROF_FILE_MAX)
+		err = dcpi_error(EFBIG, "%s: would pass %u bytes", path, DCPI_VPROF_FILE_MAX);
+	if (!err)
+		err = dcpi_file_write_atomic(path, b.data, b.len, mode);
+	dcpi_buf_release(&b);
+	dcpi_vprof_free(old);
+	dcpi_vprof_free(all);
+	return err;
+}
+
+int dcpi_vprof_path(char *out, size_t len, const char *platdir, const char *host)
+{
+	int n = host && dcpi_db_pooled(platdir, host)
+		? snprintf(out, len, "%s/epoch@%s.vprof", platdir, host)
+		: snprintf(out, len, "%s/epoch.vprof", platdir);
+
+	return n < 0 || (size_t)n >= len ? dcpi_error(ENAMETOOLONG, "%s: path too long", platdir)
+					 : 0;
 }
 
 /* ---- writing -------------------------------------------------------------------- */
@@ -893,6 +1070,10 @@ int dcpi_vprof_format(const struct dcpi_vprof *v, struct dcpi_buf *out)
 			err = dcpi_buf_printf(out, "value %" PRIu32 " %" PRIx64 " %" PRIx64 " %" PRIu64
 					      "\n", l->image, l->off, l->values[k].value,
 					      l->values[k].count);
+		if (!err && l->verr != (l->nvalues == DCPI_VPROF_VALUES ?
+					l->values[DCPI_VPROF_VALUES - 1].count : 0))
+			err = dcpi_buf_printf(out, "bound %" PRIu32 " %" PRIx64 " %" PRIu64 "\n", l->image,
+					      l->off, l->verr);
 		for (int k = 0; !err && k < DCPI_SRC_N; k++)
 			if (l->sources[k])
 				err = dcpi_buf_printf(out, "source %" PRIu32 " %" PRIx64 " %s %" PRIu64

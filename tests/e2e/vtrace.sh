@@ -58,8 +58,8 @@ by = {i["offset"]: i for i in d["instructions"]}
 a, b = by[o1], by[o2]
 assert a["vtrace"] == {"samples": 100, "cycles": 2000, "mean_cycles": 20.0}, a["vtrace"]
 assert a["latency"] == {"L1": 80, "L2": 0, "memory": 20}, a["latency"]
-assert a["values"] == [{"value": "0x2a", "count": 60, "share": 0.6, "upper_bound": False, "share_min": 0.6},
-                       {"value": "0x7", "count": 40, "share": 0.4, "upper_bound": False, "share_min": 0.4}], a["values"]
+assert a["values"] == [{"value": "0x2a", "count": 60, "share": 0.6, "approximate": False, "share_min": 0.6, "share_max": 0.6},
+                       {"value": "0x7", "count": 40, "share": 0.4, "approximate": False, "share_min": 0.4, "share_max": 0.4}], a["values"]
 assert b["vtrace"]["mean_cycles"] == 475.0 and b["latency"] == {"L1": 0, "L2": 0, "memory": 9, "": 1}, b
 assert b["values"] == [] and b["sources"] == {}, b
 assert a["sources"] == {"L1": 80, "RAM": 20}, a["sources"]

@@ -525,6 +525,10 @@ static void test_fixture_ldlat(const char *root)
 	     !strcmp(ev.name, "ldlat"), "Intel's mem-loads first: event 0xcd, umask 1, ldlat 3");
 	dcpi_event_attr(&ev, &a);
 	T_EQ(a.precise_ip, 2, "PEBS: precise_ip 2");
+	put(root, "sys/bus/event_source/devices/cpu/events/mem-loads-aux", "event=0x03,umask=0x82");
+	expect_lookup_fails("ldlat", -ENOTSUP, "must be led by mem-loads-aux");
+	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/cpu/events/mem-loads-aux", root);
+	unlink(dir);
 	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/cpu/events/mem-loads", root);
 	unlink(dir);
 	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/ibs_op/type", root);

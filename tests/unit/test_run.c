@@ -430,7 +430,8 @@ static void test_mem_samples(void)
 							     now_ns() - 50000000, 1, 3, l1.val));
 	T_EQ(dcpi_run_drain(r, 1), 0, "drain again");
 	T_EQ(dcpi_run_merge(r), 0, "merge again");
-	if (!dcpi_vprof_read(path, &v)) {
+	T_EQ(dcpi_vprof_read(path, &v), 0, "read again");
+	if (v) {
 		l = dcpi_vprof_load(v, 0, 0x40);
 		T_OK(l && l->samples == 11 && l->sources[DCPI_SRC_L1] == 7 && v->signals == 13,
 		     "the second merge added to the first");
@@ -461,10 +462,11 @@ static void test_mem_bins(void)
 	}
 	o = opts(db, -1, 0);
 	o.events = &mev;
-	if (!(r = open_run(&o)))
+	if (!(r = open_run(&o))) {
+		T_OK(0, "a run with the database's bins opens");
 		return;
-	dcpi_run_new_epoch(r);
-	dcpi_run_start(r);
+	}
+	T_OK(!dcpi_run_new_epoch(r) && !dcpi_run_start(r), "an epoch started");
 	replay_put(dcpi_run_sampler(r), 1, b, raw_mmap2(b, 700, 0x700000, 0x1000, "/opt/fake/r.out", t));
 	replay_put(dcpi_run_sampler(r), 0, b, raw_mem_sample(b, REPLAY_ID, 0x700040, 700, t + 5, 1, 40, 0));
 	dcpi_run_drain(r, 1);

@@ -327,8 +327,108 @@ static void test_add(void)
 	dcpi_vprof_free(v);
 }
 
+/* Counts that would wrap are refused before anything changes; a file that
+ * is not one, or of other bins, is kept aside and a fresh one written. */
+static void test_merge_file(void)
+{
+	static const char big[] = "dcpi-vprof 1\nkind ldlatency\npid 1\ntsc_hz 0\ntiming 0\n"
+				  "period 1\nsignals 1\nbin 0 0 5 3 L1\nimage 0 - /x\n"
+				  "load 0 10 3000000000000000000 0 0 3000000000000000000\nend\n";
+	struct dcpi_vprof *a = NULL, *m = NULL, *r = NULL, *g = parse(good);
+	char dir[] = "/tmp/dcpi-test-vprof.XXXXXX", path[300], aside[320];
+	FILE *f;
+
+	T_EQ(dcpi_vprof_parse(big, strlen(big), &a), 0, "a load of 3e18 samples reads");
+	T_EQ(dcpi_vprof_new(&m), 0, "an empty merge");
+	if (!a || !m || !g)
+		goto out;
+	T_EQ(dcpi_vprof_merge(m, a), 0, "merged once");
+	T_EQ(dcpi_vprof_merge(m, a), -EOVERFLOW, "merged twice: past 2^62, refused");
+	T_OK(m->nloads == 1 && m->loads[0].samples == 3000000000000000000ull && m->signals == 1,
+	     "and the merge unchanged");
+	if (!mkdtemp(dir)) {
+		T_OK(0, "mkdtemp");
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/epoch.vprof", dir);
+	snprintf(aside, sizeof(aside), "%s.corrupt", path);
+	T_EQ(dcpi_vprof_merge_file(path, g, 0600), 0, "merged into a new file");
+	T_EQ(dcpi_vprof_merge_file(path, g, 0600), 0, "merged again");
+	T_OK(!dcpi_vprof_read(path, &r) && dcpi_vprof_load(r, 0, 0x1a2b)->samples == 1800,
+	     "the file holds both");
+	dcpi_vprof_free(r);
+	r = NULL;
+	T_EQ(dcpi_vprof_merge_file(path, a, 0600), 0, "a profile of other bins: merged into a fresh file");
+	T_OK(access(aside, F_OK) == 0, "the old one kept aside as .corrupt");
+	T_OK(!dcpi_vprof_read(path, &r) && r->nloads == 1 && r->bins.n == 1, "the fresh one holds the new profile");
+	dcpi_vprof_free(r);
+	r = NULL;
+	if ((f = fopen(path, "w"))) {
+		fputs("dcpi-vprof 1\nkind ldlat\n", f); /* cut short */
+		fclose(f);
+	}
+	T_EQ(dcpi_vprof_merge_file(path, a, 0600), 0, "a truncated file: kept aside, a fresh one");
+	T_OK(!dcpi_vprof_read(path, &r) && r->nloads == 1, "the fresh one reads");
+	dcpi_vprof_free(r);
+	unlink(path);
+	unlink(aside);
+	rmdir(dir);
+out:
+	dcpi_vprof_free(a);
+	dcpi_vprof_free(m);
+	dcpi_vprof_free(g);
+}
+
+/* A full list's counts are over by at most its least count; joined, the
+ * bounds add (the review's example: X at 60 in two lists of floor 50, each
+ * with 15 other values at 55; X's truth may be 20 in all). */
+static void test_bounds(void)
+{
+	struct dcpi_vprof *a = NULL, *b = NULL, *m = NULL, *r = NULL;
+	struct dcpi_buf t = DCPI_BUF_INIT, out = DCPI_BUF_INIT;
+	const struct dcpi_vprof_load *l;
+	int err = 0;
+
+	for (int w = 0; w < 2 && !err; w++) {
+		t.len = 0;
+		err = dcpi_buf_printf(&t, "dcpi-vprof 1\nkind ldlatency\npid %d\ntsc_hz 0\ntiming 0\n"
+				      "period 1\nsignals 1000\nbin 0 0 5 3 L1\nimage 0 - /x\n"
+				      "load 0 10 1000 0 0 1000\nvalue 0 10 58 60\n", 1 + w);
+		for (int k = 0; k < 14 && !err; k++)
+			err = dcpi_buf_printf(&t, "value 0 10 %x 55\n", 0x1000 * (w + 1) + k);
+		if (!err)
+			err = dcpi_buf_printf(&t, "value 0 10 %x 50\nend\n", 0x9000 + w);
+		if (!err)
+			err = dcpi_vprof_parse((const char *)t.data, t.len, w ? &b : &a);
+	}
+	T_EQ(err, 0, "two processes' full lists: %s", dcpi_errmsg());
+	if (err)
+		goto out;
+	T_OK(a->loads[0].verr == 50 && a->loads[0].nvalues == 16, "a full list's bound: its least count");
+	T_OK(!dcpi_vprof_new(&m) && !dcpi_vprof_merge(m, a) && !dcpi_vprof_merge(m, b), "joined");
+	l = dcpi_vprof_load(m, 0, 0x10);
+	T_OK(l && l->values[0].value == 0x58 && l->values[0].count == 120 && l->verr >= 100,
+	     "X at 120, the bound %llu: at least both lists' 50", l ? (unsigned long long)l->verr : 0ull);
+	T_OK(l && l->values[0].count <= l->verr + 20, "so X's range allows its truth, 20");
+	T_OK(!dcpi_vprof_format(m, &out) && !dcpi_vprof_parse((const char *)out.data, out.len, &r) &&
+	     dcpi_vprof_load(r, 0, 0x10)->verr == l->verr, "the bound written and read back");
+	refused("value 0 1a2b 7", "value 0 1a2b 7 700\nbound 0 1a2b 5\nbound 0 1a2b 5", "bound given twice");
+	refused("value 0 1a2b 7", "value 0 1a2b 7 700\nbound 0 1a2b 901", "past SAMPLES");
+	refused("value 0 1a2b 7", "bound 0 1a2b 5\nvalue 0 1a2b 7 700", "a value after its load's bound");
+	refused("value 0 1a2b 7", "value 0 1a2b 7 700\nbound 0 10 5", "a bound not of the load before it");
+out:
+	dcpi_buf_release(&t);
+	dcpi_buf_release(&out);
+	dcpi_vprof_free(a);
+	dcpi_vprof_free(b);
+	dcpi_vprof_free(m);
+	dcpi_vprof_free(r);
+}
+
 int main(void)
 {
+	test_bounds();
+	test_merge_file();
 	test_add();
 	test_read();
 	test_fields();
