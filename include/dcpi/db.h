@@ -44,6 +44,11 @@
 int dcpi_db_platform(const char *root, const char *host, char *out, size_t len);
 /* Whether host shares platdir with others (its name is not host's). */
 int dcpi_db_pooled(const char *platdir, const char *host);
+/* An epoch file of host's in a platform directory: PLATDIR/epoch.SUFFIX,
+ * or PLATDIR/epoch@HOST.SUFFIX where hosts share it (host NULL: the
+ * first).  -ENAMETOOLONG. */
+int dcpi_db_epoch_file(char *out, size_t len, const char *platdir, const char *host,
+		       const char *suffix);
 /* host's statistics file in platdir: epoch.stats, or epoch@HOST.stats
  * in a pooled directory. */
 int dcpi_db_stats_path(char *out, size_t len, const char *platdir, const char *host);

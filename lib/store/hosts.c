@@ -110,12 +110,18 @@ int dcpi_db_pooled(const char *platdir, const char *host)
 	return strcmp(base ? base + 1 : platdir, host) != 0;
 }
 
-int dcpi_db_stats_path(char *out, size_t len, const char *platdir, const char *host)
+int dcpi_db_epoch_file(char *out, size_t len, const char *platdir, const char *host,
+		       const char *suffix)
 {
-	int n = dcpi_db_pooled(platdir, host)
-		? snprintf(out, len, "%s/epoch@%s.stats", platdir, host)
-		: snprintf(out, len, "%s/epoch.stats", platdir);
+	int n = host && dcpi_db_pooled(platdir, host)
+		? snprintf(out, len, "%s/epoch@%s.%s", platdir, host, suffix)
+		: snprintf(out, len, "%s/epoch.%s", platdir, suffix);
 
 	return n < 0 || (size_t)n >= len ? dcpi_error(ENAMETOOLONG, "%s: path too long", platdir)
 					 : 0;
+}
+
+int dcpi_db_stats_path(char *out, size_t len, const char *platdir, const char *host)
+{
+	return dcpi_db_epoch_file(out, len, platdir, host, "stats");
 }

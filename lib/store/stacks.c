@@ -769,10 +769,5 @@ int dcpi_stackset_merge_file(const char *path, const struct dcpi_stackset *s, un
 
 int dcpi_stacks_path(char *out, size_t len, const char *platdir, const char *host)
 {
-	int n = host && dcpi_db_pooled(platdir, host)
-		? snprintf(out, len, "%s/epoch@%s.stacks", platdir, host)
-		: snprintf(out, len, "%s/epoch.stacks", platdir);
-
-	return n < 0 || (size_t)n >= len ? dcpi_error(ENAMETOOLONG, "%s: path too long", platdir)
-					 : 0;
+	return dcpi_db_epoch_file(out, len, platdir, host, "stacks");
 }

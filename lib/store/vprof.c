@@ -1006,12 +1006,7 @@ int dcpi_vprof_merge_file(const char *path, const struct dcpi_vprof *v, unsigned
 
 int dcpi_vprof_path(char *out, size_t len, const char *platdir, const char *host)
 {
-	int n = host && dcpi_db_pooled(platdir, host)
-		? snprintf(out, len, "%s/epoch@%s.vprof", platdir, host)
-		: snprintf(out, len, "%s/epoch.vprof", platdir);
-
-	return n < 0 || (size_t)n >= len ? dcpi_error(ENAMETOOLONG, "%s: path too long", platdir)
-					 : 0;
+	return dcpi_db_epoch_file(out, len, platdir, host, "vprof");
 }
 
 /* ---- writing -------------------------------------------------------------------- */
