@@ -70,8 +70,13 @@ $(O)/libdcpidyn.a: dyn/dcpi_dyn.c dyn/dcpi_dyn.h
 VP_SRC    := $(sort $(wildcard vp/*.c))
 VP_LIBSRC := lib/store/bins.c lib/base/error.c lib/base/file.c lib/base/buf.c lib/base/grow.c
 VP_OBJ    := $(VP_SRC:%.c=$(O)/vp/%.o) $(VP_LIBSRC:%.c=$(O)/vp/%.o)
+# Capstone is dlopen'd when sampling starts, by the soname of the one
+# whose headers it is compiled with (nothing loaded when DCPI_VTRACE is unset)
+VP_CS_SONAME := $(shell objdump -p "$$(pkg-config --variable=libdir capstone)/libcapstone.so" \
+                  2>/dev/null | awk '/SONAME/ { print $$2 }')
 VP_CFLAGS := $(filter-out -fsanitize=%,$(ALL_CFLAGS)) -fno-sanitize=all -fPIC \
-             -fvisibility=hidden -ffunction-sections -fdata-sections
+             -fvisibility=hidden -ffunction-sections -fdata-sections \
+             $(if $(VP_CS_SONAME),-DVP_CAPSTONE='"$(VP_CS_SONAME)"')
 ifeq ($(filter x86_64-%,$(shell $(CC) -dumpmachine)),)
 VP_BIN    :=
 else
@@ -85,7 +90,7 @@ $(O)/vp/%.o: %.c
 
 $(O)/libdcpivp.so: $(VP_OBJ)
 	$(CC) $(VP_CFLAGS) -shared -Wl,-z,defs -Wl,-z,now -Wl,--gc-sections -Wl,--as-needed \
-	  -o $@ $(VP_OBJ) -lcapstone -ldl -lpthread
+	  -o $@ $(VP_OBJ) -ldl -lpthread
 
 bin/libdcpivp.so: $(O)/libdcpivp.so
 	@mkdir -p bin

@@ -245,11 +245,15 @@ static int configure(void)
 		vp_cfg.period_ns = x;
 	}
 	vp_cfg.sig = SIGPROF;
-	if ((s = getenv("DCPI_VTRACE_SIGNAL")) && *s) {
+	if ((s = getenv("DCPI_VTRACE_SIGNAL")) && !strcmp(s, "trap")) {
+		vp_cfg.sig = SIGTRAP;
+		vp_cfg.trap = 1;
+		vp_cfg.cookie = vp_random() | 1;
+	} else if (s && *s) {
 		if (decimal(s, &x) || !signal_allowed(x)) {
-			vp_say("DCPI_VTRACE_SIGNAL=%.40s: a standard signal whose default action "
-			       "terminates wanted (not SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, "
-			       "SIGABRT, SIGSYS, nor a real-time one); not profiling", s);
+			vp_say("DCPI_VTRACE_SIGNAL=%.40s: trap, or a standard signal whose default "
+			       "action terminates (not SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, "
+			       "SIGABRT, SIGSYS, nor a real-time one) wanted; not profiling", s);
 			return -1;
 		}
 		vp_cfg.sig = (int)x;
@@ -283,12 +287,20 @@ static int open_event(uint64_t *id)
 	a.disabled = 1;
 	a.exclude_kernel = 1; /* a user's own, under any perf_event_paranoid */
 	a.exclude_hv = 1;
-	a.wakeup_events = 1;
+	if (vp_cfg.trap) {
+		a.sigtrap = 1; /* the kernel requires both */
+		a.remove_on_exec = 1;
+		a.sig_data = vp_cfg.cookie;
+	} else {
+		a.wakeup_events = 1;
+	}
 	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
-		return dcpi_error(errno, "perf_event_open (task-clock): %s", strerror(errno));
-	if (fcntl(fd, F_SETOWN_EX, &own) < 0 || fcntl(fd, F_SETSIG, vp_cfg.sig) < 0 ||
-	    (fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_ASYNC) < 0 ||
+		return dcpi_error(errno, "perf_event_open (task-clock%s): %s",
+				  vp_cfg.trap ? ", sigtrap" : "", strerror(errno));
+	if ((!vp_cfg.trap &&
+	     (fcntl(fd, F_SETOWN_EX, &own) < 0 || fcntl(fd, F_SETSIG, vp_cfg.sig) < 0 ||
+	      (fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_ASYNC) < 0)) ||
 	    ioctl(fd, PERF_EVENT_IOC_ID, id) < 0) {
 		int err = errno;
 
@@ -498,9 +510,13 @@ __attribute__((constructor)) static void vp_init(void)
 		vp_say("this CPU has no rdtscp: not profiling");
 		return;
 	}
+	if (vp_decode_load()) {
+		vp_say("%s; not profiling", dcpi_errmsg());
+		return;
+	}
 	for (int i = 0; i < VP_THREADS_MAX; i++)
 		reg[i].fd = -1;
-	if ((err = vp_table_init()) || (err = vp_maps_init())) {
+	if ((err = vp_table_init()) || (err = vp_maps_init()) || (err = vp_dcache_init())) {
 		vp_say("cannot map the library's tables: %s; not profiling", strerror(-err));
 		return;
 	}

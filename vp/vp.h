@@ -8,6 +8,7 @@
  *   vp_intercept.c  the interposed libc functions (threads, signals, exec, exit)
  *   vp_signal.c     the sample and fault handlers, and chaining to the program's
  *   vp_decode.c     from the interrupted PC to the first load it will make
+ *   vp_dcache.c     what was decoded, by PC, checked against the code bytes
  *   vp_probe.c      the timed load and the code copy that survive faults
  *   vp_maps.c       which addresses may be read (/proc/self/maps, mincore)
  *   vp_table.c      the per-load aggregation table shared by threads
@@ -58,6 +59,8 @@ extern const char *const vp_skip_names[VP_NSKIP];
 struct vp_config {
 	uint64_t period_ns;
 	int sig;                 /* the sample signal */
+	int trap;                /* SIGTRAP from perf itself (sigtrap), not fasync */
+	uint64_t cookie;         /* the events' sig_data: a SIGTRAP of ours says it */
 	int nocheck;             /* DCPI_VTRACE_TEST_NOCHECK: tests of the fault path only */
 	char dir[PATH_MAX];      /* absolute */
 	struct dcpi_bins bins;
@@ -123,20 +126,45 @@ int vp_signals_swap(int sig, const struct sigaction *act, struct sigaction *old)
 /* The real sigaction (libc's, past this library's). */
 int vp_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
-/* ---- vp_decode.c ---- */
+/* ---- vp_decode.c, vp_dcache.c ---- */
 struct vp_load {
 	uint64_t pc;      /* the load instruction */
 	uint64_t addr;    /* what it will read */
 	unsigned size;    /* bytes to time: 1, 2, 4 or 8 (the first 8 of wider ones) */
 };
+#define VP_NONE 0xff     /* no register */
+#define VP_RIP 16        /* the register family of RIP (0-15: the general ones) */
+#define VP_NO_LOAD 0xffff
+/* The first load from a PC as the code there gives it, whatever the
+ * registers hold: offsets from the PC, register families (0-15 in
+ * ucontext order of vp_decode.c's table, VP_RIP, VP_NONE). */
+struct vp_op {
+	uint16_t len;     /* the code bytes from the PC this rests on */
+	uint16_t load;    /* the load instruction's offset; VP_NO_LOAD: none */
+	uint16_t next;    /* the offset of the instruction after it */
+	uint8_t size, base, index, scale;
+	uint8_t fs, addr32, base_w4, index_w4;
+	int64_t disp;
+};
+/* Load Capstone (once, at start): 0, or -errno with a message. */
+int vp_decode_load(void);
 /* Open a Capstone handle for the calling thread (allocates: not in a
  * handler): 0, or -1. */
 int vp_decode_open(struct vp_thread *t);
 void vp_decode_close(struct vp_thread *t);
-/* The first load at or after pc whose address the registers of uc give
- * (code: n bytes copied from pc).  Signal-safe. */
-int vp_decode(struct vp_thread *t, const uint8_t *code, size_t n, uint64_t pc,
-	      const void *uc, struct vp_load *out);
+/* The first load at or after pc whose address the registers at pc give,
+ * from n bytes of code copied from pc: 0, or -1 (op says none).  op->len
+ * is set either way.  Signal-safe. */
+int vp_decode(struct vp_thread *t, const uint8_t *code, size_t n, uint64_t pc, struct vp_op *op);
+/* op applied to the registers of a sample at pc: 0, or -1 (no load). */
+int vp_op_address(const struct vp_op *op, uint64_t pc, const void *uc, struct vp_load *out);
+/* What decoding at pc found before, when the code there is still the
+ * same (at most avail bytes readable from pc): 1 and *op; else 0.
+ * Signal-safe. */
+int vp_dcache_get(uint64_t pc, size_t avail, struct vp_op *op);
+/* Keep what decoding code (copied from pc) found.  Signal-safe. */
+void vp_dcache_put(uint64_t pc, const uint8_t *code, const struct vp_op *op);
+int vp_dcache_init(void);
 
 /* ---- vp_probe.c ---- */
 /* Copy up to n bytes from src; the bytes copied (fewer where src faults).

@@ -9,7 +9,9 @@
  *     makes the thread pointer itself) or the flat ones (CS DS ES SS);
  *   - no vector index (gathers).
  * Loads the registers do not give are passed over, not taken: the first
- * one after them may still be.
+ * one after them may still be.  What is found (struct vp_op) depends on
+ * the code bytes alone, not on the registers' values: vp_dcache.c keeps
+ * it by PC, and vp_op_address() applies it to a sample's registers.
  *
  * Signal safety: cs_disasm_iter() with a handle and a cs_insn of this
  * thread made beforehand allocates nothing, except that Capstone builds a
@@ -17,13 +19,52 @@
  * makes that first decode.  A handle is never shared by threads (its
  * printer keeps state in it) and a thread's handler never runs inside
  * itself (its own signal is blocked while it runs). */
+#include <dlfcn.h>
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ucontext.h>
 
+#include "dcpi/error.h"
+
 #include "vp.h"
 
-#define VP_RIP 16 /* family number of RIP in written-sets and lookups */
+
+#ifndef VP_CAPSTONE
+#define VP_CAPSTONE "libcapstone.so.4"
+#endif
+
+/* Capstone, opened when the library starts to sample (a program that
+ * preloads the library without DCPI_VTRACE loads nothing more), named by
+ * the soname of the version whose headers this was compiled with. */
+static struct {
+	__typeof__(cs_open) *open;
+	__typeof__(cs_option) *option;
+	__typeof__(cs_malloc) *malloc;
+	__typeof__(cs_free) *free;
+	__typeof__(cs_close) *close;
+	__typeof__(cs_disasm_iter) *disasm_iter;
+	__typeof__(cs_insn_group) *insn_group;
+	__typeof__(cs_regs_access) *regs_access;
+} cs;
+
+int vp_decode_load(void)
+{
+	void *h = dlopen(VP_CAPSTONE, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return dcpi_error(ENOENT, "%s", dlerror());
+	if (!(cs.open = (__typeof__(cs.open))dlsym(h, "cs_open")) ||
+	    !(cs.option = (__typeof__(cs.option))dlsym(h, "cs_option")) ||
+	    !(cs.malloc = (__typeof__(cs.malloc))dlsym(h, "cs_malloc")) ||
+	    !(cs.free = (__typeof__(cs.free))dlsym(h, "cs_free")) ||
+	    !(cs.close = (__typeof__(cs.close))dlsym(h, "cs_close")) ||
+	    !(cs.disasm_iter = (__typeof__(cs.disasm_iter))dlsym(h, "cs_disasm_iter")) ||
+	    !(cs.insn_group = (__typeof__(cs.insn_group))dlsym(h, "cs_insn_group")) ||
+	    !(cs.regs_access = (__typeof__(cs.regs_access))dlsym(h, "cs_regs_access")))
+		return dcpi_error(ENOENT, "%s: not the Capstone it was built with", VP_CAPSTONE);
+	return 0;
+}
 
 /* The general-register family (0-15: greg index order below) of r and
  * its width in bytes; -1 when r is not a general register or RIP. */
@@ -101,7 +142,7 @@ static int not_a_load(unsigned id)
 }
 
 /* Execution may not go on to the next instruction. */
-static int transfer(csh cs, const cs_insn *in)
+static int transfer(csh h, const cs_insn *in)
 {
 	switch (in->id) {
 	case X86_INS_HLT:
@@ -112,22 +153,22 @@ static int transfer(csh cs, const cs_insn *in)
 	case X86_INS_XABORT:
 		return 1;
 	default:
-		return cs_insn_group(cs, in, CS_GRP_JUMP) || cs_insn_group(cs, in, CS_GRP_CALL) ||
-		       cs_insn_group(cs, in, CS_GRP_RET) || cs_insn_group(cs, in, CS_GRP_INT) ||
-		       cs_insn_group(cs, in, CS_GRP_IRET);
+		return cs.insn_group(h, in, CS_GRP_JUMP) || cs.insn_group(h, in, CS_GRP_CALL) ||
+		       cs.insn_group(h, in, CS_GRP_RET) || cs.insn_group(h, in, CS_GRP_INT) ||
+		       cs.insn_group(h, in, CS_GRP_IRET);
 	}
 }
 
 /* The general registers in changes, as a set of families.  Capstone 4
  * leaves out some implicit writes; those of instructions a compiler emits
  * between a PC and a load are added here. */
-static unsigned written_by(csh cs, const cs_insn *in)
+static unsigned written_by(csh h, const cs_insn *in)
 {
 	cs_regs r, w;
 	uint8_t nr = 0, nw = 0;
 	unsigned set = 0, width;
 
-	if (cs_regs_access(cs, in, r, &nr, w, &nw) != CS_ERR_OK)
+	if (cs.regs_access(h, in, r, &nr, w, &nw) != CS_ERR_OK)
 		return ~0u; /* unknown: everything */
 	for (unsigned i = 0; i < nw; i++) {
 		int f = family((x86_reg)w[i], &width);
@@ -161,39 +202,43 @@ static uint64_t fs_base(void)
 	return v;
 }
 
-/* The address op reads, from the registers at the PC: 0 and *addr, or -1
- * when the registers do not give it. */
-static int address(const cs_insn *in, const cs_x86_op *op, const ucontext_t *uc,
-		   unsigned written, uint64_t *addr)
+/* A register of the operand: its family (VP_NONE when none), its width. */
+static int operand_reg(x86_reg r, unsigned written, uint8_t *fam, uint8_t *w4)
 {
-	const x86_op_mem *m = &op->mem;
-	uint64_t a = (uint64_t)m->disp, v;
 	unsigned width;
 	int f;
 
-	if (m->segment == X86_REG_FS)
-		a += fs_base();
-	else if (m->segment != X86_REG_INVALID && m->segment != X86_REG_CS &&
-		 m->segment != X86_REG_DS && m->segment != X86_REG_ES && m->segment != X86_REG_SS)
+	if (r == X86_REG_INVALID) {
+		*fam = VP_NONE;
+		return 0;
+	}
+	if ((f = family(r, &width)) < 0 || (f < 16 && (written & (1u << f))))
+		return -1; /* a vector index (gather), or changed since the PC */
+	*fam = (uint8_t)f;
+	*w4 = width == 4;
+	return 0;
+}
+
+/* op's address from what in and its operand m say, when the registers at
+ * the PC give it: 0, or -1. */
+static int describe(const cs_insn *in, const cs_x86_op *m, uint64_t pc, unsigned written,
+		    struct vp_op *op)
+{
+	if (m->mem.segment == X86_REG_FS)
+		op->fs = 1;
+	else if (m->mem.segment != X86_REG_INVALID && m->mem.segment != X86_REG_CS &&
+		 m->mem.segment != X86_REG_DS && m->mem.segment != X86_REG_ES &&
+		 m->mem.segment != X86_REG_SS)
 		return -1; /* GS: its base is not at hand */
-	if (m->base != X86_REG_INVALID) {
-		if ((f = family(m->base, &width)) < 0)
-			return -1;
-		if (f == VP_RIP)
-			v = in->address + in->size;
-		else if (written & (1u << f))
-			return -1;
-		else
-			v = saved(uc, f);
-		a += width == 4 ? (uint32_t)v : v;
-	}
-	if (m->index != X86_REG_INVALID) {
-		if ((f = family(m->index, &width)) < 0 || f == VP_RIP || (written & (1u << f)))
-			return -1; /* a vector index (gather) or a changed one */
-		v = saved(uc, f);
-		a += (width == 4 ? (uint32_t)v : v) * (uint64_t)m->scale;
-	}
-	*addr = in->detail->x86.addr_size == 4 ? (uint32_t)a : a;
+	if (operand_reg(m->mem.base, written, &op->base, &op->base_w4) ||
+	    operand_reg(m->mem.index, written, &op->index, &op->index_w4) || op->index == VP_RIP)
+		return -1;
+	op->load = (uint16_t)(in->address - pc);
+	op->next = (uint16_t)(in->address + in->size - pc);
+	op->scale = (uint8_t)m->mem.scale;
+	op->disp = m->mem.disp;
+	op->addr32 = in->detail->x86.addr_size == 4;
+	op->size = m->size >= 8 ? 8 : m->size >= 4 ? 4 : m->size >= 2 ? 2 : 1;
 	return 0;
 }
 
@@ -211,30 +256,52 @@ static const cs_x86_op *read_operand(const cs_insn *in)
 	return NULL;
 }
 
-int vp_decode(struct vp_thread *t, const uint8_t *code, size_t n, uint64_t pc,
-	      const void *ucv, struct vp_load *out)
+int vp_decode(struct vp_thread *t, const uint8_t *code, size_t n, uint64_t pc, struct vp_op *op)
 {
-	const ucontext_t *uc = ucv;
 	const uint8_t *p = code;
 	uint64_t at = pc;
 	unsigned written = 0;
 
+	memset(op, 0, sizeof(*op));
+	op->load = VP_NO_LOAD;
 	for (int i = 0; i < VP_WINDOW && n; i++) {
-		const cs_x86_op *op;
+		const cs_x86_op *m;
 
-		if (!cs_disasm_iter(t->cs, &p, &n, &at, t->insn))
-			return -1;
-		op = read_operand(t->insn);
-		if (op && !address(t->insn, op, uc, written, &out->addr)) {
-			out->pc = t->insn->address;
-			out->size = op->size >= 8 ? 8 : op->size >= 4 ? 4 : op->size >= 2 ? 2 : 1;
+		if (!cs.disasm_iter(t->cs, &p, &n, &at, t->insn))
+			break;
+		op->len = (uint16_t)(at - pc); /* the bytes decoded so far decide */
+		m = read_operand(t->insn);
+		if (m && !describe(t->insn, m, pc, written, op))
 			return 0;
-		}
 		if (transfer(t->cs, t->insn))
-			return -1;
+			break;
 		written |= written_by(t->cs, t->insn);
 	}
+	op->load = VP_NO_LOAD;
 	return -1;
+}
+
+int vp_op_address(const struct vp_op *op, uint64_t pc, const void *ucv, struct vp_load *out)
+{
+	const ucontext_t *uc = ucv;
+	uint64_t a = (uint64_t)op->disp, v;
+
+	if (op->load == VP_NO_LOAD)
+		return -1;
+	if (op->fs)
+		a += fs_base();
+	if (op->base != VP_NONE) {
+		v = op->base == VP_RIP ? pc + op->next : saved(uc, op->base);
+		a += op->base_w4 ? (uint32_t)v : v;
+	}
+	if (op->index != VP_NONE) {
+		v = saved(uc, op->index);
+		a += (op->index_w4 ? (uint32_t)v : v) * op->scale;
+	}
+	out->pc = pc + op->load;
+	out->addr = op->addr32 ? (uint32_t)a : a;
+	out->size = op->size;
+	return 0;
 }
 
 int vp_decode_open(struct vp_thread *t)
@@ -246,12 +313,12 @@ int vp_decode_open(struct vp_thread *t)
 
 	if (t->cs)
 		return 0;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &t->cs) != CS_ERR_OK) {
+	if (cs.open(CS_ARCH_X86, CS_MODE_64, &t->cs) != CS_ERR_OK) {
 		t->cs = 0;
 		return -1;
 	}
-	if (cs_option(t->cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
-	    !(t->insn = cs_malloc(t->cs)) || !cs_disasm_iter(t->cs, &p, &n, &at, t->insn)) {
+	if (cs.option(t->cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
+	    !(t->insn = cs.malloc(t->cs)) || !cs.disasm_iter(t->cs, &p, &n, &at, t->insn)) {
 		vp_decode_close(t);
 		return -1;
 	}
@@ -261,9 +328,9 @@ int vp_decode_open(struct vp_thread *t)
 void vp_decode_close(struct vp_thread *t)
 {
 	if (t->insn)
-		cs_free(t->insn, 1);
+		cs.free(t->insn, 1);
 	if (t->cs)
-		cs_close(&t->cs);
+		cs.close(&t->cs);
 	t->insn = NULL;
 	t->cs = 0;
 }

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -194,6 +195,7 @@ static enum vp_skip sample(struct vp_thread *t, const ucontext_t *uc)
 	uint8_t code[VP_WINDOW * 15];
 	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP], cycles, value = 0;
 	struct vp_load ld;
+	struct vp_op op;
 	size_t n;
 
 	if (!faults_caught())
@@ -207,10 +209,15 @@ static enum vp_skip sample(struct vp_thread *t, const ucontext_t *uc)
 		sigaddset(&m, SIGBUS);
 		pthread_sigmask(SIG_UNBLOCK, &m, NULL);
 	}
-	n = vp_maps_readable(pc, sizeof(code));
-	if (!n || !(n = vp_probe_copy(code, (const void *)(uintptr_t)pc, n)))
+	if (!(n = vp_maps_readable(pc, sizeof(code))))
 		return VP_NOCODE;
-	if (vp_decode(t, code, n, pc, uc, &ld))
+	if (!vp_dcache_get(pc, n, &op)) {
+		if (!(n = vp_probe_copy(code, (const void *)(uintptr_t)pc, n)))
+			return VP_NOCODE;
+		vp_decode(t, code, n, pc, &op);
+		vp_dcache_put(pc, code, &op);
+	}
+	if (vp_op_address(&op, pc, uc, &ld))
 		return VP_NOLOAD;
 	if (!vp_cfg.nocheck &&
 	    (vp_maps_readable(ld.addr, ld.size) < ld.size || !mapped(ld.addr, ld.size)))
@@ -221,17 +228,41 @@ static enum vp_skip sample(struct vp_thread *t, const ucontext_t *uc)
 	return vp_table_add(ld.pc, cycles > timing ? cycles - timing : 0, value);
 }
 
+#ifndef TRAP_PERF
+#define TRAP_PERF 6
+#endif
+
+/* si_perf_data of a TRAP_PERF SIGTRAP, which glibc's siginfo_t does not
+ * name: the kernel's long after si_addr. */
+static uint64_t perf_data(const siginfo_t *si)
+{
+	unsigned long d;
+
+	memcpy(&d, (const char *)si + offsetof(siginfo_t, si_addr) + sizeof(void *), sizeof(d));
+	return d;
+}
+
+/* The signal is one of this thread's events (or of its last one, closed
+ * with the signal pending): never the program's.  1: sample it. */
+static int ours(const struct vp_thread *t, const siginfo_t *si, int *take)
+{
+	if (vp_cfg.trap) {
+		*take = t->fd >= 0;
+		return si->si_code == TRAP_PERF && perf_data(si) == vp_cfg.cookie;
+	}
+	*take = si->si_fd == t->fd;
+	return (si->si_code == POLL_IN || si->si_code == POLL_HUP) && si->si_fd >= 0 &&
+	       (si->si_fd == t->fd || si->si_fd == t->last_fd);
+}
+
 void vp_on_sample(int sig, siginfo_t *si, void *ucv)
 {
 	struct vp_thread *t = &vp_self;
-	int saved = errno;
+	int saved = errno, take;
 
 	atomic_signal_fence(memory_order_acquire);
-	if ((si->si_code == POLL_IN || si->si_code == POLL_HUP) && si->si_fd >= 0 &&
-	    (si->si_fd == t->fd || si->si_fd == t->last_fd)) {
-		/* this thread's event (or its last one, closed with the signal
-		 * pending): never the program's */
-		if (si->si_fd == t->fd && !t->flushing) {
+	if (ours(t, si, &take)) {
+		if (take && !t->flushing) {
 			enum vp_skip why;
 
 			if (si->si_code == POLL_HUP) /* the event's limit reached: on again */

@@ -16,7 +16,7 @@
 #      reading thread, a probe of a page never readable (refused by the
 #      mapping check; with the check skipped, its faults recovered), a
 #      fault of the program's own (killed as without the library), exec,
-#      a failed exec, vfork, another sample signal
+#      a failed exec, vfork, another sample signal, perf's SIGTRAP as it
 #   4. DCPI_VTRACE unset or empty: nothing done (descriptors, threads,
 #      handlers, system calls, files)
 #   5. DCPI_VTRACE and the other settings wrong: one line, the program runs
@@ -485,6 +485,26 @@ PY
 	pass "DCPI_VTRACE_SIGNAL=12 (SIGUSR2): samples, and the program's SIGPROF all its own" ||
 	fail "DCPI_VTRACE_SIGNAL=12" "rc=$rc $out $(cat "$T/out")"
 
+# DCPI_VTRACE_SIGNAL=trap: perf's own synchronous SIGTRAP, the program's
+# SIGTRAPs (raise, int3) still its own
+vp "$T/tr" DCPI_VTRACE_SIGNAL=trap -- "$T/vp_robust" trap; rc=$?
+out=$(check_files "$T/tr" 1 2>&1 && python3 - "$T"/tr/*.vprof "$T/vp_robust" <<'PY' 2>&1
+import sys, vprof
+d = vprof.read(sys.argv[1])
+n = vprof.total(vprof.loads_of(d, sys.argv[2], "main_work"))
+print(n)
+assert n >= 100
+PY
+)
+if grep -q "sigtrap" "$T/err"; then
+	skip "perf's sigtrap refused here (Linux before 5.13?): $(cat "$T/err")"
+else
+	[ $rc -eq 0 ] && grep -qx "trapped 110" "$T/out" && grep -qx "leaked 0" "$T/out" &&
+		[ "${out:-0}" -ge 100 ] 2>/dev/null &&
+		pass "DCPI_VTRACE_SIGNAL=trap: $out samples in main_work, the program's 110 SIGTRAPs (raise, int3) all its own" ||
+		fail "DCPI_VTRACE_SIGNAL=trap" "rc=$rc $out $(cat "$T/out" "$T/err")"
+fi
+
 # the default bins, as libdcpivp(7) gives them
 python3 - "$T"/h/*.vprof <<'PY' && pass "default bins: [0,1] then powers of two to 2^64 - 1, 32 of them" ||
 import sys, vprof
@@ -527,8 +547,9 @@ if command -v strace >/dev/null; then
 	# what the program and the loader do: its libraries opened, /proc read,
 	# the three handlers queried (a NULL new action); nothing else
 	bad=$(grep -vE 'openat\(.*"(/[^"]*\.so[^"]*|/proc/self/(fd|task)|/etc/ld\.so\.cache)"|rt_sigaction\([A-Z]+, NULL,|^[0-9]+ \+\+\+ exited' "$T/strace")
+	grep -q libcapstone "$T/strace" && bad+=" (Capstone loaded)"
 	[ -z "$bad" ] && grep -q 'rt_sigaction(SIGPROF, NULL' "$T/strace" &&
-		pass "DCPI_VTRACE unset, strace -f: no perf_event_open, no handler set, no thread, nothing opened or made" ||
+		pass "DCPI_VTRACE unset, strace -f: no perf_event_open, no handler set, no thread, nothing loaded, opened or made" ||
 		fail "DCPI_VTRACE unset, strace -f: nothing of the library's" "$bad"
 else
 	skip "strace not installed: the system-call check is not made"

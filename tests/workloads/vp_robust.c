@@ -8,6 +8,8 @@
  *                        (signals it got that were the library's: si_code
  *                        POLL_IN) and "dispositions ok" when sigaction and
  *                        signal returned its own handlers
+ *   vp_robust trap       its own SIGTRAP handler, fed by raise() and int3:
+ *                        prints "trapped N" (of 110) and "leaked N"
  *   vp_robust block      SIGPROF blocked from main() to its end
  *   vp_robust fork       forks; parent_work() and child_work() each in
  *                        their own process; prints "child PID"
@@ -123,6 +125,41 @@ static int mode_handler(void)
 	setitimer(ITIMER_PROF, &it, NULL);
 	printf("raised %d\ntimer %d\nleaked %d\n%s\n", atomic_load(&raised), atomic_load(&timer),
 	       atomic_load(&leaked), ok ? "dispositions ok" : "dispositions WRONG");
+	return 0;
+}
+
+/* Its own SIGTRAP (under DCPI_VTRACE_SIGNAL=trap, the library's signal
+ * too): 100 raise()s and 10 int3 breakpoints between loads.  Prints
+ * "trapped N" (of 110) and "leaked N" (the library's: si_code TRAP_PERF). */
+static atomic_int trapped;
+
+static void on_trap(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (si->si_code == 6 /* TRAP_PERF */)
+		atomic_fetch_add(&leaked, 1);
+	else
+		atomic_fetch_add(&trapped, 1);
+}
+
+static int mode_trap(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTRAP, &sa, NULL))
+		return 1;
+	for (int i = 0; i < 100; i++) {
+		sink = main_work(0.003);
+		raise(SIGTRAP);
+		if (i % 10 == 0)
+			__asm__ volatile("int3");
+	}
+	printf("trapped %d\nleaked %d\n", atomic_load(&trapped), atomic_load(&leaked));
 	return 0;
 }
 
@@ -422,6 +459,8 @@ int main(int argc, char **argv)
 		return mode_handler();
 	if (!strcmp(m, "block"))
 		return mode_block();
+	if (!strcmp(m, "trap"))
+		return mode_trap();
 	if (!strcmp(m, "fork"))
 		return mode_fork();
 	if (!strcmp(m, "threads"))
@@ -449,7 +488,7 @@ int main(int argc, char **argv)
 		return mode_vfork();
 	if (!strcmp(m, "fds"))
 		return mode_fds();
-	fprintf(stderr, "usage: vp_robust handler|block|fork|threads|exit|race|masked|segv|"
+	fprintf(stderr, "usage: vp_robust handler|trap|block|fork|threads|exit|race|masked|segv|"
 			"exec|execfail|vfork|fds [SCALE]\n");
 	return 2;
 }
