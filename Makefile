@@ -66,9 +66,9 @@ $(O)/libdcpidyn.a: dyn/dcpi_dyn.c dyn/dcpi_dyn.h
 # first library of the program it is in, and the programs this one is
 # preloaded into are not built with it (the ASan build makes it with the
 # same compiler and warnings, without -fsanitize).  --gc-sections drops
-# what of buf.c it does not call (the gzip writer): no zlib.
+# what of bins.c it does not call (the writer, and with it buf.c).
 VP_SRC    := $(sort $(wildcard vp/*.c))
-VP_LIBSRC := lib/store/bins.c lib/base/error.c lib/base/file.c lib/base/buf.c lib/base/grow.c
+VP_LIBSRC := lib/store/bins.c lib/base/error.c lib/base/file.c lib/base/grow.c
 VP_OBJ    := $(VP_SRC:%.c=$(O)/vp/%.o) $(VP_LIBSRC:%.c=$(O)/vp/%.o)
 # Capstone is dlopen'd when sampling starts, by the soname of the one
 # whose headers it is compiled with (nothing loaded when DCPI_VTRACE is unset)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -86,6 +87,54 @@ uint64_t vp_random(void)
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
 		return v;
 	return vp_rdtsc() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+}
+
+void *vp_map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void vp_unmap(void *p, size_t bytes)
+{
+	if (p)
+		munmap(p, bytes ? bytes : 1);
+}
+
+static void swap_bytes(char *a, char *b, size_t size)
+{
+	while (size--) {
+		char t = *a;
+
+		*a++ = *b;
+		*b++ = t;
+	}
+}
+
+static void sift_down(char *base, size_t root, size_t n, size_t size,
+		      int (*cmp)(const void *, const void *))
+{
+	for (size_t child; (child = 2 * root + 1) < n; root = child) {
+		if (child + 1 < n && cmp(base + child * size, base + (child + 1) * size) < 0)
+			child++;
+		if (cmp(base + root * size, base + child * size) >= 0)
+			return;
+		swap_bytes(base + root * size, base + child * size, size);
+	}
+}
+
+void vp_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	char *b = base;
+
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(b, i, n, size, cmp);
+	for (size_t i = n; i-- > 1;) {
+		swap_bytes(b, b + i * size, size);
+		sift_down(b, 0, i, size, cmp);
+	}
 }
 
 int vp_owner(void)
@@ -454,9 +503,9 @@ int vp_flush_now(char *path, size_t len)
 {
 	struct vp_entry *e;
 	struct vp_run run = { 0, vp_signals_timing() };
+	struct vp_text text;
 	uint64_t ns, tsc;
-	size_t n, tlen;
-	char *text;
+	size_t n;
 	int err;
 
 	if (path && len)
@@ -469,16 +518,15 @@ int vp_flush_now(char *path, size_t len)
 	if (ns - start_ns >= 10000000ull) /* 10 ms at least: the two clocks read apart */
 		run.tsc_hz = (uint64_t)((double)(tsc - start_tsc) * 1e9 / (double)(ns - start_ns) + 0.5);
 	e = vp_table_snapshot(&n);
-	text = vp_write_text(e, e ? n : 0, &run, &tlen);
-	free(e);
-	if (!text) {
+	err = e ? vp_write_text(e, n, &run, &text) : -1;
+	vp_unmap(e, vp_table_snapshot_size());
+	if (err) {
 		vp_say("out of memory writing the value profile");
 		return 1;
 	}
-	err = vp_write_file(text, tlen, path, len);
-	free(text);
-	if (err)
+	if (vp_write_file(text.p, text.len, path, len))
 		vp_say("%s", dcpi_errmsg());
+	vp_unmap(text.p, text.cap);
 	return 1;
 }
 

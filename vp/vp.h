@@ -206,9 +206,11 @@ void vp_table_reset(void); /* a fork child's table: empty */
 /* One sample of the load at pc: VP_NSKIP when recorded, else why not.
  * Signal-safe. */
 enum vp_skip vp_table_add(uint64_t pc, uint64_t cycles, uint64_t value);
-/* A copy of every entry (malloc'd, *n of them), each read under its lock
- * (waiting a bounded time for a handler that holds it). */
+/* A copy of every entry (*n of them, in vp_map'd memory of
+ * vp_table_snapshot_size() bytes), each read under its lock (waiting a
+ * bounded time for a handler that holds it); NULL when out of memory. */
 struct vp_entry *vp_table_snapshot(size_t *n);
+size_t vp_table_snapshot_size(void);
 /* Space-Saving: count one more value v in h (nhot entries, at most VP_HOT). */
 void vp_hot_add(struct vp_hot *h, unsigned *nhot, uint64_t v, uint64_t count);
 
@@ -216,14 +218,24 @@ void vp_hot_add(struct vp_hot *h, unsigned *nhot, uint64_t v, uint64_t count);
 struct vp_run {
 	uint64_t tsc_hz, timing;
 };
-/* The file's text for these entries, malloc'd (*len bytes), or NULL. */
-char *vp_write_text(struct vp_entry *e, size_t n, const struct vp_run *run, size_t *len);
+struct vp_text {
+	char *p;          /* vp_map'd, cap bytes; len of text */
+	size_t len, cap;
+};
+/* The file's text for these entries: 0, or -1 (no memory). */
+int vp_write_text(struct vp_entry *e, size_t n, const struct vp_run *run, struct vp_text *text);
 /* text into DIR/vp.PID.N.vprof, created atomically: 0 and the path in
  * path, or -errno. */
 int vp_write_file(const char *text, size_t len, char *path, size_t pathlen);
 
-/* ---- helpers ---- */
+/* ---- helpers (vp.c) ---- */
 uint64_t vp_random(void);
+/* Memory for the flush, from mmap: never malloc, as the flush may run in
+ * a signal handler that interrupted it (_exit, execve).  NULL when none. */
+void *vp_map(size_t bytes);
+void vp_unmap(void *p, size_t bytes); /* p NULL: nothing */
+/* Heapsort: no allocation. */
+void vp_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 #pragma GCC visibility pop
 

@@ -16,7 +16,6 @@
  * over-estimates the value's true count by at most the least count. */
 #include <errno.h>
 #include <sched.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -115,12 +114,18 @@ enum vp_skip vp_table_add(uint64_t pc, uint64_t cycles, uint64_t value)
 	return VP_NSKIP;
 }
 
+size_t vp_table_snapshot_size(void)
+{
+	return VP_SLOTS * sizeof(struct vp_entry);
+}
+
 struct vp_entry *vp_table_snapshot(size_t *n)
 {
-	struct vp_entry *out = NULL;
-	size_t cap = 0;
+	struct vp_entry *out = vp_map(vp_table_snapshot_size()); /* touched as filled */
 
 	*n = 0;
+	if (!out)
+		return NULL;
 	for (size_t i = 0; i < VP_SLOTS; i++) {
 		struct vp_entry *e = &table[i];
 		int tries = 0;
@@ -132,25 +137,9 @@ struct vp_entry *vp_table_snapshot(size_t *n)
 		 * yields, and its entry is read as it is */
 		while (atomic_exchange_explicit(&e->lock, 1, memory_order_acquire) && ++tries < 1000)
 			sched_yield();
-		if (*n == cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			struct vp_entry *nb = realloc(out, ncap * sizeof(*out));
-
-			if (!nb) {
-				if (tries < 1000)
-					atomic_store_explicit(&e->lock, 0, memory_order_release);
-				free(out);
-				*n = 0;
-				return NULL;
-			}
-			out = nb;
-			cap = ncap;
-		}
 		memcpy(&out[*n], e, sizeof(*e));
 		if (tries < 1000)
 			atomic_store_explicit(&e->lock, 0, memory_order_release);
-		/* the copy's atomics are plain data from here on */
-		atomic_store_explicit(&out[*n].pc, atomic_load(&e->pc), memory_order_relaxed);
 		(*n)++;
 	}
 	return out;

@@ -7,12 +7,17 @@
  * maps a PC to its file offset (pc - (base + p_vaddr) + p_offset, within
  * p_filesz), and the build-id is the NT_GNU_BUILD_ID note in memory.  A
  * load in none of them (the vDSO, JIT code, a file the program mapped
- * itself) is counted as skipped noimage. */
+ * itself) is counted as skipped noimage.
+ *
+ * Nothing here allocates with malloc (mmap'd buffers, a heapsort): the
+ * file may be written from _exit() or execve() called in a signal handler
+ * that interrupted malloc. */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <link.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +25,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "dcpi/buf.h"
 #include "dcpi/error.h"
 #include "internal.h"
 #include "vp.h"
@@ -40,7 +44,7 @@ struct vp_image {
 };
 
 struct vp_images {
-	struct vp_image *v;
+	struct vp_image *v; /* cap of them, mapped */
 	size_t n, cap;
 };
 
@@ -113,15 +117,8 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *data)
 	int first = imgs->n == 0; /* the program comes first */
 
 	(void)size;
-	if (imgs->n == imgs->cap) {
-		size_t ncap = imgs->cap ? imgs->cap * 2 : 32;
-		struct vp_image *nv = realloc(imgs->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return 1;
-		imgs->v = nv;
-		imgs->cap = ncap;
-	}
+	if (imgs->n == imgs->cap)
+		return 1; /* loaded since they were counted: their PCs in no image */
 	img = &imgs->v[imgs->n];
 	memset(img, 0, sizeof(*img));
 	img->index = -1;
@@ -166,6 +163,14 @@ static int locate(const struct vp_images *imgs, uint64_t pc, size_t *img, uint64
 			}
 	}
 	return -1;
+}
+
+static int count_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)info;
+	(void)size;
+	(*(size_t *)data)++;
+	return 0;
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -216,74 +221,87 @@ static void comm(char *out, size_t len)
 			out[i] = '_';
 }
 
-static int put_path(struct dcpi_buf *b, const char *p)
-{
-	int err = 0;
+/* The text, into a buffer mapped at its largest size beforehand. */
+struct vp_out {
+	char *p;
+	size_t len, cap;
+	int over; /* it did not fit (a bound below is wrong): nothing written */
+};
 
-	for (; *p && !err; p++) {
-		if (*p == '\\')
-			err = dcpi_buf_put(b, "\\\\", 2);
-		else if (*p == '\n')
-			err = dcpi_buf_put(b, "\\n", 2);
-		else
-			err = dcpi_buf_put(b, p, 1);
-	}
-	return err;
+__attribute__((format(printf, 2, 3))) static void put(struct vp_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->over)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->p + o->len, o->cap - o->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= o->cap - o->len)
+		o->over = 1;
+	else
+		o->len += (size_t)n;
 }
 
-static int put_header(struct dcpi_buf *b, const struct vp_run *run, uint64_t signals,
-		      const uint64_t *skipped)
+static void put_path(struct vp_out *o, const char *p)
+{
+	for (; *p; p++)
+		put(o, "%s", *p == '\\' ? "\\\\" : *p == '\n' ? "\\n" : (char[2]){ *p, 0 });
+}
+
+static void put_header(struct vp_out *o, const struct vp_run *run, uint64_t signals,
+		       const uint64_t *skipped)
 {
 	char name[64];
-	int err;
 
 	comm(name, sizeof(name));
-	err = dcpi_buf_printf(b, "dcpi-vprof 1\nkind ldlatency\npid %d\n", (int)getpid());
-	if (!err && name[0])
-		err = dcpi_buf_printf(b, "comm %s\n", name);
-	if (!err)
-		err = dcpi_buf_printf(b, "tsc_hz %" PRIu64 "\ntiming %" PRIu64 "\nperiod %" PRIu64
-				      "\nsignals %" PRIu64 "\n", run->tsc_hz, run->timing,
-				      vp_cfg.period_ns, signals);
-	for (int i = 0; i < VP_NSKIP && !err; i++)
-		err = dcpi_buf_printf(b, "skipped %s %" PRIu64 "\n", vp_skip_names[i], skipped[i]);
-	for (size_t i = 0; i < vp_cfg.bins.n && !err; i++) {
+	put(o, "dcpi-vprof 1\nkind ldlatency\npid %d\n", (int)getpid());
+	if (name[0])
+		put(o, "comm %s\n", name);
+	put(o, "tsc_hz %" PRIu64 "\ntiming %" PRIu64 "\nperiod %" PRIu64 "\nsignals %" PRIu64 "\n",
+	    run->tsc_hz, run->timing, vp_cfg.period_ns, signals);
+	for (int i = 0; i < VP_NSKIP; i++)
+		put(o, "skipped %s %" PRIu64 "\n", vp_skip_names[i], skipped[i]);
+	for (size_t i = 0; i < vp_cfg.bins.n; i++) {
 		const struct dcpi_bin *x = &vp_cfg.bins.v[i];
 
-		err = dcpi_buf_printf(b, "bin %zu %" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n", i, x->min,
-				      x->max, x->rep, x->name);
+		put(o, "bin %zu %" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n", i, x->min, x->max, x->rep,
+		    x->name);
 	}
-	return err;
 }
 
-static int put_row(struct dcpi_buf *b, const struct vp_row *r)
+static void put_row(struct vp_out *o, const struct vp_row *r)
 {
 	struct vp_entry *e = r->e;
-	int err;
 
-	err = dcpi_buf_printf(b, "load %d %" PRIx64 " %" PRIu64 " %" PRIu64 " %" PRIu64, r->image,
-			      r->off, e->samples, e->cycles, e->outside);
-	for (size_t i = 0; i < vp_cfg.bins.n && !err; i++)
-		err = dcpi_buf_printf(b, " %" PRIu64, e->bin[i]);
-	if (!err)
-		err = dcpi_buf_put(b, "\n", 1);
-	qsort(e->hot, e->nhot, sizeof(e->hot[0]), hot_cmp);
-	for (unsigned i = 0; i < e->nhot && !err; i++)
-		err = dcpi_buf_printf(b, "value %d %" PRIx64 " %" PRIx64 " %" PRIu64 "\n", r->image,
-				      r->off, e->hot[i].value, e->hot[i].count);
-	return err;
+	put(o, "load %d %" PRIx64 " %" PRIu64 " %" PRIu64 " %" PRIu64, r->image, r->off, e->samples,
+	    e->cycles, e->outside);
+	for (size_t i = 0; i < vp_cfg.bins.n; i++)
+		put(o, " %" PRIu64, e->bin[i]);
+	put(o, "\n");
+	vp_sort(e->hot, e->nhot, sizeof(e->hot[0]), hot_cmp);
+	for (unsigned i = 0; i < e->nhot; i++)
+		put(o, "value %d %" PRIx64 " %" PRIx64 " %" PRIu64 "\n", r->image, r->off,
+		    e->hot[i].value, e->hot[i].count);
+}
+
+/* The most the text can take: a header line is under 128 bytes, a bin's
+ * under 128, an image's 2 * PATH_MAX + 192, a load's (3 + bins) * 21 +
+ * 64, a value's 96. */
+static size_t text_bound(size_t nimg, size_t nrows)
+{
+	return 4096 + DCPI_BINS_MAX * 128 + nimg * (2 * PATH_MAX + 192) +
+	       nrows * ((3 + DCPI_BINS_MAX) * 21 + 64 + VP_HOT * 96);
 }
 
 /* The rows of the entries with samples, sorted, one per (image, offset);
  * the samples of loads in no image added to skipped[VP_NOIMAGE]. */
-static struct vp_row *make_rows(struct vp_entry *e, size_t n, struct vp_images *imgs,
-				size_t *nrows, uint64_t *skipped)
+static void make_rows(struct vp_entry *e, size_t n, struct vp_images *imgs, struct vp_row *rows,
+		      size_t *nrows, uint64_t *skipped)
 {
-	struct vp_row *rows = calloc(n ? n : 1, sizeof(*rows));
 	size_t k = 0, w = 0;
 
-	if (!rows)
-		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		size_t img;
 		uint64_t off;
@@ -296,7 +314,7 @@ static struct vp_row *make_rows(struct vp_entry *e, size_t n, struct vp_images *
 		}
 		rows[k++] = (struct vp_row){ (int)img, off, &e[i] };
 	}
-	qsort(rows, k, sizeof(*rows), row_cmp);
+	vp_sort(rows, k, sizeof(*rows), row_cmp);
 	for (size_t i = 0; i < k; i++) {
 		if (w && rows[w - 1].image == rows[i].image && rows[w - 1].off == rows[i].off)
 			merge_into(rows[w - 1].e, rows[i].e);
@@ -304,54 +322,63 @@ static struct vp_row *make_rows(struct vp_entry *e, size_t n, struct vp_images *
 			rows[w++] = rows[i];
 	}
 	*nrows = w;
-	return rows;
 }
 
-char *vp_write_text(struct vp_entry *e, size_t n, const struct vp_run *run, size_t *len)
+int vp_write_text(struct vp_entry *e, size_t n, const struct vp_run *run, struct vp_text *text)
 {
 	struct vp_images imgs = { 0 };
-	struct dcpi_buf b = { 0 };
+	struct vp_out o = { 0 };
 	struct vp_row *rows;
 	uint64_t skipped[VP_NSKIP], signals = 0;
-	size_t nrows = 0;
-	int next = 0, err;
+	size_t nrows = 0, nobj = 0;
+	int next = 0;
 
 	for (int i = 0; i < VP_NSKIP; i++)
 		skipped[i] = atomic_load(&vp_skipped[i]);
-	dl_iterate_phdr(each_object, &imgs);
-	if (!(rows = make_rows(e, n, &imgs, &nrows, skipped))) {
-		free(imgs.v);
-		return NULL;
+	dl_iterate_phdr(count_object, &nobj);
+	imgs.cap = nobj + 8;
+	imgs.v = vp_map(imgs.cap * sizeof(*imgs.v));
+	rows = vp_map((n ? n : 1) * sizeof(*rows));
+	if (!imgs.v || !rows) {
+		vp_unmap(imgs.v, imgs.cap * sizeof(*imgs.v));
+		vp_unmap(rows, (n ? n : 1) * sizeof(*rows));
+		return -1;
 	}
+	dl_iterate_phdr(each_object, &imgs);
+	make_rows(e, n, &imgs, rows, &nrows, skipped);
+	o.cap = text_bound(imgs.n, nrows);
+	o.p = vp_map(o.cap);
 	/* every signal handled ends in one place: a load's samples or a reason */
 	for (int i = 0; i < VP_NSKIP; i++)
 		signals += skipped[i];
 	for (size_t i = 0; i < nrows; i++)
 		signals += rows[i].e->samples;
-	err = put_header(&b, run, signals, skipped);
-	/* images numbered in the order the rows (sorted by image) first name them */
-	for (size_t i = 0; i < nrows && !err; i++) {
-		struct vp_image *m = &imgs.v[rows[i].image];
+	if (o.p) {
+		put_header(&o, run, signals, skipped);
+		/* images numbered in the order the rows (sorted by image) first name them */
+		for (size_t i = 0; i < nrows; i++) {
+			struct vp_image *m = &imgs.v[rows[i].image];
 
-		if (m->index < 0) {
-			m->index = next++;
-			err = dcpi_buf_printf(&b, "image %d %s ", m->index, m->buildid) ?:
-			      put_path(&b, m->path) ?: dcpi_buf_put(&b, "\n", 1);
+			if (m->index < 0) {
+				m->index = next++;
+				put(&o, "image %d %s ", m->index, m->buildid);
+				put_path(&o, m->path);
+				put(&o, "\n");
+			}
+			rows[i].image = m->index;
 		}
-		rows[i].image = m->index;
+		for (size_t i = 0; i < nrows; i++)
+			put_row(&o, &rows[i]);
+		put(&o, "end\n");
 	}
-	for (size_t i = 0; i < nrows && !err; i++)
-		err = put_row(&b, &rows[i]);
-	if (!err)
-		err = dcpi_buf_put(&b, "end\n", 4);
-	free(rows);
-	free(imgs.v);
-	if (err) {
-		dcpi_buf_release(&b);
-		return NULL;
+	vp_unmap(rows, (n ? n : 1) * sizeof(*rows));
+	vp_unmap(imgs.v, imgs.cap * sizeof(*imgs.v));
+	if (!o.p || o.over) {
+		vp_unmap(o.p, o.cap);
+		return -1;
 	}
-	*len = b.len;
-	return (char *)b.data;
+	*text = (struct vp_text){ o.p, o.len, o.cap };
+	return 0;
 }
 
 int vp_write_file(const char *text, size_t len, char *path, size_t pathlen)

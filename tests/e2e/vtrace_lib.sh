@@ -308,6 +308,18 @@ assert (bid, sys.argv[2]) in d["images"], (bid, d["images"])
 PY
 	fail "the image line: the program's path and build-id" "$(grep ^image "$T/mem.vprof")"
 
+# a program whose path holds a backslash and a newline: written escaped
+odd=$T/$'odd\\dir\nname'
+mkdir -p "$odd" && cp "$T/vp_robust" "$odd/vp_robust"
+vp "$T/odd" -- "$odd/vp_robust" fds 0.3
+python3 - "$T"/odd/*.vprof "$odd/vp_robust" <<'PY' && pass "an image path with a backslash and a newline, escaped and read back" ||
+import sys, vprof
+d = vprof.read(sys.argv[1])
+assert any(p == sys.argv[2] for _, p in d["images"]), d["images"]
+assert "\\\\" in open(sys.argv[1]).read(), "no escaped backslash"
+PY
+	fail "an image path with a backslash and a newline" "$(grep ^image "$T"/odd/*.vprof)"
+
 # ---- 2. hot values ---------------------------------------------------------------------
 vp "$T/val" -- "$T/vp_values" 2 && check_files "$T/val" 1 ||
 	fail "vp_values under the library" "$(cat "$T/err")"
