@@ -58,6 +58,44 @@ $(O)/libdcpidyn.a: dyn/dcpi_dyn.c dyn/dcpi_dyn.h
 	@rm -f $@
 	ar rcs $@ $(O)/dyn/dcpi_dyn.o
 
+# The value profiler as a preload library (libdcpivp(7)): vp/ and the few
+# pieces of libdcpi it needs (the bins file's parser), all compiled -fPIC
+# and hidden, so that it exports nothing but the libc functions it
+# interposes.  x86-64 only (the time-stamp counter, the decoder's
+# registers).  Never built with sanitizers: an ASan runtime must be the
+# first library of the program it is in, and the programs this one is
+# preloaded into are not built with it (the ASan build makes it with the
+# same compiler and warnings, without -fsanitize).  --gc-sections drops
+# what of bins.c it does not call (the writer, and with it buf.c).
+VP_SRC    := $(sort $(wildcard vp/*.c))
+VP_LIBSRC := lib/store/bins.c lib/base/error.c lib/base/file.c lib/base/grow.c
+VP_OBJ    := $(VP_SRC:%.c=$(O)/vp/%.o) $(VP_LIBSRC:%.c=$(O)/vp/%.o)
+# Capstone is dlopen'd when sampling starts, by the soname of the one
+# whose headers it is compiled with (nothing loaded when DCPI_VTRACE is unset)
+VP_CS_SONAME := $(shell objdump -p "$$(pkg-config --variable=libdir capstone)/libcapstone.so" \
+                  2>/dev/null | awk '/SONAME/ { print $$2 }')
+VP_CFLAGS := $(filter-out -fsanitize=%,$(ALL_CFLAGS)) -fno-sanitize=all -fPIC \
+             -fvisibility=hidden -ffunction-sections -fdata-sections \
+             $(if $(VP_CS_SONAME),-DVP_CAPSTONE='"$(VP_CS_SONAME)"')
+ifeq ($(filter x86_64-%,$(shell $(CC) -dumpmachine)),)
+VP_BIN    :=
+else
+VP_BIN    := bin/libdcpivp.so
+endif
+all: $(VP_BIN)
+
+$(O)/vp/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(VP_CFLAGS) -c -o $@ $<
+
+$(O)/libdcpivp.so: $(VP_OBJ)
+	$(CC) $(VP_CFLAGS) -shared -Wl,-z,defs -Wl,-z,now -Wl,--gc-sections -Wl,--as-needed \
+	  -o $@ $(VP_OBJ) -ldl -lpthread
+
+bin/libdcpivp.so: $(O)/libdcpivp.so
+	@mkdir -p bin
+	cp $< $@.tmp && mv -f $@.tmp $@
+
 $(O)/libdcpi.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -109,9 +147,10 @@ asan:
 	  echo "sanitizer reports:"; cat build-asan/logs/*; \
 	  echo "0 passed, 1 failed, 0 skipped"; exit 1; fi; exit $$rc
 
-bin-asan: $(O)/dcpi $(UNIT_BIN)
+bin-asan: $(O)/dcpi $(UNIT_BIN) $(VP_BIN:bin/%=$(O)/%)
 	@mkdir -p $(O)/bin
 	cp $(O)/dcpi $(O)/bin/dcpi.tmp && mv -f $(O)/bin/dcpi.tmp $(O)/bin/dcpi
+	for v in $(VP_BIN:bin/%=%); do cp $(O)/$$v $(O)/bin/$$v.tmp && mv -f $(O)/bin/$$v.tmp $(O)/bin/$$v; done
 	for c in $(COMMANDS); do ln -sf dcpi $(O)/bin/$$c; done
 
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
@@ -177,6 +216,8 @@ install: all
 	  $(DESTDIR)$(prefix)/include $(DESTDIR)$(prefix)/lib
 	install -m 644 dyn/dcpi_dyn.h $(DESTDIR)$(prefix)/include/
 	install -m 644 $(O)/libdcpidyn.a $(DESTDIR)$(prefix)/lib/
+	for v in $(VP_BIN); do install -d $(DESTDIR)$(prefix)/lib/dcpi && \
+	  install -m 644 $$v $(DESTDIR)$(prefix)/lib/dcpi/; done
 	install -m 755 bin/dcpi $(DESTDIR)$(bindir)/dcpi
 	for c in $(COMMANDS); do ln -sf dcpi $(DESTDIR)$(bindir)/$$c; done
 	for m in man/*.[13578]; do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(mandir)/man$$s/; done
@@ -185,6 +226,8 @@ uninstall:
 	for c in dcpi $(COMMANDS); do rm -f $(DESTDIR)$(bindir)/$$c; done
 	for m in man/*.[13578]; do s=$${m##*.}; rm -f $(DESTDIR)$(mandir)/man$$s/$${m##*/}; done
 	rm -f $(DESTDIR)$(prefix)/include/dcpi_dyn.h $(DESTDIR)$(prefix)/lib/libdcpidyn.a
+	rm -f $(DESTDIR)$(prefix)/lib/dcpi/libdcpivp.so
+	-rmdir $(DESTDIR)$(prefix)/lib/dcpi 2>/dev/null
 
 # ---- the Debian package: dcpi_VERSION_ARCH.deb here, built from a copy of
 # the tracked tree (dpkg-buildpackage writes beside its source directory)
@@ -195,4 +238,4 @@ clean:
 	rm -rf build build-asan build-fuzz bin
 
 .PHONY: all test deps check asan bin-asan fuzz demo install uninstall deb clean
--include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(VP_OBJ:.o=.d)
