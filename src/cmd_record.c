@@ -297,13 +297,14 @@ static void vtrace_finish(struct record *r)
 			 first_bad ? first_bad : "out of memory");
 	snprintf(path, sizeof(path), "%s/epoch.vprof", dcpi_run_platdir(r->run));
 	for (size_t i = 0; v && i < v->nloads; i++)
-		samples += v->loads[i].samples;
+		samples = samples > UINT64_MAX - v->loads[i].samples ? UINT64_MAX
+								    : samples + v->loads[i].samples;
 	if (v && nfiles && dcpi_vprof_write(path, v, FILEMODE))
 		cli_warn("-vtrace: %s", dcpi_errmsg());
 	else if (v)
 		fprintf(stderr, "dcpi record: value profile: %" PRIu64 " load samples of %zu loads "
-			"from %zu processes (%" PRIu64 " signals)\n", samples, v->nloads, nfiles,
-			v->signals);
+			"from %zu process%s (%" PRIu64 " signals)\n", samples, v->nloads, nfiles,
+			nfiles == 1 ? "" : "es", v->signals);
 	if (v && !nfiles)
 		cli_warn("-vtrace: no process wrote a value profile (is %s preloaded? a static "
 			 "program cannot be)", r->vlib);
