@@ -223,9 +223,9 @@ static void vtrace_bins(struct record *r)
 			cli_die("-vtrace: %s (remove it to have it measured again)", dcpi_errmsg());
 		return;
 	}
-	if (!r->quiet)
-		fprintf(stderr, "%s: note: measuring this machine's load latencies for %s "
-			"(dcpi bins; once)\n", cli_prog, r->vbins);
+	/* said even with -quiet: it takes seconds and makes a file */
+	fprintf(stderr, "%s: note: measuring this machine's load latencies for %s (dcpi bins; "
+		"once)\n", cli_prog, r->vbins);
 	if (bins_measure(r->vbins, FILEMODE))
 		cli_die_lib("-vtrace: cannot write %s", r->vbins);
 }

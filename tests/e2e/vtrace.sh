@@ -185,6 +185,39 @@ else
 	fail "dcpitopstalls blames a load for the list kernel's stalls" "$(cat "$T/ts0.json")"
 fi
 
+# dcpi record -vtrace with the real library: the database's bins measured
+# once (dcpi bins), the pointer chase's loads measured past L2
+cc -O2 -g -o "$T/vp_latency" "$DCPI_ROOT/tests/workloads/vp_latency.c" || fail "build vp_latency"
+"$REC" -db "$T/dbr" -vtrace ldlatency -quiet -- "$T/vp_latency" 256 1 >/dev/null 2>"$T/rec.err"; rc=$?
+[ $rc -eq 0 ] && [ -f "$T/dbr/bins" ] && grep -q "measuring this machine's load latencies" "$T/rec.err" &&
+	grep -qE '^dcpi record: value profile: [0-9]+ load samples of [0-9]+ loads from 1 process ' "$T/rec.err" &&
+	ls "$T"/dbr/*/*/epoch.vprof >/dev/null 2>&1 &&
+	pass "dcpi record -vtrace: DB/bins measured, the value profile in the epoch, said" ||
+	fail "dcpi record -vtrace" "rc=$rc $(cat "$T/rec.err")"
+"$L" -db "$T/dbr" -asm -vtrace -json chase vp_latency >"$T/chase.json" 2>"$T/err"
+python3 - "$T/chase.json" <<'EOF' &&
+import json, sys
+d = json.load(open(sys.argv[1]))
+bins = [b["name"] for b in d["vtrace"]["bins"]]
+assert bins[:2] == ["L1", "L2"], bins
+loads = [i for i in d["instructions"] if "vtrace" in i]
+n = sum(i["vtrace"]["samples"] for i in loads)
+far = sum(i["latency"].get(b, 0) for i in loads for b in bins[2:])
+print("# chase: %d load samples, %d past L2" % (n, far))
+assert n >= 50 and far >= 0.9 * n, (n, far)
+EOF
+	pass "dcpilist -vtrace: 90% or more of the pointer chase's load samples past L2" ||
+	fail "the chase's loads past L2" "$(cat "$T/err") $(head -c 2000 "$T/chase.json")"
+"$REC" -db "$T/dbr" -vtrace ldlatency -quiet -- "$T/vp_latency" 1 0 >/dev/null 2>"$T/rec2.err"
+! grep -q "measuring" "$T/rec2.err" && pass "a second -vtrace run uses DB/bins as it is" ||
+	fail "DB/bins reused" "$(cat "$T/rec2.err")"
+out=$("$REC" -db "$T/dbr" -vtrace ldlatency:/nonexistent -- true 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "/nonexistent" <<<"$out" && pass "-vtrace with a bins file that is not there: an error naming it" ||
+	fail "-vtrace with a missing bins file" "rc=$rc $out"
+out=$("$REC" -db "$T/dbr" -vtrace ldlat -- true 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "ldlatency or ldlatency:BINSFILE wanted" <<<"$out" && pass "-vtrace of another kind: a usage error" ||
+	fail "-vtrace nonsense" "rc=$rc $out"
+
 out=$("$DCPI_BIN/dcpicat" "$plat/epoch.vprof" 2>&1)
 cmp -s <(printf '%s\n' "$out") "$plat/epoch.vprof" &&
 	pass "dcpicat prints a value profile raw (as written)" || fail "dcpicat prints a value profile" "$out"
