@@ -82,6 +82,9 @@ struct vp_thread {
 	int slot;         /* in the registry of open events (vp.c), -1 none */
 	csh cs;           /* this thread's Capstone handle (0 none) */
 	cs_insn *insn;    /* cs_malloc'd for cs */
+	unsigned char *arena; /* Capstone's allocations while decoding (vp_decode.c) */
+	size_t arena_used;
+	int decoding;     /* set while the handler decodes: Capstone allocates in arena */
 	int flushing;     /* set while this thread writes the file */
 };
 extern __thread struct vp_thread vp_self __attribute__((tls_model("initial-exec")));

@@ -16,12 +16,20 @@
  * Signal safety: cs_disasm_iter() with a handle and a cs_insn of this
  * thread made beforehand allocates nothing, except that Capstone builds a
  * handle's instruction-id cache on its first decode; vp_decode_open()
- * makes that first decode.  A handle is never shared by threads (its
+ * makes that first decode.  Its printer does allocate for some
+ * instructions (an alias such as cvtsd2si from memory: cs_strdup, then
+ * cs_mem_free): Capstone's allocator is this file's (CS_OPT_MEM, set
+ * before any handle is opened), which while a handler decodes takes from
+ * the thread's arena (allocated with its handle) and otherwise is libc's,
+ * so that a program that uses Capstone itself is unaffected.  A handle is never shared by threads (its
  * printer keeps state in it) and a thread's handler never runs inside
  * itself (its own signal is blocked while it runs). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ucontext.h>
 
@@ -48,8 +56,96 @@ static struct {
 	__typeof__(cs_regs_access) *regs_access;
 } cs;
 
+/* ---- Capstone's allocator ----
+ * The arena: a bump allocator reset at each decode, each block after a
+ * header giving its size; free of the last block gives its room back. */
+#define VP_ARENA 8192
+#define VP_ARENA_HDR 16
+
+static int in_arena(const void *p)
+{
+	const struct vp_thread *t = &vp_self;
+
+	return t->arena && (const unsigned char *)p >= t->arena &&
+	       (const unsigned char *)p < t->arena + VP_ARENA;
+}
+
+static void *arena_alloc(size_t size)
+{
+	struct vp_thread *t = &vp_self;
+	size_t need = VP_ARENA_HDR + ((size + 15) & ~(size_t)15);
+	unsigned char *p;
+
+	if (size > VP_ARENA || need > VP_ARENA - t->arena_used)
+		return NULL; /* (Capstone's printer then fails the decode) */
+	p = t->arena + t->arena_used;
+	memcpy(p, &size, sizeof(size));
+	t->arena_used += need;
+	return p + VP_ARENA_HDR;
+}
+
+static void *mem_malloc(size_t size)
+{
+	if (vp_self.decoding && vp_self.arena)
+		return arena_alloc(size);
+	return malloc(size);
+}
+
+static void *mem_calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (!(vp_self.decoding && vp_self.arena))
+		return calloc(n, size);
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	if ((p = arena_alloc(n * size)))
+		memset(p, 0, n * size);
+	return p;
+}
+
+static void mem_free(void *p)
+{
+	struct vp_thread *t = &vp_self;
+
+	if (!p)
+		return;
+	if (in_arena(p)) {
+		unsigned char *b = (unsigned char *)p - VP_ARENA_HDR;
+		size_t size;
+
+		memcpy(&size, b, sizeof(size));
+		if (b + VP_ARENA_HDR + ((size + 15) & ~(size_t)15) == t->arena + t->arena_used)
+			t->arena_used = (size_t)(b - t->arena);
+		return;
+	}
+	free(p);
+}
+
+static void *mem_realloc(void *p, size_t size)
+{
+	void *q;
+	size_t old;
+
+	if (!p)
+		return mem_malloc(size);
+	if (!in_arena(p))
+		return realloc(p, size);
+	memcpy(&old, (unsigned char *)p - VP_ARENA_HDR, sizeof(old));
+	if (!(q = arena_alloc(size)))
+		return NULL;
+	memcpy(q, p, old < size ? old : size);
+	return q;
+}
+
+static int mem_vsnprintf(char *s, size_t n, const char *fmt, va_list ap)
+{
+	return vsnprintf(s, n, fmt, ap);
+}
+
 int vp_decode_load(void)
 {
+	static cs_opt_mem mem = { mem_malloc, mem_calloc, mem_realloc, mem_free, mem_vsnprintf };
 	void *h = dlopen(VP_CAPSTONE, RTLD_NOW | RTLD_LOCAL);
 
 	if (!h)
@@ -63,6 +159,8 @@ int vp_decode_load(void)
 	    !(cs.insn_group = (__typeof__(cs.insn_group))dlsym(h, "cs_insn_group")) ||
 	    !(cs.regs_access = (__typeof__(cs.regs_access))dlsym(h, "cs_regs_access")))
 		return dcpi_error(ENOENT, "%s: not the Capstone it was built with", VP_CAPSTONE);
+	if (cs.option(0, CS_OPT_MEM, (size_t)&mem) != CS_ERR_OK)
+		return dcpi_error(EINVAL, "%s: its allocator cannot be set", VP_CAPSTONE);
 	return 0;
 }
 
@@ -266,8 +364,15 @@ int vp_decode(struct vp_thread *t, const uint8_t *code, size_t n, uint64_t pc, s
 	op->load = VP_NO_LOAD;
 	for (int i = 0; i < VP_WINDOW && n; i++) {
 		const cs_x86_op *m;
+		bool ok;
 
-		if (!cs.disasm_iter(t->cs, &p, &n, &at, t->insn))
+		t->arena_used = 0;
+		t->decoding = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		ok = cs.disasm_iter(t->cs, &p, &n, &at, t->insn);
+		atomic_signal_fence(memory_order_seq_cst);
+		t->decoding = 0;
+		if (!ok)
 			break;
 		op->len = (uint16_t)(at - pc); /* the bytes decoded so far decide */
 		m = read_operand(t->insn);
@@ -318,7 +423,7 @@ int vp_decode_open(struct vp_thread *t)
 		return -1;
 	}
 	if (cs.option(t->cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
-	    !(t->insn = cs.malloc(t->cs)) || !cs.disasm_iter(t->cs, &p, &n, &at, t->insn)) {
+	    !(t->arena = malloc(VP_ARENA)) || !(t->insn = cs.malloc(t->cs)) || !cs.disasm_iter(t->cs, &p, &n, &at, t->insn)) {
 		vp_decode_close(t);
 		return -1;
 	}
@@ -331,6 +436,9 @@ void vp_decode_close(struct vp_thread *t)
 		cs.free(t->insn, 1);
 	if (t->cs)
 		cs.close(&t->cs);
+	free(t->arena);
+	t->arena = NULL;
+	t->arena_used = 0;
 	t->insn = NULL;
 	t->cs = 0;
 }
