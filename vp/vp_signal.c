@@ -295,8 +295,12 @@ int vp_signals_install(void)
 			sa.sa_sigaction = vp_on_fault;
 			sa.sa_flags = SA_SIGINFO | SA_ONSTACK; /* a stack overflow's fault too */
 		} else {
+			/* SA_ONSTACK: on the thread's alternate stack when it
+			 * has one, as Go requires of every handler not its own
+			 * (a goroutine's stack is too small for any), and as
+			 * the program's own handler may ask to be run */
 			sa.sa_sigaction = vp_on_sample;
-			sa.sa_flags = SA_SIGINFO | SA_RESTART;
+			sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 		}
 		disps[i].sig = sig;
 		if (vp_real_sigaction(sig, &sa, &disps[i].slot[0]) < 0) {

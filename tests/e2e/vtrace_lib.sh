@@ -361,6 +361,12 @@ PY
 ) && pass "own SIGPROF handler: the samples still come ($out in main_work)" ||
 	fail "own SIGPROF handler: the samples still come" "$out"
 
+# its own SIGPROF handler with SA_ONSTACK runs on its alternate stack
+vp "$T/os" -- "$T/vp_robust" onstack; rc=$?
+[ $rc -eq 0 ] && grep -qx "onstack 100" "$T/out" && [ -z "$(check_files "$T/os" 1 2>&1)" ] &&
+	pass "own SIGPROF handler with SA_ONSTACK: all 100 run on its alternate stack" ||
+	fail "own SIGPROF handler with SA_ONSTACK runs on its alternate stack" "rc=$rc $(cat "$T/out" "$T/err")"
+
 # SIGPROF blocked for the whole of main()
 vp "$T/b" -- "$T/vp_robust" block; rc=$?
 out=$(check_files "$T/b" 1 2>&1 && python3 - "$T"/b/*.vprof <<'PY' 2>&1

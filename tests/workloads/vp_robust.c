@@ -8,6 +8,9 @@
  *                        (signals it got that were the library's: si_code
  *                        POLL_IN) and "dispositions ok" when sigaction and
  *                        signal returned its own handlers
+ *   vp_robust onstack    an alternate stack and its own SIGPROF handler
+ *                        with SA_ONSTACK, fed by raise(): prints "onstack
+ *                        N" (of 100 run on the alternate stack)
  *   vp_robust trap       its own SIGTRAP handler, fed by raise() and int3:
  *                        prints "trapped N" (of 110) and "leaked N"
  *   vp_robust block      SIGPROF blocked from main() to its end
@@ -91,6 +94,38 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
 		atomic_fetch_add(&raised, 1);
 	else
 		atomic_fetch_add(&timer, 1);
+}
+
+/* ---- onstack ---- */
+static char altstack[65536];
+static atomic_int onstack;
+
+static void on_prof_alt(int sig)
+{
+	char here;
+
+	(void)sig;
+	if (&here >= altstack && &here < altstack + sizeof(altstack))
+		atomic_fetch_add(&onstack, 1);
+}
+
+static int mode_onstack(void)
+{
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_prof_alt;
+	sa.sa_flags = SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaltstack(&ss, NULL) || sigaction(SIGPROF, &sa, NULL))
+		return 1;
+	for (int i = 0; i < 100; i++) {
+		sink = main_work(0.003);
+		raise(SIGPROF);
+	}
+	printf("onstack %d\n", atomic_load(&onstack));
+	return 0;
 }
 
 static void on_prof_plain(int sig)
@@ -461,6 +496,8 @@ int main(int argc, char **argv)
 		return mode_block();
 	if (!strcmp(m, "trap"))
 		return mode_trap();
+	if (!strcmp(m, "onstack"))
+		return mode_onstack();
 	if (!strcmp(m, "fork"))
 		return mode_fork();
 	if (!strcmp(m, "threads"))
@@ -488,7 +525,7 @@ int main(int argc, char **argv)
 		return mode_vfork();
 	if (!strcmp(m, "fds"))
 		return mode_fds();
-	fprintf(stderr, "usage: vp_robust handler|trap|block|fork|threads|exit|race|masked|segv|"
+	fprintf(stderr, "usage: vp_robust handler|onstack|trap|block|fork|threads|exit|race|masked|segv|"
 			"exec|execfail|vfork|fds [SCALE]\n");
 	return 2;
 }
