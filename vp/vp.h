@@ -123,7 +123,8 @@ void vp_signals_uninstall(void);
 /* The timing code's cost measured by vp_signals_install(), cycles. */
 uint64_t vp_signals_timing(void);
 /* The program's sigaction for sig, when the library keeps it (the sample
- * signal, SIGSEGV, SIGBUS and the library active): 1 and *old filled,
+ * signal, SIGSEGV, SIGBUS, the library active, and the caller the process
+ * sampled, not a vfork child): 1 and *old filled,
  * act (when not NULL) recorded as the program's new one; else 0. */
 int vp_signals_swap(int sig, const struct sigaction *act, struct sigaction *old);
 /* The real sigaction (libc's, past this library's). */

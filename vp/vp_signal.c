@@ -83,7 +83,9 @@ int vp_signals_swap(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	struct vp_disp *d = disp_of(sig);
 
-	if (!d)
+	/* a vfork child shares these records with its parent but not its
+	 * dispositions: its own go to the kernel, the parent's kept */
+	if (!d || !vp_owner())
 		return 0;
 	if (!act) {
 		if (old)

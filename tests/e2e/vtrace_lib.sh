@@ -493,6 +493,12 @@ PY
 [ $rc -eq 0 ] && [ -z "$out" ] && pass "vfork: the parent's file and the exec'd child's (true)" ||
 	fail "vfork: the parent's file and the exec'd child's" "rc=$rc $out"
 
+# a vfork child's signal() is its own: the parent's recorded SIGSEGV handler stays
+vp "$T/vs" -- "$T/vp_robust" vforksig; rc=$?
+[ $rc -eq 0 ] && grep -qx caught "$T/out" && [ -z "$(check_files "$T/vs" 1 2>&1)" ] &&
+	pass "vfork: the child's signal(SIGSEGV, SIG_DFL) leaves the parent's handler, which catches its fault" ||
+	fail "vfork: the child's signal() leaves the parent's handler" "rc=$rc $(cat "$T/out" "$T/err")"
+
 vp "$T/u2" DCPI_VTRACE_SIGNAL=12 -- "$T/vp_robust" handler; rc=$?
 out=$(check_files "$T/u2" 1 2>&1 && python3 - "$T"/u2/*.vprof "$T/vp_robust" <<'PY' 2>&1
 import sys, vprof

@@ -32,6 +32,9 @@
  *   vp_robust after      after_work() (the program exec'd)
  *   vp_robust execfail   work, an exec that fails, work again
  *   vp_robust vfork      vfork, the child execs /bin/true
+ *   vp_robust vforksig   its own SIGSEGV handler; vfork, the child sets
+ *                        SIGSEGV to SIG_DFL and _exits; then it faults on
+ *                        purpose and prints "caught" from its handler
  *   vp_robust fds        prints its open descriptors, its threads and the
  *                        kernel's SIGPROF/SIGSEGV/SIGBUS handlers
  * A second argument scales the CPU time (default 1: 0.3 s a phase). */
@@ -446,6 +449,44 @@ static int mode_vfork(void)
 	return 0;
 }
 
+static sigjmp_buf vfenv;
+
+static void on_segv_vf(int sig)
+{
+	(void)sig;
+	siglongjmp(vfenv, 1);
+}
+
+static int mode_vforksig(void)
+{
+	struct sigaction sa;
+	pid_t pid;
+	int st;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_segv_vf;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, NULL))
+		return 1;
+	sink = main_work(0.1);
+	pid = vfork();
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return 1;
+	sink = main_work(0.1);
+	if (sigsetjmp(vfenv, 1) == 0) {
+		volatile uintptr_t zero = 0;
+
+		sink = *(volatile uint64_t *)zero;
+		return 1;
+	}
+	printf("caught\n");
+	return 0;
+}
+
 /* What the kernel holds for this process, as the library could change it. */
 static int mode_fds(void)
 {
@@ -523,9 +564,11 @@ int main(int argc, char **argv)
 		return mode_execfail();
 	if (!strcmp(m, "vfork"))
 		return mode_vfork();
+	if (!strcmp(m, "vforksig"))
+		return mode_vforksig();
 	if (!strcmp(m, "fds"))
 		return mode_fds();
 	fprintf(stderr, "usage: vp_robust handler|onstack|trap|block|fork|threads|exit|race|masked|segv|"
-			"exec|execfail|vfork|fds [SCALE]\n");
+			"exec|execfail|vfork|vforksig|fds [SCALE]\n");
 	return 2;
 }
