@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -381,21 +382,66 @@ int vp_write_text(struct vp_entry *e, size_t n, const struct vp_run *run, struct
 	return 0;
 }
 
+/* RLIMIT_FSIZE: a write past it sends SIGXFSZ (to the process, which any
+ * thread not blocking it takes, by default dying): a file that would
+ * not fit is not written, and SIGXFSZ is blocked in this thread while it
+ * is and taken afterwards when the writes raised one (a limit lowered
+ * meanwhile by another thread still reaches the others). */
+static int over_fsize(size_t len)
+{
+	struct rlimit r;
+
+	return getrlimit(RLIMIT_FSIZE, &r) == 0 && r.rlim_cur != RLIM_INFINITY && len > r.rlim_cur;
+}
+
+static int write_file(int dfd, const char *text, size_t len, char *name, size_t namelen);
+
 int vp_write_file(const char *text, size_t len, char *path, size_t pathlen)
 {
-	char name[64], tmp[96];
-	int dfd, fd, err = -EEXIST, linked = 0;
+	char name[64] = "";
+	sigset_t xfsz, old, pend;
+	int dfd, err, before;
 
+	if (over_fsize(len))
+		return dcpi_error(EFBIG, "%s: not written: %zu bytes, over RLIMIT_FSIZE", vp_cfg.dir,
+				  len);
 	dfd = open(vp_cfg.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return dcpi_error(errno, "%s: %s", vp_cfg.dir, strerror(errno));
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+	before = sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ);
+	err = write_file(dfd, text, len, name, sizeof(name));
+	if (!before && sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ)) {
+		struct timespec zero = { 0, 0 };
+
+		sigtimedwait(&xfsz, NULL, &zero); /* the writes' own */
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err) {
+		if (path && pathlen)
+			snprintf(path, pathlen, "%s/%s", vp_cfg.dir, name);
+	}
+	close(dfd);
+	if (err)
+		return dcpi_error(-err, "%s/%s: cannot write: %s", vp_cfg.dir, name, strerror(-err));
+	return 0;
+}
+
+/* The file, under a new name in dfd (into name): 0, or -errno (nothing left). */
+static int write_file(int dfd, const char *text, size_t len, char *name, size_t namelen)
+{
+	char tmp[96];
+	int fd, err = -EEXIST, linked = 0;
+
 	/* a new name each try: a pid used again later never meets its
 	 * predecessor's file (RENAME_NOREPLACE), nor a symbolic link planted
 	 * under the temporary name (O_EXCL | O_NOFOLLOW) */
 	for (int tries = 0; tries < 16 && err == -EEXIST; tries++) {
 		uint32_t n = (uint32_t)vp_random();
 
-		snprintf(name, sizeof(name), "vp.%d.%" PRIu32 ".vprof", (int)getpid(), n);
+		snprintf(name, namelen, "vp.%d.%" PRIu32 ".vprof", (int)getpid(), n);
 		snprintf(tmp, sizeof(tmp), "%s.tmp.%d", name, (int)getpid());
 		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0) {
@@ -415,12 +461,5 @@ int vp_write_file(const char *text, size_t len, char *path, size_t pathlen)
 		if (err || linked)
 			unlinkat(dfd, tmp, 0);
 	}
-	if (!err) {
-		if (path && pathlen)
-			snprintf(path, pathlen, "%s/%s", vp_cfg.dir, name);
-	}
-	close(dfd);
-	if (err)
-		return dcpi_error(-err, "%s/%s: cannot write: %s", vp_cfg.dir, name, strerror(-err));
-	return 0;
+	return err;
 }

@@ -499,6 +499,12 @@ vp "$T/vs" -- "$T/vp_robust" vforksig; rc=$?
 	pass "vfork: the child's signal(SIGSEGV, SIG_DFL) leaves the parent's handler, which catches its fault" ||
 	fail "vfork: the child's signal() leaves the parent's handler" "rc=$rc $(cat "$T/out" "$T/err")"
 
+# RLIMIT_FSIZE below the file's size: no SIGXFSZ, the status the program's, nothing left
+(ulimit -f 1; vp "$T/fz" -- "$T/vp_robust" fds 0.3); rc=$?
+[ $rc -eq 0 ] && [ -z "$(ls -A "$T/fz")" ] && grep -q "RLIMIT_FSIZE" "$T/err" &&
+	pass "ulimit -f 1: the program's status (0), no file or temporary left, one line why" ||
+	fail "ulimit -f 1: the program's status, nothing left" "rc=$rc $(ls -A "$T/fz") $(cat "$T/err")"
+
 vp "$T/u2" DCPI_VTRACE_SIGNAL=12 -- "$T/vp_robust" handler; rc=$?
 out=$(check_files "$T/u2" 1 2>&1 && python3 - "$T"/u2/*.vprof "$T/vp_robust" <<'PY' 2>&1
 import sys, vprof
