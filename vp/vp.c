@@ -433,8 +433,10 @@ static void thread_key_end(void *p)
 /* The flush stops this thread's sampling in two steps: the signal
  * blocked while the event is disabled and marked, then the program's mask
  * back (an exec keeps the mask: the program exec'd would start with the
- * signal blocked), the event still disabled and a signal still pending
- * from it ignored (flushing).  Resuming enables it again. */
+ * signal blocked), the event still disabled, a signal of it pending
+ * taken (an exec keeps it pending too, for a program that may not handle
+ * it: the program blocked it, or it came after the handler's last run)
+ * and one still to come ignored (flushing).  Resuming enables it again. */
 void vp_thread_pause(int stop)
 {
 	struct vp_thread *t = &vp_self;
@@ -448,6 +450,7 @@ void vp_thread_pause(int stop)
 		atomic_signal_fence(memory_order_release);
 		if (still_ours(t->fd, t->id))
 			ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+		vp_signals_drain(t);
 		pthread_sigmask(SIG_SETMASK, &paused_mask, NULL);
 		return;
 	}

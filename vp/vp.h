@@ -118,6 +118,11 @@ void vp_on_fault(int sig, siginfo_t *si, void *uc);
 /* Install the library's handlers, recording what the program had as its
  * own: 0, or -errno. */
 int vp_signals_install(void);
+/* With the sample signal blocked and the thread's event disabled: take
+ * the sample signals pending (the thread's events'), the program's own
+ * pending again.  Before an exec, which would keep them pending for a
+ * program with no handler of them. */
+void vp_signals_drain(struct vp_thread *t);
 /* Back to the program's dispositions (a start that failed half-way). */
 void vp_signals_uninstall(void);
 /* The timing code's cost measured by vp_signals_install(), cycles. */

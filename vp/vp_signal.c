@@ -257,6 +257,27 @@ static int ours(const struct vp_thread *t, const siginfo_t *si, int *take)
 	       (si->si_fd == t->fd || si->si_fd == t->last_fd);
 }
 
+void vp_signals_drain(struct vp_thread *t)
+{
+	struct timespec zero = { 0, 0 };
+	siginfo_t si, theirs[4];
+	sigset_t m;
+	int n = 0, take;
+
+	sigemptyset(&m);
+	sigaddset(&m, vp_cfg.sig);
+	/* a standard signal is pending once for the thread and once for the
+	 * process at most: a few waits take them all */
+	for (int i = 0; i < 4; i++) {
+		if (sigtimedwait(&m, &si, &zero) != vp_cfg.sig)
+			break;
+		if (!ours(t, &si, &take) && !(si.si_code == SI_USER && si.si_pid == 0))
+			theirs[n++] = si;
+	}
+	for (int i = 0; i < n; i++) /* the program's, pending again as they were */
+		syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), vp_cfg.sig, &theirs[i]);
+}
+
 void vp_on_sample(int sig, siginfo_t *si, void *ucv)
 {
 	struct vp_thread *t = &vp_self;

@@ -505,6 +505,13 @@ vp "$T/vs" -- "$T/vp_robust" vforksig; rc=$?
 	pass "ulimit -f 1: the program's status (0), no file or temporary left, one line why" ||
 	fail "ulimit -f 1: the program's status, nothing left" "rc=$rc $(ls -A "$T/fz") $(cat "$T/err")"
 
+# a sample signal pending at exec (SIGPROF blocked) is taken: the program
+# exec'd, without the library, unblocks SIGPROF and lives
+vp "$T/xp" -- "$T/vp_robust" execpend; rc=$?
+[ $rc -eq 0 ] && grep -qx alive "$T/out" && [ -z "$(check_files "$T/xp" 1 2>&1)" ] &&
+	pass "exec with a sample signal pending: taken, the program exec'd unblocks SIGPROF and lives" ||
+	fail "exec with a sample signal pending: the program exec'd lives" "rc=$rc $(cat "$T/out" "$T/err")"
+
 vp "$T/u2" DCPI_VTRACE_SIGNAL=12 -- "$T/vp_robust" handler; rc=$?
 out=$(check_files "$T/u2" 1 2>&1 && python3 - "$T"/u2/*.vprof "$T/vp_robust" <<'PY' 2>&1
 import sys, vprof

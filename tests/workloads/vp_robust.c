@@ -35,6 +35,11 @@
  *   vp_robust vforksig   its own SIGSEGV handler; vfork, the child sets
  *                        SIGSEGV to SIG_DFL and _exits; then it faults on
  *                        purpose and prints "caught" from its handler
+ *   vp_robust execpend   SIGPROF blocked, 50 ms of CPU, then execs itself
+ *                        as "unblock" with LD_PRELOAD removed from its
+ *                        environment
+ *   vp_robust unblock    unblocks SIGPROF (default action) and prints
+ *                        "alive"
  *   vp_robust fds        prints its open descriptors, its threads and the
  *                        kernel's SIGPROF/SIGSEGV/SIGBUS handlers
  * A second argument scales the CPU time (default 1: 0.3 s a phase). */
@@ -487,6 +492,31 @@ static int mode_vforksig(void)
 	return 0;
 }
 
+static int mode_execpend(const char *self)
+{
+	sigset_t m;
+	char *env[] = { NULL };
+
+	sigemptyset(&m);
+	sigaddset(&m, SIGPROF);
+	sigprocmask(SIG_BLOCK, &m, NULL);
+	sink = main_work(0.05);
+	fflush(stdout);
+	execle(self, self, "unblock", (char *)NULL, env);
+	return 1;
+}
+
+static int mode_unblock(void)
+{
+	sigset_t m;
+
+	sigemptyset(&m);
+	sigaddset(&m, SIGPROF);
+	sigprocmask(SIG_UNBLOCK, &m, NULL);
+	printf("alive\n");
+	return 0;
+}
+
 /* What the kernel holds for this process, as the library could change it. */
 static int mode_fds(void)
 {
@@ -566,9 +596,13 @@ int main(int argc, char **argv)
 		return mode_vfork();
 	if (!strcmp(m, "vforksig"))
 		return mode_vforksig();
+	if (!strcmp(m, "execpend"))
+		return mode_execpend(argv[0]);
+	if (!strcmp(m, "unblock"))
+		return mode_unblock();
 	if (!strcmp(m, "fds"))
 		return mode_fds();
 	fprintf(stderr, "usage: vp_robust handler|onstack|trap|block|fork|threads|exit|race|masked|segv|"
-			"exec|execfail|vfork|vforksig|fds [SCALE]\n");
+			"exec|execfail|vfork|vforksig|execpend|unblock|fds [SCALE]\n");
 	return 2;
 }
