@@ -217,7 +217,8 @@ void vp_table_reset(void); /* a fork child's table: empty */
 enum vp_skip vp_table_add(uint64_t pc, uint64_t cycles, uint64_t value);
 /* A copy of every entry (*n of them, in vp_map'd memory of
  * vp_table_snapshot_size() bytes), each read under its lock (waiting a
- * bounded time for a handler that holds it); NULL when out of memory. */
+ * bounded time for a handler that holds it, then leaving it out, its
+ * samples counted busy); NULL when out of memory. */
 struct vp_entry *vp_table_snapshot(size_t *n);
 size_t vp_table_snapshot_size(void);
 /* Space-Saving: count one more value v in h (nhot entries, at most VP_HOT). */

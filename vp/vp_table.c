@@ -102,7 +102,9 @@ enum vp_skip vp_table_add(uint64_t pc, uint64_t cycles, uint64_t value)
 		return VP_FULL;
 	if (atomic_exchange_explicit(&e->lock, 1, memory_order_acquire))
 		return VP_BUSY;
-	e->samples++;
+	/* samples last: an entry read half-updated (by a flush in a handler
+	 * that interrupted this one, which finds it locked) never has more
+	 * in its bins or values than in samples */
 	e->cycles = dcpi_sat_add(e->cycles, cycles);
 	b = dcpi_bins_find(&vp_cfg.bins, cycles);
 	if (b < 0)
@@ -110,6 +112,8 @@ enum vp_skip vp_table_add(uint64_t pc, uint64_t cycles, uint64_t value)
 	else
 		e->bin[b]++;
 	vp_hot_add(e->hot, &e->nhot, value, 1);
+	atomic_signal_fence(memory_order_seq_cst);
+	e->samples++;
 	atomic_store_explicit(&e->lock, 0, memory_order_release);
 	return VP_NSKIP;
 }
@@ -133,13 +137,18 @@ struct vp_entry *vp_table_snapshot(size_t *n)
 		if (!atomic_load_explicit(&e->pc, memory_order_acquire))
 			continue;
 		/* a handler holds it for a few hundred nanoseconds; a thread
-		 * stopped in one (a debugger) is not waited for past ~1000
-		 * yields, and its entry is read as it is */
+		 * stopped in one (a debugger, or this thread's own handler
+		 * that the flush interrupted) is not waited for past ~1000
+		 * yields, and its entry is left out, its samples busy */
 		while (atomic_exchange_explicit(&e->lock, 1, memory_order_acquire) && ++tries < 1000)
 			sched_yield();
+		if (tries >= 1000) {
+			atomic_fetch_add_explicit(&vp_skipped[VP_BUSY], e->samples,
+						  memory_order_relaxed);
+			continue;
+		}
 		memcpy(&out[*n], e, sizeof(*e));
-		if (tries < 1000)
-			atomic_store_explicit(&e->lock, 0, memory_order_release);
+		atomic_store_explicit(&e->lock, 0, memory_order_release);
 		(*n)++;
 	}
 	return out;

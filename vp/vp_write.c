@@ -192,6 +192,30 @@ static int hot_cmp(const void *a, const void *b)
 	return x->value < y->value ? -1 : x->value > y->value;
 }
 
+/* What the format requires of a load, whatever the copy read: OUTSIDE +
+ * the bins == SAMPLES (the bins the measure: samples is counted last),
+ * and each value's COUNT in 1..SAMPLES. */
+static void settle(struct vp_entry *e)
+{
+	uint64_t sum = e->outside;
+	unsigned k = 0;
+
+	for (size_t b = 0; b < vp_cfg.bins.n; b++)
+		sum += e->bin[b];
+	e->samples = sum;
+	if (e->nhot > VP_HOT)
+		e->nhot = VP_HOT;
+	for (unsigned i = 0; i < e->nhot; i++) {
+		if (!e->hot[i].count)
+			continue;
+		e->hot[k] = e->hot[i];
+		if (e->hot[k].count > sum)
+			e->hot[k].count = sum;
+		k++;
+	}
+	e->nhot = sum ? k : 0;
+}
+
 /* Two PCs at one (image, offset): the image mapped twice.  One row. */
 static void merge_into(struct vp_entry *to, const struct vp_entry *from)
 {
@@ -276,6 +300,7 @@ static void put_row(struct vp_out *o, const struct vp_row *r)
 {
 	struct vp_entry *e = r->e;
 
+	settle(e); /* (merged rows too) */
 	put(o, "load %d %" PRIx64 " %" PRIu64 " %" PRIu64 " %" PRIu64, r->image, r->off, e->samples,
 	    e->cycles, e->outside);
 	for (size_t i = 0; i < vp_cfg.bins.n; i++)
@@ -307,6 +332,7 @@ static void make_rows(struct vp_entry *e, size_t n, struct vp_images *imgs, stru
 		size_t img;
 		uint64_t off;
 
+		settle(&e[i]);
 		if (!e[i].samples)
 			continue; /* claimed, never counted (busy) */
 		if (locate(imgs, atomic_load_explicit(&e[i].pc, memory_order_relaxed), &img, &off)) {
