@@ -228,7 +228,8 @@ static void merge_into(struct vp_entry *to, const struct vp_entry *from)
 		vp_hot_add(to->hot, &to->nhot, from->hot[i].value, from->hot[i].count);
 }
 
-/* The process's name, from /proc/self/comm: blanks and controls as '_'. */
+/* The process's name, from /proc/self/comm: blanks, controls and every
+ * byte past ASCII as '_' (the format's fields are ASCII). */
 static void comm(char *out, size_t len)
 {
 	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
@@ -242,7 +243,7 @@ static void comm(char *out, size_t len)
 		n--;
 	out[n] = 0;
 	for (ssize_t i = 0; i < n; i++)
-		if ((unsigned char)out[i] <= ' ' || out[i] == 0x7f)
+		if ((unsigned char)out[i] <= ' ' || (unsigned char)out[i] >= 0x7f)
 			out[i] = '_';
 }
 

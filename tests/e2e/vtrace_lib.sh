@@ -518,6 +518,17 @@ vp "$T/xp" -- "$T/vp_robust" execpend; rc=$?
 	pass "exec with a sample signal pending: taken, the program exec'd unblocks SIGPROF and lives" ||
 	fail "exec with a sample signal pending: the program exec'd lives" "rc=$rc $(cat "$T/out" "$T/err")"
 
+# a name past ASCII (UTF-8): each of its bytes '_', the file read by dcpicat
+vp "$T/nm" -- "$T/vp_robust" rename; rc=$?
+out=$(check_files "$T/nm" 1 2>&1 && python3 - "$T"/nm/*.vprof <<'PY' 2>&1
+import sys, vprof
+d = vprof.read(sys.argv[1])
+assert d.get("comm") == "caf__", d.get("comm")
+PY
+)
+[ $rc -eq 0 ] && [ -z "$out" ] && pass "a process named caf\\303\\251 (UTF-8): comm caf__, the file read by dcpicat" ||
+	fail "a process named past ASCII: the file readable" "rc=$rc $out"
+
 vp "$T/u2" DCPI_VTRACE_SIGNAL=12 -- "$T/vp_robust" handler; rc=$?
 out=$(check_files "$T/u2" 1 2>&1 && python3 - "$T"/u2/*.vprof "$T/vp_robust" <<'PY' 2>&1
 import sys, vprof

@@ -40,6 +40,8 @@
  *                        environment
  *   vp_robust unblock    unblocks SIGPROF (default action) and prints
  *                        "alive"
+ *   vp_robust rename     renames itself "caf\xc3\xa9" (prctl PR_SET_NAME)
+ *                        and loads
  *   vp_robust fds        prints its open descriptors, its threads and the
  *                        kernel's SIGPROF/SIGSEGV/SIGBUS handlers
  * A second argument scales the CPU time (default 1: 0.3 s a phase). */
@@ -54,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -596,6 +599,11 @@ int main(int argc, char **argv)
 		return mode_vfork();
 	if (!strcmp(m, "vforksig"))
 		return mode_vforksig();
+	if (!strcmp(m, "rename")) {
+		prctl(PR_SET_NAME, "caf\xc3\xa9", 0, 0, 0);
+		sink = main_work(0.1);
+		return 0;
+	}
 	if (!strcmp(m, "execpend"))
 		return mode_execpend(argv[0]);
 	if (!strcmp(m, "unblock"))
@@ -603,6 +611,6 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "fds"))
 		return mode_fds();
 	fprintf(stderr, "usage: vp_robust handler|onstack|trap|block|fork|threads|exit|race|masked|segv|"
-			"exec|execfail|vfork|vforksig|execpend|unblock|fds [SCALE]\n");
+			"exec|execfail|vfork|vforksig|execpend|unblock|rename|fds [SCALE]\n");
 	return 2;
 }
