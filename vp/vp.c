@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -322,6 +323,23 @@ static int still_ours(int fd, uint64_t id)
 	return fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ID, &now) == 0 && now == id;
 }
 
+/* fd moved to 1024 or above when RLIMIT_NOFILE leaves room there: the
+ * program's own descriptors stay below FD_SETSIZE for select(), as
+ * without the library.  Else fd as it is. */
+static int high_fd(int fd)
+{
+	struct rlimit r;
+	int hi;
+
+	if (fd >= VP_FD_LOW || getrlimit(RLIMIT_NOFILE, &r) ||
+	    (r.rlim_cur != RLIM_INFINITY && r.rlim_cur <= VP_FD_LOW))
+		return fd;
+	if ((hi = fcntl(fd, F_DUPFD_CLOEXEC, VP_FD_LOW)) < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
 static int open_event(uint64_t *id)
 {
 	struct perf_event_attr a;
@@ -347,6 +365,7 @@ static int open_event(uint64_t *id)
 	if (fd < 0)
 		return dcpi_error(errno, "perf_event_open (task-clock%s): %s",
 				  vp_cfg.trap ? ", sigtrap" : "", strerror(errno));
+	fd = high_fd(fd);
 	if ((!vp_cfg.trap &&
 	     (fcntl(fd, F_SETOWN_EX, &own) < 0 || fcntl(fd, F_SETSIG, vp_cfg.sig) < 0 ||
 	      (fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_ASYNC) < 0)) ||

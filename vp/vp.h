@@ -42,6 +42,7 @@
 #define VP_WINDOW 16                /* instructions decoded from the PC at most */
 #define VP_HOT 16                   /* values kept per load (Space-Saving) */
 #define VP_THREADS_MAX 4096         /* threads with an event at one time */
+#define VP_FD_LOW 1024              /* the events' descriptors from here (FD_SETSIZE) */
 
 /* Why a signal gave no sample, in the file's order (dcpiformat(5)). */
 enum vp_skip {

@@ -529,6 +529,23 @@ PY
 [ $rc -eq 0 ] && [ -z "$out" ] && pass "a process named caf\\303\\251 (UTF-8): comm caf__, the file read by dcpicat" ||
 	fail "a process named past ASCII: the file readable" "rc=$rc $out"
 
+# the events' descriptors from 1024 when RLIMIT_NOFILE allows (select()'s
+# FD_SETSIZE left to the program), where they fall when it does not
+(ulimit -n 4096 2>/dev/null && vp "$T/hi" -- "$T/vp_robust" fds 0.1); rc=$?
+if [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 4096 ]; then
+	ev=$(awk '/perf_event/ {print $2}' "$T/out")
+	[ $rc -eq 0 ] && [ -n "$ev" ] && [ "$ev" -ge 1024 ] && [ -z "$(check_files "$T/hi" 1 2>&1)" ] &&
+		pass "ulimit -n 4096: the thread's event at descriptor $ev (1024 or above)" ||
+		fail "ulimit -n 4096: the event's descriptor from 1024" "rc=$rc ev=$ev $(cat "$T/out" "$T/err")"
+else
+	skip "RLIMIT_NOFILE's hard limit under 4096: the descriptors' move is not tried"
+fi
+(ulimit -n 1024 && vp "$T/lo" -- "$T/vp_robust" fds 0.1); rc=$?
+ev=$(awk '/perf_event/ {print $2}' "$T/out")
+[ $rc -eq 0 ] && [ -n "$ev" ] && [ "$ev" -lt 1024 ] && [ -z "$(check_files "$T/lo" 1 2>&1)" ] &&
+	pass "ulimit -n 1024: the event where it falls ($ev), sampled all the same" ||
+	fail "ulimit -n 1024: the event where it falls" "rc=$rc ev=$ev $(cat "$T/out" "$T/err")"
+
 vp "$T/u2" DCPI_VTRACE_SIGNAL=12 -- "$T/vp_robust" handler; rc=$?
 out=$(check_files "$T/u2" 1 2>&1 && python3 - "$T"/u2/*.vprof "$T/vp_robust" <<'PY' 2>&1
 import sys, vprof
