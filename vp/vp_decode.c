@@ -249,6 +249,12 @@ static int transfer(csh h, const cs_insn *in)
 	case X86_INS_UD2B:
 	case X86_INS_XBEGIN:
 	case X86_INS_XABORT:
+	case X86_INS_LOOP: /* (Capstone 4 puts these branches in no group) */
+	case X86_INS_LOOPE:
+	case X86_INS_LOOPNE:
+	case X86_INS_JCXZ:
+	case X86_INS_JECXZ:
+	case X86_INS_JRCXZ:
 		return 1;
 	default:
 		return cs.insn_group(h, in, CS_GRP_JUMP) || cs.insn_group(h, in, CS_GRP_CALL) ||
@@ -347,6 +353,20 @@ static const cs_x86_op *read_operand(const cs_insn *in)
 
 	if (not_a_load(in->id))
 		return NULL;
+	switch (in->id) {
+	case X86_INS_BT:
+	case X86_INS_BTC:
+	case X86_INS_BTR:
+	case X86_INS_BTS:
+		/* a register's bit offset reaches past [base] (by offset / 8,
+		 * signed): the address is not the operand's */
+		for (unsigned i = 0; i < x->op_count; i++)
+			if (x->operands[i].type == X86_OP_REG)
+				return NULL;
+		break;
+	default:
+		break;
+	}
 	for (unsigned i = 0; i < x->op_count; i++)
 		if (x->operands[i].type == X86_OP_MEM && (x->operands[i].access & CS_AC_READ) &&
 		    x->operands[i].size)

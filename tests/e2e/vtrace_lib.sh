@@ -33,7 +33,7 @@ x86_64) ;;
 esac
 command -v python3 >/dev/null || { skip "python3 not installed: cannot read the files"; done_testing; }
 [ -f "$VP" ] || { fail "libdcpivp.so is built" "no $VP"; done_testing; }
-for w in vp_latency vp_values vp_robust vp_alloc; do
+for w in vp_latency vp_values vp_robust vp_alloc vp_decode; do
 	cc -g -O1 -pthread -o "$T/$w" "$DCPI_ROOT/tests/workloads/$w.c" ||
 		{ fail "build $w"; done_testing; }
 done
@@ -545,6 +545,22 @@ ev=$(awk '/perf_event/ {print $2}' "$T/out")
 [ $rc -eq 0 ] && [ -n "$ev" ] && [ "$ev" -lt 1024 ] && [ -z "$(check_files "$T/lo" 1 2>&1)" ] &&
 	pass "ulimit -n 1024: the event where it falls ($ev), sampled all the same" ||
 	fail "ulimit -n 1024: the event where it falls" "rc=$rc ev=$ev $(cat "$T/out" "$T/err")"
+
+# the decoder stops at loop (no group in Capstone 4), and passes over bt
+# with a register's bit offset (its address not the operand's)
+vp "$T/dc" -- "$T/vp_decode" 0.5; rc=$?
+out=$(check_files "$T/dc" 1 2>&1 && python3 - "$T"/dc/*.vprof "$T/vp_decode" <<'PY' 2>&1
+import sys, vprof
+d = vprof.read(sys.argv[1])
+after = vprof.total(vprof.loads_of(d, sys.argv[2], "loop_after"))
+bt = vprof.total(vprof.loads_of(d, sys.argv[2], "bt_at"))
+print(after, bt, d["signals"])
+assert d["signals"] >= 200 and after * 50 < d["signals"] and bt == 0
+PY
+)
+[ $rc -eq 0 ] && [ "$(wc -l <<<"$out")" -eq 1 ] &&
+	pass "decoder: the load after a loop instruction not taken from the loop ($out: after, bt, signals), bt [m], reg passed over" ||
+	fail "decoder: loop a transfer, bt with a register offset passed over" "rc=$rc $out"
 
 vp "$T/u2" DCPI_VTRACE_SIGNAL=12 -- "$T/vp_robust" handler; rc=$?
 out=$(check_files "$T/u2" 1 2>&1 && python3 - "$T"/u2/*.vprof "$T/vp_robust" <<'PY' 2>&1
