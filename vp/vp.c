@@ -574,6 +574,7 @@ __attribute__((constructor)) static void vp_init(void)
 {
 	int err;
 
+	vp_intercept_init();
 	if (configure() <= 0)
 		return;
 	if (!vp_probe_supported()) {

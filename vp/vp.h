@@ -133,6 +133,8 @@ uint64_t vp_signals_timing(void);
  * sampled, not a vfork child): 1 and *old filled,
  * act (when not NULL) recorded as the program's new one; else 0. */
 int vp_signals_swap(int sig, const struct sigaction *act, struct sigaction *old);
+/* The interposed functions' next definitions looked up (the constructor). */
+void vp_intercept_init(void);
 /* The real sigaction (libc's, past this library's). */
 int vp_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 

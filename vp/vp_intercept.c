@@ -72,6 +72,25 @@ REAL(fexecve)
 REAL(_exit)
 REAL(_Exit)
 
+/* Every next definition looked up now, from the constructor: dlsym may
+ * allocate and take the loader's lock, which a signal handler or a vfork
+ * child must not. */
+void vp_intercept_init(void)
+{
+	(void)real_pthread_create();
+	(void)real_thrd_create();
+	(void)real_sigaction();
+	(void)real_signal();
+	(void)real_sysv_signal();
+	(void)real_sigset();
+	(void)real_execve();
+	(void)real_execvp();
+	(void)real_execvpe();
+	(void)real_fexecve();
+	(void)real__exit();
+	(void)real__Exit();
+}
+
 int vp_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	return real_sigaction()(sig, act, old);

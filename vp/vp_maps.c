@@ -50,9 +50,13 @@ static int starts(const char *s, const char *prefix)
 	return !strncmp(s, prefix, strlen(prefix));
 }
 
-/* Ordinary memory: not a device, the vDSO's data or a driver's buffer. */
+/* Ordinary memory: not a device, the vDSO's data, a driver's buffer, or
+ * a file of sysfs or procfs (a PCI BAR's resource file, a mapping that
+ * reads a register). */
 static int ordinary(const char *path)
 {
+	if (starts(path, "/sys/") || starts(path, "/proc/"))
+		return 0;
 	if (starts(path, "/dev/"))
 		return starts(path, "/dev/shm/") || !strcmp(path, "/dev/zero") ||
 		       starts(path, "/dev/zero ");

@@ -470,7 +470,7 @@ static int write_file(int dfd, const char *text, size_t len, char *name, size_t 
 
 		snprintf(name, namelen, "vp.%d.%" PRIu32 ".vprof", (int)getpid(), n);
 		snprintf(tmp, sizeof(tmp), "%s.tmp.%d", name, (int)getpid());
-		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0) {
 			err = -errno;
 			continue;

@@ -373,6 +373,9 @@ vp "$T/os" -- "$T/vp_robust" onstack; rc=$?
 	pass "own SIGPROF handler with SA_ONSTACK: all 100 run on its alternate stack" ||
 	fail "own SIGPROF handler with SA_ONSTACK runs on its alternate stack" "rc=$rc $(cat "$T/out" "$T/err")"
 
+m=$(stat -c %a "$T"/h/*.vprof)
+[ "$m" = 600 ] && pass "the file is mode 0600" || fail "the file is mode 0600" "$m"
+
 # SIGPROF blocked for the whole of main()
 vp "$T/b" -- "$T/vp_robust" block; rc=$?
 out=$(check_files "$T/b" 1 2>&1 && python3 - "$T"/b/*.vprof <<'PY' 2>&1
