@@ -524,7 +524,7 @@ static void fork_child(void)
 int vp_flush_now(char *path, size_t len)
 {
 	struct vp_entry *e;
-	struct vp_run run = { 0, vp_signals_timing() };
+	struct vp_run run = { 0, vp_signals_timing(), 0 };
 	struct vp_text text;
 	uint64_t ns, tsc;
 	size_t n;
@@ -539,7 +539,7 @@ int vp_flush_now(char *path, size_t len)
 	tsc = vp_rdtsc();
 	if (ns - start_ns >= 10000000ull) /* 10 ms at least: the two clocks read apart */
 		run.tsc_hz = (uint64_t)((double)(tsc - start_tsc) * 1e9 / (double)(ns - start_ns) + 0.5);
-	e = vp_table_snapshot(&n);
+	e = vp_table_snapshot(&n, &run.busy);
 	err = e ? vp_write_text(e, n, &run, &text) : -1;
 	vp_unmap(e, vp_table_snapshot_size());
 	if (err) {

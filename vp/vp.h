@@ -221,8 +221,8 @@ enum vp_skip vp_table_add(uint64_t pc, uint64_t cycles, uint64_t value);
 /* A copy of every entry (*n of them, in vp_map'd memory of
  * vp_table_snapshot_size() bytes), each read under its lock (waiting a
  * bounded time for a handler that holds it, then leaving it out, its
- * samples counted busy); NULL when out of memory. */
-struct vp_entry *vp_table_snapshot(size_t *n);
+ * samples added to *busy); NULL when out of memory. */
+struct vp_entry *vp_table_snapshot(size_t *n, uint64_t *busy);
 size_t vp_table_snapshot_size(void);
 /* Space-Saving: count one more value v in h (nhot entries, at most VP_HOT). */
 void vp_hot_add(struct vp_hot *h, unsigned *nhot, uint64_t v, uint64_t count);
@@ -230,6 +230,7 @@ void vp_hot_add(struct vp_hot *h, unsigned *nhot, uint64_t v, uint64_t count);
 /* ---- vp_write.c ---- */
 struct vp_run {
 	uint64_t tsc_hz, timing;
+	uint64_t busy; /* samples of entries the snapshot left out */
 };
 struct vp_text {
 	char *p;          /* vp_map'd, cap bytes; len of text */

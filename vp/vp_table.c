@@ -123,11 +123,12 @@ size_t vp_table_snapshot_size(void)
 	return VP_SLOTS * sizeof(struct vp_entry);
 }
 
-struct vp_entry *vp_table_snapshot(size_t *n)
+struct vp_entry *vp_table_snapshot(size_t *n, uint64_t *busy)
 {
 	struct vp_entry *out = vp_map(vp_table_snapshot_size()); /* touched as filled */
 
 	*n = 0;
+	*busy = 0;
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < VP_SLOTS; i++) {
@@ -143,8 +144,7 @@ struct vp_entry *vp_table_snapshot(size_t *n)
 		while (atomic_exchange_explicit(&e->lock, 1, memory_order_acquire) && ++tries < 1000)
 			sched_yield();
 		if (tries >= 1000) {
-			atomic_fetch_add_explicit(&vp_skipped[VP_BUSY], e->samples,
-						  memory_order_relaxed);
+			*busy += e->samples;
 			continue;
 		}
 		memcpy(&out[*n], e, sizeof(*e));

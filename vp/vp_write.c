@@ -363,6 +363,7 @@ int vp_write_text(struct vp_entry *e, size_t n, const struct vp_run *run, struct
 
 	for (int i = 0; i < VP_NSKIP; i++)
 		skipped[i] = atomic_load(&vp_skipped[i]);
+	skipped[VP_BUSY] += run->busy;
 	dl_iterate_phdr(count_object, &nobj);
 	imgs.cap = nobj + 8;
 	imgs.v = vp_map(imgs.cap * sizeof(*imgs.v));
