@@ -138,6 +138,7 @@ static void *mem_realloc(void *p, size_t size)
 	return q;
 }
 
+__attribute__((format(printf, 3, 0)))
 static int mem_vsnprintf(char *s, size_t n, const char *fmt, va_list ap)
 {
 	return vsnprintf(s, n, fmt, ap);

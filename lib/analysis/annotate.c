@@ -41,6 +41,7 @@ struct dcpi_annot_image {
 
 /* ---- notes --------------------------------------------------------------- */
 
+__attribute__((format(printf, 4, 0)))
 static void note_add(char **v, size_t *n, size_t *cut, const char *fmt, va_list ap)
 {
 	char *s;
