@@ -16,6 +16,7 @@
 
 const char *cli_prog = "dcpi";
 
+__attribute__((format(printf, 2, 0)))
 static void vmsg(const char *kind, const char *fmt, va_list ap, const char *tail)
 {
 	fprintf(stderr, "%s: %s", cli_prog, kind);
