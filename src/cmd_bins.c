@@ -117,17 +117,7 @@ static void json(const struct dcpi_membench *m, const struct dcpi_bins *b)
 	}
 	dcpi_json_arr_end(j);
 	dcpi_json_break(j);
-	dcpi_json_key(j, "bins");
-	dcpi_json_arr_begin(j);
-	for (size_t k = 0; k < b->n; k++) {
-		dcpi_json_obj_begin(j);
-		dcpi_json_key_u64(j, "min", b->v[k].min);
-		dcpi_json_key_u64(j, "max", b->v[k].max);
-		dcpi_json_key_u64(j, "rep", b->v[k].rep);
-		dcpi_json_key_str(j, "name", b->v[k].name);
-		dcpi_json_obj_end(j);
-	}
-	dcpi_json_arr_end(j);
+	report_json_bins(j, "bins", b);
 	dcpi_json_obj_end(j);
 	dcpi_json_free(j);
 }

@@ -501,17 +501,7 @@ static void json_vheader(struct dcpi_json *j, const struct listing *l)
 	dcpi_json_key_u64(j, "processes", l->vp->processes);
 	dcpi_json_key_u64(j, "tsc_hz", l->vp->tsc_hz);
 	dcpi_json_key_bool(j, "image_profiled", l->vimg >= 0);
-	dcpi_json_key(j, "bins");
-	dcpi_json_arr_begin(j);
-	for (size_t k = 0; k < b->n; k++) {
-		dcpi_json_obj_begin(j);
-		dcpi_json_key_str(j, "name", b->v[k].name);
-		dcpi_json_key_u64(j, "min", b->v[k].min);
-		dcpi_json_key_u64(j, "max", b->v[k].max);
-		dcpi_json_key_u64(j, "rep", b->v[k].rep);
-		dcpi_json_obj_end(j);
-	}
-	dcpi_json_arr_end(j);
+	report_json_bins(j, "bins", b);
 	dcpi_json_obj_end(j);
 }
 

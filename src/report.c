@@ -19,6 +19,7 @@
 #include "dcpi/select.h"
 #include "dcpi/stats.h"
 #include "dcpi/symtab.h"
+#include "dcpi/bins.h"
 #include "report.h"
 
 void report_warn(struct report_warnings *w, const char *fmt, ...)
@@ -610,4 +611,19 @@ void report_compare_option(struct report_compare *c, int opt, const char *arg)
 	case REPORT_O_RATE: c->per = cli_parse_rate(arg); break;
 	case REPORT_O_SHARES: c->shares = 1; break;
 	}
+}
+
+void report_json_bins(struct dcpi_json *j, const char *key, const struct dcpi_bins *b)
+{
+	dcpi_json_key(j, key);
+	dcpi_json_arr_begin(j);
+	for (size_t k = 0; k < b->n; k++) {
+		dcpi_json_obj_begin(j);
+		dcpi_json_key_str(j, "name", b->v[k].name);
+		dcpi_json_key_u64(j, "min", b->v[k].min);
+		dcpi_json_key_u64(j, "max", b->v[k].max);
+		dcpi_json_key_u64(j, "rep", b->v[k].rep);
+		dcpi_json_obj_end(j);
+	}
+	dcpi_json_arr_end(j);
 }

@@ -93,6 +93,11 @@ void report_json_procedure(struct dcpi_json *j, struct dcpi_annot_image *img, co
 	dcpi_json_arr_end(j); \
 } while (0)
 /* "counts": [...], "percent": [...] members: c[e] and its share of total[e]. */
+/* Latency bins (dcpi/bins.h) as a JSON array of {name, min, max, rep}
+ * under key (dcpi bins, dcpilist -vtrace). */
+struct dcpi_bins;
+void report_json_bins(struct dcpi_json *j, const char *key, const struct dcpi_bins *b);
+
 void report_json_counts(struct dcpi_json *j, unsigned nevents, const uint64_t *c,
 			const uint64_t *total);
 
