@@ -129,9 +129,11 @@ test: all
 deps:
 	scripts/install-deps
 
+# The builds of make check (normal, ASan, fuzz) compile one file per CPU.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: deps
-	$(MAKE) all
-	scripts/check-all
+	$(MAKE) -j$(CHECK_JOBS) all
+	CHECK_JOBS=$(CHECK_JOBS) scripts/check-all
 
 asan:
 	$(MAKE) O=build-asan CC=clang \
