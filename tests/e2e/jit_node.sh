@@ -93,10 +93,15 @@ dump=$(ls "$T"/jit-*.dump 2>/dev/null | head -1)
 rm -f "$dump" "$T"/*.log
 csv=$("$DCPI_BIN/dcpiprof" -db "$DB3" -i -csv 2>/dev/null)
 churn=$(awk -F, '$1 ~ /jit-[0-9]+\.dump$/ && $2 ~ /^JS:.churn / { s += $NF } END { print s + 0 }' <<<"$csv")
-all=$(awk -F, 'NR > 1 && ($1 ~ /jit-[0-9]+\.dump$/ || $1 ~ /\/node$/ || $1 ~ /unknown/) { s += $NF } END { print s + 0 }' <<<"$csv")
+# Of the samples in JIT code (named from the dump, or not named: unknown
+# or anonymous memory), the named share.  node's own code (V8's compiler,
+# GC, start-up) is left out: the script runs 1.5 s of wall time, so on a
+# busy machine its JS gets fewer samples beside the same start-up (73% of
+# node's samples were JS beside two CPU hogs, 80% or more when idle).
+all=$(awk -F, 'NR > 1 && ($1 ~ /jit-[0-9]+\.dump$/ || $1 ~ /unknown|anon/) { s += $NF } END { print s + 0 }' <<<"$csv")
 named=$(awk -F, '$1 ~ /jit-[0-9]+\.dump$/ { s += $NF } END { print s + 0 }' <<<"$csv")
-echo "# jitdump: $named of $all node samples named from the dump, $churn in churn"
-[ "$churn" -gt 0 ] && [ $((named * 100 / (all > 0 ? all : 1))) -ge 80 ] &&
+echo "# jitdump: $named of $all samples in JIT code named from the dump, $churn in churn"
+[ "$churn" -gt 0 ] && [ $((named * 100 / (all > 0 ? all : 1))) -ge 90 ] &&
 	pass "samples named from the jitdump after it is deleted ($named of $all)" ||
 	fail "samples named from the jitdump" "$csv"
 img=$(basename "$(ls "$DB3"/*/*/jit-*.dump-*.prof | head -1)" | sed 's/-[0-9a-f]*_.*//')
