@@ -2,7 +2,11 @@
  * (a database holding its dcpid samples and dcpix's exact counts), the
  * hot procedure's blocks estimated in each mode and compared with the
  * exact counts.
- *   accuracy KERNEL DB IMAGE PROC [KERNEL DB IMAGE PROC ...]
+ *   accuracy NAME DB IMAGE PROC [NAME DB IMAGE PROC ...]
+ * NAME is [RUN/]PROGRAM[:WHAT]: blocks are scored per run and program;
+ * with more than one program a table per program and one of all is
+ * printed, and with more than one run each figure is the median over the
+ * runs (each run a profile of its own, scored on its own).
  * Modes: (b) time, from the real cpu-clock samples, relative, and again
  * with the clock rate dcpi record measured (epoch stats), absolute; (a) retired, with
  * instruction samples drawn from the exact counts (Poisson thinning at a
@@ -40,7 +44,12 @@ struct score {
 	size_t n[4], s10[4], s25[4], a10[4], a25[4];
 	int absolute;
 };
-static struct score scores[M_N];
+#define MAX_RUNS 16
+#define MAX_PROGS 32
+static struct score scores[MAX_RUNS][MAX_PROGS + 1][M_N];   /* [MAX_PROGS]: all */
+static char progs[MAX_PROGS][64];
+static size_t nprogs, nruns;
+static size_t cur_run, cur_prog;
 
 static uint64_t rng_s = 0x853c49e6748fea9bull;
 static double urand(void)
@@ -118,7 +127,11 @@ static void score(int mode, const struct dcpi_calc *c, const double *est, const 
 				se += est[b];
 				sx += x;
 			} else {
-				tally(&scores[mode], mode == M_NAIVE ? 0 : c->blocks[b].conf, est[b],
+				tally(&scores[cur_run][cur_prog][mode],
+				      mode == M_NAIVE ? 0 : c->blocks[b].conf, est[b],
+				      se > 0 ? sx / se : 0, x, abs);
+				tally(&scores[cur_run][MAX_PROGS][mode],
+				      mode == M_NAIVE ? 0 : c->blocks[b].conf, est[b],
 				      se > 0 ? sx / se : 0, x, abs);
 				if (getenv("ACCURACY_VERBOSE"))
 					printf("# %s %s B%zu %c est %.4g scaled %.4g exact %.4g\n",
@@ -156,6 +169,35 @@ static int open_kernel(struct kern *k, const char *db, const char *image, const 
 	    dcpi_annotate(k->img, lo, hi, &k->a) || dcpi_calc_exact_load(db, k->img, &k->a, &k->exact))
 		return -1;
 	return 0;
+}
+
+/* ACCURACY_DUMP=FILE: one line per block of mode (b) for analysis (name,
+ * block, first address, instructions, samples, exact, estimate, freq,
+ * confidence, best-case cycles, class, support, moved, why, landed, and each
+ * instruction's samples and text). */
+static void dump(const struct kern *k, const struct dcpi_calc *c, const uint64_t *bs,
+		 const char *kernel)
+{
+	const char *path = getenv("ACCURACY_DUMP");
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "a")))
+		return;
+	for (size_t b = 0; b < c->cfg.nblocks; b++) {
+		const struct dcpi_cfg_block *bl = &c->cfg.blocks[b];
+
+		fprintf(f, "%s\t%zu\t%#" PRIx64 "\t%zu\t%" PRIu64 "\t%" PRIu64 "\t%.6g\t%.6g\t%c\t%.3g\t%zu\t%.4g\t%.3f\t%u\t%.3f\t",
+			kernel, b, k->a.insns[bl->first].insn.vaddr, bl->ninsns, bs[b],
+			k->exact[bl->first], c->blocks[b].estimate, c->blocks[b].freq,
+			c->blocks[b].conf, c->blocks[b].cost.cycles, bl->cls, c->blocks[b].support,
+			c->blocks[b].moved, c->blocks[b].why, c->blocks[b].landed);
+		for (size_t i = bl->first; i < bl->first + bl->ninsns; i++)
+			fprintf(f, "%s%" PRIu64 ":%s %s", i > bl->first ? "|" : "",
+				k->a.insns[i].counts[k->time_col], k->a.insns[i].insn.mnemonic,
+				k->a.insns[i].insn.operands);
+		fputc('\n', f);
+	}
+	fclose(f);
 }
 
 static void run_mode(struct kern *k, int mode, const char *kernel)
@@ -207,6 +249,8 @@ static void run_mode(struct kern *k, int mode, const char *kernel)
 		est[b] = c.blocks[b].freq;
 	}
 	score(mode, &c, est, bs, k->exact, c.absolute, kernel);
+	if (mode == M_TIME)
+		dump(k, &c, bs, kernel);
 	if (mode == M_TIME) {
 		for (size_t b = 0; b < c.cfg.nblocks; b++)
 			est[b] = (double)bs[b] / (double)c.cfg.blocks[b].ninsns;
@@ -223,7 +267,36 @@ static double pct(size_t a, size_t n)
 	return n ? 100.0 * (double)a / (double)n : 0;
 }
 
-static void report(void)
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median over the runs of f(run's score); runs without blocks in the
+ * slot left out (NAN when none has any). */
+static double median(size_t prog, int m, int slot, double (*f)(const struct score *, int))
+{
+	double v[MAX_RUNS];
+	size_t n = 0;
+
+	for (size_t r = 0; r < nruns; r++)
+		if (scores[r][prog][m].n[slot])
+			v[n++] = f(&scores[r][prog][m], slot);
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double f_n(const struct score *s, int i) { return (double)s->n[i]; }
+static double f_s10(const struct score *s, int i) { return pct(s->s10[i], s->n[i]); }
+static double f_s25(const struct score *s, int i) { return pct(s->s25[i], s->n[i]); }
+static double f_a10(const struct score *s, int i) { return pct(s->a10[i], s->n[i]); }
+static double f_a25(const struct score *s, int i) { return pct(s->a25[i], s->n[i]); }
+
+static void report_one(size_t prog)
 {
 	static const char *const slot[4] = { "all", "H", "M", "L" };
 
@@ -231,18 +304,66 @@ static void report(void)
 	       "shape25%", "abs10%", "abs25%");
 	for (int m = 0; m < M_N; m++)
 		for (int i = 0; i < 4; i++) {
-			const struct score *s = &scores[m];
+			double n = median(prog, m, i, f_n);
+			int absolute = 0;
 
-			if (i && (!s->n[i] || m == M_NAIVE))
+			if (isnan(n) || (i && m == M_NAIVE))
 				continue;
-			printf("%-18s %-4s %6zu %8.1f%% %8.1f%%", mode_names[m], slot[i], s->n[i],
-			       pct(s->s10[i], s->n[i]), pct(s->s25[i], s->n[i]));
-			if (s->absolute)
-				printf(" %8.1f%% %8.1f%%\n", pct(s->a10[i], s->n[i]),
-				       pct(s->a25[i], s->n[i]));
+			for (size_t r = 0; r < nruns; r++)
+				absolute |= scores[r][prog][m].absolute;
+			printf("%-18s %-4s %6.0f %8.1f%% %8.1f%%", mode_names[m], slot[i], n,
+			       median(prog, m, i, f_s10), median(prog, m, i, f_s25));
+			if (absolute)
+				printf(" %8.1f%% %8.1f%%\n", median(prog, m, i, f_a10),
+				       median(prog, m, i, f_a25));
 			else
 				printf(" %9s %9s\n", "n/a", "n/a");
 		}
+}
+
+static void report(void)
+{
+	const char *runs = nruns > 1 ? " (medians of the runs)" : "";
+
+	if (nprogs > 1)
+		for (size_t p = 0; p < nprogs; p++) {
+			printf("%s, %zu run%s%s:\n", progs[p], nruns, nruns == 1 ? "" : "s", runs);
+			report_one(p);
+			putchar('\n');
+		}
+	if (nprogs > 1)
+		printf("all, %zu run%s%s:\n", nruns, nruns == 1 ? "" : "s", runs);
+	report_one(MAX_PROGS);
+}
+
+/* NAME's run and program: "RUN/PROG:WHAT" (RUN and :WHAT optional). */
+static int place(const char *name)
+{
+	const char *slash = strchr(name, '/'), *prog = slash ? slash + 1 : name;
+	size_t len = strcspn(prog, ":");
+	char run[32];
+
+	snprintf(run, sizeof(run), "%.*s", slash ? (int)(slash - name) : 0, name);
+	cur_run = 0;
+	if (slash) {
+		static char runs[MAX_RUNS][32];
+
+		for (cur_run = 0; cur_run < nruns && strcmp(runs[cur_run], run); cur_run++)
+			;
+		if (cur_run == nruns) {
+			if (nruns == MAX_RUNS)
+				return -1;
+			snprintf(runs[nruns++], sizeof(runs[0]), "%s", run);
+		}
+	} else if (!nruns)
+		nruns = 1;
+	for (cur_prog = 0; cur_prog < nprogs; cur_prog++)
+		if (strlen(progs[cur_prog]) == len && !strncmp(progs[cur_prog], prog, len))
+			return 0;
+	if (nprogs == MAX_PROGS)
+		return -1;
+	snprintf(progs[nprogs++], sizeof(progs[0]), "%.*s", (int)len, prog);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -255,6 +376,11 @@ int main(int argc, char **argv)
 		struct kern k;
 
 		memset(&k, 0, sizeof(k));
+		if (place(argv[i])) {
+			fprintf(stderr, "accuracy: %s: more than %d runs or %d programs\n", argv[i],
+				MAX_RUNS, MAX_PROGS);
+			return 1;
+		}
 		if (open_kernel(&k, argv[i + 1], argv[i + 2], argv[i + 3])) {
 			fprintf(stderr, "accuracy: %s: %s\n", argv[i], dcpi_errmsg());
 			return 1;
