@@ -174,11 +174,28 @@ static int below_best(const struct dcpi_calc_block *cb)
 	return cb->cpi >= 0 && cb->best_cpi > 0 && cb->cpi < cb->best_cpi - 0.005;
 }
 
+/* What kept a block's confidence from H, as words: "few,skid"; "" for none. */
+static const char *why_words(unsigned why, char *buf, size_t len)
+{
+	static const struct { unsigned bit; const char *word; } w[] = {
+		{ DCPI_CALC_WHY_FEW, "few" }, { DCPI_CALC_WHY_STALL, "stall" },
+		{ DCPI_CALC_WHY_SKID, "skid" }, { DCPI_CALC_WHY_MOVED, "moved" },
+		{ DCPI_CALC_WHY_GRAPH, "graph" },
+	};
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		if ((why & w[i].bit) && at < len)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? "," : "", w[i].word);
+	return buf;
+}
+
 static void print_block_row(const struct calc *k, size_t b)
 {
 	const struct dcpi_cfg_block *bl = &k->c.cfg.blocks[b];
 	const struct dcpi_calc_block *cb = &k->c.blocks[b];
-	char f[32];
+	char f[32], w[64];
 
 	printf("B%-4zu 0x%-10" PRIx64 " %5zu", b, bl->start, bl->ninsns);
 	for (unsigned e = 0; e < k->set.nevents; e++)
@@ -187,8 +204,11 @@ static void print_block_row(const struct calc *k, size_t b)
 	print_cpi(cb->best_cpi);
 	print_cpi(cb->cpi);
 	putchar(below_best(cb) ? '!' : ' ');
-	printf(" %-10s C%zu%s\n", dcpi_cost_bound_name(&cb->cost), bl->cls,
+	printf(" %-10s C%zu%s", dcpi_cost_bound_name(&cb->cost), bl->cls,
 	       bl->reachable ? "" : " unreachable");
+	if (cb->why && cb->conf != 'H' && cb->conf != 'E')
+		printf(" (%s)", why_words(cb->why, w, sizeof(w)));
+	putchar('\n');
 }
 
 static void print_edges_of(const struct calc *k, size_t v)
@@ -287,8 +307,11 @@ static void print_intro(const struct calc *k)
 		       "limits the best case.\n");
 	else
 		printf("\nEstimates, not measurements: freq = %s executions, conf = confidence "
-		       "(H/M/L), best = best-case cycles per instruction, cpi = cycles sampled "
-		       "per execution, bound = what limits the best case.  Counts are printed to "
+		       "(H/M/L, and in parentheses what kept it from H: few firm samples, a "
+		       "stall, skid of a stall onto its samples, moved by the graph, or the "
+		       "graph's count alone), best = best-case cycles per instruction, cpi = "
+		       "cycles sampled per execution, bound = what limits the best case.  Counts "
+		       "are printed to "
 		       "the digits their confidence carries: H three significant digits, M two, "
 		       "L only its order of magnitude (~).\n",
 		       c->absolute ? "estimated" : "relative");
@@ -342,6 +365,21 @@ static void json_conf(struct dcpi_json *j, char conf)
 	dcpi_json_key_str(j, "conf", s);
 }
 
+/* "why": what kept the block from H (dcpicalc(1), Confidence), as words */
+static void json_why(struct dcpi_json *j, const struct dcpi_calc_block *cb)
+{
+	char w[64], *save = NULL;
+
+	dcpi_json_key(j, "why");
+	dcpi_json_arr_begin(j);
+	if (cb->conf != 'H' && cb->conf != 'E') {
+		why_words(cb->why, w, sizeof(w));
+		for (char *t = strtok_r(w, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			dcpi_json_str(j, t);
+	}
+	dcpi_json_arr_end(j);
+}
+
 static void json_samples(struct dcpi_json *j, const struct calc *k, const uint64_t *c)
 {
 	dcpi_json_key(j, "samples");
@@ -369,6 +407,7 @@ static void json_block(struct dcpi_json *j, const struct calc *k, size_t b)
 	json_num(j, "freq", cb->freq, 2);
 	json_num(j, "estimate", cb->estimate, 2);
 	json_conf(j, cb->conf);
+	json_why(j, cb);
 	json_samples(j, k, s);
 	json_num(j, "best_cpi", cb->best_cpi, 3);
 	json_num(j, "cpi", cb->cpi, 3);

@@ -77,10 +77,27 @@ struct dcpi_calc_input {
 	struct dcpi_cfg_opts cfg;      /* no-return calls, jump tables */
 };
 
+/* What held a block's confidence down (dcpi_calc_block.why, bits). */
+enum dcpi_calc_why {
+	DCPI_CALC_WHY_FEW = 1,         /* fewer samples behind it than H needs */
+	DCPI_CALC_WHY_STALL = 2,       /* a long-latency instruction in its class, or
+					  its bound lowered by the graph (it stalled) */
+	DCPI_CALC_WHY_MOVED = 4,       /* the graph moved it from its estimate */
+	DCPI_CALC_WHY_GRAPH = 8,       /* no estimate of its own: the graph's count */
+	DCPI_CALC_WHY_SKID = 16,       /* its samples sit where a load's or a
+					  mispredict's stall lands */
+};
+
 struct dcpi_calc_block {
 	double freq;                   /* reconciled executions */
 	double estimate;               /* the class's estimate before it; < 0: none */
 	char conf;                     /* 'H' 'M' 'L' 'E' */
+	unsigned why;                  /* enum dcpi_calc_why: what kept it from H */
+	double support;                /* samples the estimate rests on (mode time:
+					  firm ones); INFINITY for exact counts */
+	double moved;                  /* |freq - estimate| / the larger; 0 without one */
+	double landed;                 /* mode time: the share of support on
+					  instructions where a stall lands */
 	uint64_t time, retired;        /* samples in the block */
 	struct dcpi_cost_block cost;   /* best case per execution */
 	double best_cpi;               /* cost.cycles / instructions */

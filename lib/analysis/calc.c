@@ -71,21 +71,45 @@ static void block_basics(const struct dcpi_calc_input *in, struct dcpi_calc *c)
  * bound a neighbour) is the samples past the second instruction.  A block
  * of one or two instructions then has no firm samples: the graph decides
  * its count, as it does for blocks without samples. */
+/* Whether instruction i's samples are likely the stall of the one before
+ * it: a load whose result (a register or the flags) i reads, or a
+ * long-latency instruction (a divide).  The sample lands on the waiting
+ * instruction's successor, and one that waits for the load's value waits
+ * as long as the load: sqlite3's `add; cmpb $0,-1(%rdi); jns`, where the
+ * compare's miss put 60% of its procedure's samples on the jns. */
+static int stall_lands(const struct dcpi_calc_input *in, size_t i)
+{
+	const struct dcpi_insn *p = insn_at(in, i - 1), *q = insn_at(in, i);
+
+	if (dcpi_cost_class(in->arch, p)->long_latency)
+		return 1;
+	if (!(p->flags & DCPI_INSN_LOAD))
+		return 0;
+	for (unsigned w = 0; w < p->nregs_write; w++)
+		for (unsigned r = 0; r < q->nregs_read; r++)
+			if (p->regs_write[w] == q->regs_read[r])
+				return 1;
+	return 0;
+}
+
 struct interior {
 	double time, retired, cost, ninsns;
 	double firm;         /* time samples past the second instruction */
+	double landed;       /* of those, on instructions where a stall lands */
 };
 
 static struct interior interior(const struct dcpi_calc_input *in, const struct dcpi_calc *c,
 				size_t b)
 {
 	const struct dcpi_cfg_block *bl = &c->cfg.blocks[b];
-	struct interior r = { 0, 0, 0, 0, 0 };
+	struct interior r = { 0, 0, 0, 0, 0, 0 };
 	size_t from = bl->ninsns > 1 ? bl->first + 1 : bl->first;
 
 	for (size_t i = from; i < bl->first + bl->ninsns; i++) {
 		r.time += in->time ? (double)in->time[i] : 0;
 		r.firm += in->time && i >= bl->first + 2 ? (double)in->time[i] : 0;
+		r.landed += in->time && i >= bl->first + 2 && stall_lands(in, i) ? (double)in->time[i]
+										   : 0;
 		r.retired += in->retired ? (double)in->retired[i] : 0;
 		r.cost += c->insns[i - (from - bl->first)].best;
 		r.ninsns++;
@@ -121,6 +145,7 @@ static void time_class(const struct dcpi_calc_input *in, struct dcpi_calc *c, co
 			cyc += r.time * u;
 			cost += r.cost;
 			e->support += r.firm;
+			e->landed += r.landed;
 		}
 		e->has = cyc > 0;
 		e->w = e->has ? cyc / cost : 0;
@@ -135,6 +160,7 @@ static void time_class(const struct dcpi_calc_input *in, struct dcpi_calc *c, co
 		cyc += r.time * u;
 		cost += r.cost;
 		e->support += r.firm;
+		e->landed += r.landed;
 		e->stall_prone |= c->blocks[m[k]].cost.long_latency;
 	}
 	e->has = 1;
@@ -302,18 +328,35 @@ static void confidences(const struct dcpi_calc_input *in, struct dcpi_calc *c,
 	for (size_t b = 0; b < c->cfg.nblocks; b++) {
 		struct dcpi_calc_block *cb = &c->blocks[b];
 		double big = fmax(cb->freq, est[b].w), d = big > 0 ? fabs(cb->freq - est[b].w) / big : 0;
+		double clean;
+		int skid;
 		char k;
 
 		cb->estimate = est[b].has ? est[b].w : -1;
+		cb->support = est[b].has ? est[b].support : 0;
+		cb->moved = est[b].has ? d : 0;
+		cb->landed = est[b].has && est[b].support > 0 ? est[b].landed / est[b].support : 0;
 		if (in->mode == DCPI_CALC_EXACT) {
 			cb->conf = 'E';
 			continue;
 		}
 		if (!est[b].has || est[b].zero) {
 			cb->conf = 'L';
+			cb->why = DCPI_CALC_WHY_GRAPH;
 			continue;
 		}
-		k = conf_of(est[b].support, in->mode == DCPI_CALC_TIME && est[b].stall_prone);
+		/* what the estimate rests on: the firm samples not where a
+		 * stall lands; where most of them are, the bound may be loose
+		 * by the stall's length (at most M) */
+		clean = est[b].support - est[b].landed;
+		skid = in->mode == DCPI_CALC_TIME && est[b].landed > 0.5 * est[b].support;
+		k = conf_of(clean, in->mode == DCPI_CALC_TIME && est[b].stall_prone);
+		if (skid && k == 'H')
+			k = 'M';
+		cb->why |= clean < DCPI_CALC_HIGH ? DCPI_CALC_WHY_FEW : 0;
+		cb->why |= in->mode == DCPI_CALC_TIME && est[b].stall_prone ? DCPI_CALC_WHY_STALL : 0;
+		cb->why |= skid ? DCPI_CALC_WHY_SKID : 0;
+		cb->why |= d > 0.2 ? DCPI_CALC_WHY_MOVED : 0;
 		if (d > 0.5)
 			k = 'L';
 		else if (d > 0.2)

@@ -9,6 +9,8 @@ struct calc_est {
 	double w;            /* executions (relative units in mode TIME without a clock) */
 	double support;      /* samples behind it (INFINITY: exact); mode TIME:
 				the firm ones only (calc.c, struct interior) */
+	double landed;       /* mode TIME: of support, the samples where a load's or
+				a divide's stall lands (calc.c, stall_lands) */
 	int stall_prone;     /* its cluster holds long-latency instructions */
 	int has;             /* 0: no estimate: the graph decides */
 	int zero;            /* no samples in its class: estimated 0, raised at a

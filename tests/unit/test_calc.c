@@ -436,6 +436,47 @@ static void test_estimate(void)
 	free(v);
 }
 
+/* Skid (issue 29): a loop whose firm samples sit on the instruction after
+ * a load that reads the load's value (where the load's stall lands) is
+ * at most M, and says why; spread evenly, the same loop is H.
+ *   0: add $1,%edx  3: dec %esi  5: mov (%rdi),%eax  7: add %eax,%ecx
+ *   9: test %esi,%esi  11: jne 0  13: ret */
+static const uint8_t skid_code[] = { 0x83, 0xc2, 0x01, 0xff, 0xce, 0x8b, 0x07, 0x01, 0xc1,
+				     0x85, 0xf6, 0x75, 0xf3, 0xc3 };
+
+static void test_skid(void)
+{
+	struct dcpi_calc_input in;
+	struct dcpi_calc c;
+	size_t n;
+	struct dcpi_insn *v = decode(skid_code, sizeof(skid_code), &n);
+	uint64_t landed[7] = { 10, 10, 10, 900, 10, 10, 0 };
+	uint64_t even[7] = { 10, 10, 300, 300, 300, 300, 0 };
+
+	T_EQ(n, 7, "7 instructions decode");
+	memset(&in, 0, sizeof(in));
+	in.insns = v;
+	in.n = n;
+	in.stride = sizeof(*v);
+	in.mode = DCPI_CALC_TIME;
+	in.time = landed;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs");
+	T_EQ(c.cfg.blocks[0].ninsns, 6, "the loop is one block of 6");
+	T_OK(fabs(c.blocks[0].landed - 900.0 / 930) < 1e-9, "900 of its 930 firm samples "
+	     "where the load's stall lands (%g)", c.blocks[0].landed);
+	T_OK(c.blocks[0].conf != 'H', "so not H (%c)", c.blocks[0].conf);
+	T_OK(c.blocks[0].why & DCPI_CALC_WHY_SKID, "and says skid (why %#x)", c.blocks[0].why);
+	dcpi_calc_free(&c);
+	in.time = even;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs, samples spread");
+	T_OK(fabs(c.blocks[0].landed - 0.25) < 1e-9, "a quarter where the stall lands (%g)",
+	     c.blocks[0].landed);
+	T_EQ(c.blocks[0].conf, 'H', "H");
+	T_EQ(c.blocks[0].why, 0, "nothing held it down");
+	dcpi_calc_free(&c);
+	free(v);
+}
+
 /* Bad input the commands meet: too many blocks, bytes that do not decode. */
 static void test_refusals(void)
 {
@@ -487,5 +528,6 @@ int main(void)
 	test_cfg_bad();
 	test_cost();
 	test_estimate();
+	test_skid();
 	return t_done();
 }
