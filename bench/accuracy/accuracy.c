@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dcpi/annotate.h"
 #include "dcpi/calc.h"
@@ -35,9 +36,11 @@
 #define MIN_SAMPLES 64
 #define MIN_SHARE 0.01
 
-enum { M_TIME, M_TIME_CLOCK, M_NAIVE, M_RET, M_RET_SKID, M_EXACT, M_N };
-static const char *const mode_names[M_N] = { "(b) time", "(b) time+clock", "naive",
-					     "(a) retired", "(a) retired+skid", "(c) exact" };
+enum { M_TIME, M_TIME_CLOCK, M_TIME_MCA, M_MCA_CLOCK, M_NAIVE, M_RET, M_RET_SKID, M_EXACT,
+       M_N };
+static const char *const mode_names[M_N] = { "(b) time", "(b) time+clock", "(b) llvm-mca",
+					     "(b) llvm-mca+clock", "naive", "(a) retired",
+					     "(a) retired+skid", "(c) exact" };
 
 /* counts per mode: [0] all, [1] H, [2] M, [3] L; within 10/25, shape/abs */
 struct score {
@@ -200,9 +203,84 @@ static void dump(const struct kern *k, const struct dcpi_calc *c, const uint64_t
 	fclose(f);
 }
 
+/* ---- llvm-mca's model of this core, for modes (b) llvm-mca ----------------------------
+ * A block's best case by llvm-mca -mcpu=native (LLVM's scheduling model of
+ * the host CPU): a self-loop's cycles per iteration as simulated (its
+ * carried chains count), any other block's "Block RThroughput" (its
+ * resources alone, as dcpi's own model).  One llvm-mca per distinct
+ * block, remembered for the runs after; 0 (dcpi's own model) where
+ * llvm-mca does not take Capstone's text, counted. */
+struct mca_entry {
+	uint64_t hash;
+	double cycles;
+};
+static struct mca_entry *mca_cache;
+static size_t mca_n, mca_cap, mca_asked, mca_failed;
+static int mca_missing;
+
+static double mca_cycles(void *arg, const struct dcpi_insn *insns, size_t n, size_t stride)
+{
+	const struct dcpi_insn *last = (const void *)((const char *)insns + (n - 1) * stride);
+	int self_loop = (last->flags & DCPI_INSN_DIRECT) && last->target == insns->vaddr;
+	char path[] = "/tmp/dcpi-mca.XXXXXX", cmd[128], line[256];
+	uint64_t h = 1469598103934665603ull;
+	double rt = -1, total = -1, v;
+	FILE *f;
+	int fd;
+
+	(void)arg;
+	if (mca_missing)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct dcpi_insn *in = (const void *)((const char *)insns + i * stride);
+
+		for (const char *c = in->mnemonic; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ull;
+		for (const char *c = in->operands; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ull;
+		h = (h ^ '\n') * 1099511628211ull;
+	}
+	h = (h ^ (uint64_t)self_loop) * 1099511628211ull;
+	for (size_t i = 0; i < mca_n; i++)
+		if (mca_cache[i].hash == h)
+			return mca_cache[i].cycles;
+	mca_asked++;
+	if ((fd = mkstemp(path)) < 0 || !(f = fdopen(fd, "w")))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct dcpi_insn *in = (const void *)((const char *)insns + i * stride);
+
+		fprintf(f, "%s %s\n", in->mnemonic, in->operands);
+	}
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "llvm-mca -mcpu=native -iterations=100 %s 2>/dev/null", path);
+	f = popen(cmd, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Block RThroughput: %lf", &v) == 1)
+			rt = v;
+		if (sscanf(line, "Total Cycles: %lf", &v) == 1)
+			total = v / 100;
+	}
+	if (f && pclose(f) == 127 * 256)
+		mca_missing = 1;
+	unlink(path);
+	v = self_loop ? total : rt;
+	if (!(v > 0))
+		mca_failed++, v = 0;
+	if (mca_n == mca_cap) {
+		struct mca_entry *m = realloc(mca_cache, (mca_cap = mca_cap * 2 + 256) * sizeof(*m));
+
+		if (!m)
+			return v;
+		mca_cache = m;
+	}
+	mca_cache[mca_n++] = (struct mca_entry){ h, v };
+	return v;
+}
+
 static void run_mode(struct kern *k, int mode, const char *kernel)
 {
-	struct dcpi_calc_cols cols = { k->time_col, -1, NULL, 0, 0, DCPI_CALC_TIME };
+	struct dcpi_calc_cols cols = { .time = k->time_col, .retired = -1, .mode = DCPI_CALC_TIME };
 	struct dcpi_calc c;
 	size_t n = k->a.ninsns;
 	uint64_t *ret = NULL, *bs, total = 0;
@@ -222,17 +300,22 @@ static void run_mode(struct kern *k, int mode, const char *kernel)
 		/* the annotation's counts are the input: put them in a free column */
 		for (size_t i = 0; i < n; i++)
 			k->a.insns[i].counts[DCPI_MAX_EVENTS - 1] = ret[i];
-		cols = (struct dcpi_calc_cols){ -1, DCPI_MAX_EVENTS - 1, NULL, 0, p,
-						DCPI_CALC_RETIRED };
+		cols = (struct dcpi_calc_cols){ .time = -1, .retired = DCPI_MAX_EVENTS - 1,
+						.retired_period = p, .mode = DCPI_CALC_RETIRED };
 	} else if (mode == M_EXACT) {
 		cols.exact = k->exact;
 		cols.mode = DCPI_CALC_EXACT;
-	} else if (mode == M_TIME_CLOCK) {
+	} else if (mode == M_TIME_CLOCK || mode == M_MCA_CLOCK) {
 		/* the clock dcpi record measured: absolute counts */
 		if (!k->set.stats.clock_khz || !k->set.periods[k->time_col])
 			return;
 		cols.cycles_per_sample = (double)k->set.periods[k->time_col] *
 					 (double)k->set.stats.clock_khz / 1e6;
+	}
+	if (mode == M_TIME_MCA || mode == M_MCA_CLOCK) {
+		if (mca_missing || getenv("ACCURACY_NO_MCA"))
+			return;
+		cols.block_cycles = mca_cycles;
 	}
 	if (dcpi_calc_annotation(k->img, &k->a, &cols, &c)) {
 		fprintf(stderr, "accuracy: %s: %s\n", kernel, dcpi_errmsg());
@@ -394,5 +477,10 @@ int main(int argc, char **argv)
 		dcpi_profset_free(&k.set);
 	}
 	report();
+	if (mca_asked)
+		printf("(llvm-mca: %zu distinct blocks, %zu it did not take: dcpi's model for those)\n",
+		       mca_asked, mca_failed);
+	else if (mca_missing)
+		printf("(llvm-mca not installed: no llvm-mca modes)\n");
 	return 0;
 }

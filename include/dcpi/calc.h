@@ -75,6 +75,11 @@ struct dcpi_calc_input {
 	double retired_period;         /* instructions per retired sample */
 	enum dcpi_calc_mode mode;
 	struct dcpi_cfg_opts cfg;      /* no-return calls, jump tables */
+	/* Another model's best case of a block (n instructions from insns,
+	 * stride apart), in cycles per execution; NULL or a result <= 0:
+	 * dcpi's own (cost.h).  make accuracy compares llvm-mca's so. */
+	double (*block_cycles)(void *arg, const struct dcpi_insn *insns, size_t n, size_t stride);
+	void *block_cycles_arg;
 };
 
 /* What held a block's confidence down (dcpi_calc_block.why, bits). */
@@ -141,6 +146,8 @@ struct dcpi_calc_cols {
 	const uint64_t *exact;         /* per annotation instruction, or NULL */
 	double cycles_per_sample, retired_period;   /* as in dcpi_calc_input */
 	enum dcpi_calc_mode mode;
+	double (*block_cycles)(void *, const struct dcpi_insn *, size_t, size_t); /* as there */
+	void *block_cycles_arg;
 };
 
 /* The columns of set an estimate reads (dcpi/evcols.h's policy) and its

@@ -31,6 +31,13 @@ static void block_basics(const struct dcpi_calc_input *in, struct dcpi_calc *c)
 
 		dcpi_cost_block(in->arch, insn_at(in, bl->first), bl->ninsns, in->stride,
 				bl->self_loop, NULL, &cb->cost);
+		if (in->block_cycles) {
+			double cyc = in->block_cycles(in->block_cycles_arg, insn_at(in, bl->first),
+						      bl->ninsns, in->stride);
+
+			if (cyc > 0)
+				cb->cost.cycles = cyc;
+		}
 		cb->best_cpi = cb->cost.cycles / (double)bl->ninsns;
 		for (size_t i = bl->first; i < bl->first + bl->ninsns; i++) {
 			const struct dcpi_cost_class *k = dcpi_cost_class(in->arch, insn_at(in, i));

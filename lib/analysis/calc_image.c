@@ -115,6 +115,8 @@ int dcpi_calc_annotation(struct dcpi_annot_image *img, const struct dcpi_annotat
 	in.cycles_per_sample = cols->cycles_per_sample;
 	in.retired_period = cols->retired_period;
 	in.mode = cols->mode;
+	in.block_cycles = cols->block_cycles;
+	in.block_cycles_arg = cols->block_cycles_arg;
 	dcpi_calc_image_cfg(img, &in.cfg);
 	in.cfg.entries = entries;
 	in.cfg.nentries = cold_entries(img, a, entries);

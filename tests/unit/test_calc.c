@@ -444,8 +444,19 @@ static void test_estimate(void)
 static const uint8_t skid_code[] = { 0x83, 0xc2, 0x01, 0xff, 0xce, 0x8b, 0x07, 0x01, 0xc1,
 				     0x85, 0xf6, 0x75, 0xf3, 0xc3 };
 
+/* a block's cycles from "another model": 2.5 for the 6-instruction loop,
+ * none (0: dcpi's own) for anything else; counts its calls */
+static double other_model(void *arg, const struct dcpi_insn *insns, size_t n, size_t stride)
+{
+	(void)insns, (void)stride;
+	++*(int *)arg;
+	return n == 6 ? 2.5 : 0;
+}
+
 static void test_skid(void)
 {
+	double own, own1;
+	int calls = 0;
 	struct dcpi_calc_input in;
 	struct dcpi_calc c;
 	size_t n;
@@ -473,6 +484,20 @@ static void test_skid(void)
 	     c.blocks[0].landed);
 	T_EQ(c.blocks[0].conf, 'H', "H");
 	T_EQ(c.blocks[0].why, 0, "nothing held it down");
+	own = c.blocks[0].cost.cycles;
+	own1 = c.blocks[1].cost.cycles;
+	dcpi_calc_free(&c);
+	/* another model's best case (make accuracy's llvm-mca): its cycles
+	 * where it answers, dcpi's own where it returns 0 */
+	in.block_cycles = other_model;
+	in.block_cycles_arg = &calls;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs with another model");
+	T_OK(calls == 2, "asked once per block (%d)", calls);
+	T_OK(fabs(c.blocks[0].cost.cycles - 2.5) < 1e-9, "the loop's best case is its 2.5 (%g)",
+	     c.blocks[0].cost.cycles);
+	T_OK(c.blocks[1].cost.cycles == own1, "the ret keeps dcpi's own (%g = %g)",
+	     c.blocks[1].cost.cycles, own1);
+	T_OK(own != 2.5, "which differs from the loop's own (%g)", own);
 	dcpi_calc_free(&c);
 	free(v);
 }
@@ -484,7 +509,7 @@ static void test_refusals(void)
 	struct dcpi_insn *v = calloc(n, sizeof(*v));
 	struct dcpi_annot_insn rows[3];
 	struct dcpi_annotation a;
-	struct dcpi_calc_cols cols = { 0, -1, NULL, 0, 0, DCPI_CALC_TIME };
+	struct dcpi_calc_cols cols = { .time = 0, .retired = -1, .mode = DCPI_CALC_TIME };
 	struct dcpi_calc c;
 	struct dcpi_cfg g;
 
