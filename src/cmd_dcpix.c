@@ -64,6 +64,18 @@ static int find_program(const char *name, char *out, size_t len)
 	return found;
 }
 
+/* Whether the file at path starts with "#!". */
+static int is_script(const char *path)
+{
+	char two[2];
+	FILE *f = fopen(path, "rb");
+	int yes = f && fread(two, 1, 2, f) == 2 && two[0] == '#' && two[1] == '!';
+
+	if (f)
+		fclose(f);
+	return yes;
+}
+
 /* valgrind --tool=callgrind ... -- argv; its exit status. */
 static int run_callgrind(const char *vg, const char *outfile, char **argv, int argc)
 {
@@ -296,6 +308,15 @@ int cmd_dcpix(int argc, char **argv)
 			cli_safe(argv[optind]));
 		return 127;
 	}
+	if (is_script(cmd)) {
+		/* callgrind counts the interpreter, and what it execs it does not
+		 * follow: the counts would be of the shell, or none at all */
+		fprintf(stderr, "%s: error: %s is a script (#!), not a program: callgrind would "
+			"count its interpreter and not what it runs (a wrapper such as a pyenv "
+			"shim execs the real program, which valgrind does not follow); give the "
+			"program itself, e.g. /usr/bin/python3\n", cli_prog, cli_safe(cmd));
+		return 1;
+	}
 	if (dcpi_db_init(db, 0700))
 		cli_die("%s", dcpi_errmsg());
 	if (!mkdtemp(tmpl))
@@ -305,9 +326,12 @@ int cmd_dcpix(int argc, char **argv)
 	err = dcpi_file_read(out, MAX_OUT, &text, &len);
 	unlink(out);
 	rmdir(tmpl);
-	if (err) {
+	if (err || len == 0) {
 		fprintf(stderr, "%s: error: callgrind wrote no output (exit %d): %s\n", cli_prog,
-			rc, cli_safe(dcpi_errmsg()));
+			rc, err ? cli_safe(dcpi_errmsg())
+				: "an empty file (did the command exec another program? valgrind "
+				  "does not follow exec)");
+		free(text);
 		return rc ? rc : 1;
 	}
 	if (dcpi_callgrind_parse((const char *)text, len, &cg))

@@ -47,9 +47,9 @@ corpus_heldout() {
 	echo "bunzip2 bzip2 -d -c $bz"
 	echo "sort sort -f --parallel=1 -S 256M -o /dev/null $txt3 in.txt"
 	echo "mawk mawk '{ for (i = 1; i <= NF; i++) n[\$i]++ } END { for (w in n) s += n[w]; print s }' $txt3"
-	! command -v python3 >/dev/null ||
-		echo "python3 python3 -c 'import collections; print(sum(collections.Counter(open(\"in.txt\").read().split()).values()))'"
-	! command -v perl >/dev/null ||
-		echo "perl perl -ne '\$n{\$_}++ for split; END { print scalar(keys %n), \"\\n\" }' $txt3"
+	! [ -x /usr/bin/python3 ] ||
+		echo "python3 /usr/bin/python3 -c 'import collections; print(sum(collections.Counter(open(\"in.txt\").read().split()).values()))'"
+	! [ -x /usr/bin/perl ] ||
+		echo "perl /usr/bin/perl -ne '\$n{\$_}++ for split; END { print scalar(keys %n), \"\\n\" }' $txt3"
 	! command -v zstd >/dev/null || echo "zstd zstd -19 -T1 -c in.txt"
 }

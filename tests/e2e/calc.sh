@@ -14,6 +14,12 @@ C=$DCPI_BIN/dcpicalc
 out=$("$X" -db "$T/u" 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "COMMAND" <<<"$out" && pass "dcpix without a command: usage error" ||
 	fail "dcpix without a command: usage error" "rc=$rc $out"
+# a script (a pyenv shim execs the real python3): callgrind would count the
+# shell, and not what it execs; refused, saying so, before valgrind runs
+printf '#!/bin/sh\nexec true\n' >"$T/shim" && chmod +x "$T/shim"
+out=$("$X" -db "$T/u" -- "$T/shim" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "is a script" <<<"$out" && [ ! -d "$T/u/exact" ] &&
+	pass "dcpix refuses a script, saying why" || fail "dcpix refuses a script" "rc=$rc $out"
 out=$(PATH=/nonexistent "$X" -db "$T/u" -- true 2>&1); rc=$?
 [ $rc -eq 127 ] && grep -q "'valgrind' package" <<<"$out" &&
 	pass "no valgrind: exit 127, the package named" ||
