@@ -180,7 +180,7 @@ static const char *why_words(unsigned why, char *buf, size_t len)
 	static const struct { unsigned bit; const char *word; } w[] = {
 		{ DCPI_CALC_WHY_FEW, "few" }, { DCPI_CALC_WHY_STALL, "stall" },
 		{ DCPI_CALC_WHY_SKID, "skid" }, { DCPI_CALC_WHY_MOVED, "moved" },
-		{ DCPI_CALC_WHY_GRAPH, "graph" },
+		{ DCPI_CALC_WHY_GRAPH, "graph" }, { DCPI_CALC_WHY_TIMER, "timer" },
 	};
 	size_t at = 0;
 
@@ -195,7 +195,7 @@ static void print_block_row(const struct calc *k, size_t b)
 {
 	const struct dcpi_cfg_block *bl = &k->c.cfg.blocks[b];
 	const struct dcpi_calc_block *cb = &k->c.blocks[b];
-	char f[32], w[64];
+	char f[32], w[80];
 
 	printf("B%-4zu 0x%-10" PRIx64 " %5zu", b, bl->start, bl->ninsns);
 	for (unsigned e = 0; e < k->set.nevents; e++)
@@ -308,8 +308,8 @@ static void print_intro(const struct calc *k)
 	else
 		printf("\nEstimates, not measurements: freq = %s executions, conf = confidence "
 		       "(H/M/L, and in parentheses what kept it from H: few firm samples, a "
-		       "stall, skid of a stall onto its samples, moved by the graph, or the "
-		       "graph's count alone), best = best-case cycles per instruction, cpi = "
+		       "stall, skid of a stall onto its samples, moved by the graph, the "
+		       "graph's count alone, or a timer's samples), best = best-case cycles per instruction, cpi = "
 		       "cycles sampled per execution, bound = what limits the best case.  Counts "
 		       "are printed to "
 		       "the digits their confidence carries: H three significant digits, M two, "
@@ -368,7 +368,7 @@ static void json_conf(struct dcpi_json *j, char conf)
 /* "why": what kept the block from H (dcpicalc(1), Confidence), as words */
 static void json_why(struct dcpi_json *j, const struct dcpi_calc_block *cb)
 {
-	char w[64], *save = NULL;
+	char w[80], *save = NULL;
 
 	dcpi_json_key(j, "why");
 	dcpi_json_arr_begin(j);

@@ -280,7 +280,8 @@ static double mca_cycles(void *arg, const struct dcpi_insn *insns, size_t n, siz
 
 static void run_mode(struct kern *k, int mode, const char *kernel)
 {
-	struct dcpi_calc_cols cols = { .time = k->time_col, .retired = -1, .mode = DCPI_CALC_TIME };
+	struct dcpi_calc_cols cols = { .time = k->time_col, .retired = -1, .mode = DCPI_CALC_TIME,
+				       .timer = k->time_col != dcpi_evcols_cycles(&k->set) };
 	struct dcpi_calc c;
 	size_t n = k->a.ninsns;
 	uint64_t *ret = NULL, *bs, total = 0;

@@ -27,10 +27,13 @@
  * stay meaningful.  Nothing is printed as absolute that is not.
  *
  * Confidence ('H', 'M', 'L'; 'E' for exact counts), as DCPI printed it:
- * H: >= DCPI_CALC_HIGH samples behind the class's estimate, no
- * long-latency instruction in it (mode TIME) and reconciliation moved it
- * by at most 20%; M: >= DCPI_CALC_MEDIUM samples and moved by at most
- * 50%; L otherwise, and for blocks whose count comes from the graph alone.
+ * H: >= DCPI_CALC_HIGH samples behind the class's estimate (mode TIME:
+ * not counting those where a load's stall lands), no long-latency
+ * instruction in it (mode TIME), reconciliation moved it by at most 20%,
+ * and (mode TIME) a cycles event, not a software clock; M: >=
+ * DCPI_CALC_MEDIUM samples and moved by at most 50%; L otherwise, and for
+ * blocks whose count comes from the graph alone.  What held a block below
+ * H is in its why bits.
  *
  * Skid: a time sample lands on the instruction after the one that was
  * waiting.  Block and class sums absorb skid inside a block; samples of a
@@ -74,6 +77,11 @@ struct dcpi_calc_input {
 					  0: unknown (counts relative in TIME) */
 	double retired_period;         /* instructions per retired sample */
 	enum dcpi_calc_mode mode;
+	int timer;                     /* time is a software clock's (cpu-clock,
+					  task-clock), not a cycles event's: its
+					  estimates are at most M (dcpicalc(1),
+					  ACCURACY: on real programs H was no
+					  likelier to hold than L) */
 	struct dcpi_cfg_opts cfg;      /* no-return calls, jump tables */
 	/* Another model's best case of a block (n instructions from insns,
 	 * stride apart), in cycles per execution; NULL or a result <= 0:
@@ -91,6 +99,8 @@ enum dcpi_calc_why {
 	DCPI_CALC_WHY_GRAPH = 8,       /* no estimate of its own: the graph's count */
 	DCPI_CALC_WHY_SKID = 16,       /* its samples sit where a load's or a
 					  mispredict's stall lands */
+	DCPI_CALC_WHY_TIMER = 32,      /* time samples from a software clock
+					  (cpu-clock, task-clock): never H */
 };
 
 struct dcpi_calc_block {
@@ -146,6 +156,7 @@ struct dcpi_calc_cols {
 	const uint64_t *exact;         /* per annotation instruction, or NULL */
 	double cycles_per_sample, retired_period;   /* as in dcpi_calc_input */
 	enum dcpi_calc_mode mode;
+	int timer;                     /* as in dcpi_calc_input */
 	double (*block_cycles)(void *, const struct dcpi_insn *, size_t, size_t); /* as there */
 	void *block_cycles_arg;
 };

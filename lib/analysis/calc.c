@@ -360,6 +360,11 @@ static void confidences(const struct dcpi_calc_input *in, struct dcpi_calc *c,
 		k = conf_of(clean, in->mode == DCPI_CALC_TIME && est[b].stall_prone);
 		if (skid && k == 'H')
 			k = 'M';
+		if (in->mode == DCPI_CALC_TIME && in->timer) {
+			cb->why |= DCPI_CALC_WHY_TIMER;
+			if (k == 'H')
+				k = 'M';
+		}
 		cb->why |= clean < DCPI_CALC_HIGH ? DCPI_CALC_WHY_FEW : 0;
 		cb->why |= in->mode == DCPI_CALC_TIME && est[b].stall_prone ? DCPI_CALC_WHY_STALL : 0;
 		cb->why |= skid ? DCPI_CALC_WHY_SKID : 0;

@@ -115,6 +115,7 @@ int dcpi_calc_annotation(struct dcpi_annot_image *img, const struct dcpi_annotat
 	in.cycles_per_sample = cols->cycles_per_sample;
 	in.retired_period = cols->retired_period;
 	in.mode = cols->mode;
+	in.timer = cols->timer;
 	in.block_cycles = cols->block_cycles;
 	in.block_cycles_arg = cols->block_cycles_arg;
 	dcpi_calc_image_cfg(img, &in.cfg);
@@ -131,6 +132,7 @@ int dcpi_calc_cols_choose(const struct dcpi_profset *set, int mode, struct dcpi_
 {
 	memset(c, 0, sizeof(*c));
 	c->time = dcpi_evcols_time(set);
+	c->timer = c->time >= 0 && c->time != dcpi_evcols_cycles(set);
 	c->cycles_per_sample = dcpi_evcols_cycles_per_sample(set, c->time);
 	c->retired = dcpi_evcols_retired(set);
 	c->retired_period = c->retired >= 0 ? (double)set->periods[c->retired] : 0;

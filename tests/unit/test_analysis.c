@@ -340,6 +340,7 @@ static void test_evcols(void)
 	T_EQ(dcpi_calc_cols_choose(&s, -1, &c), 0, "calc columns chosen");
 	T_OK(c.time == 0 && c.retired == -1 && c.mode == DCPI_CALC_TIME,
 	     "time mode on cpu-clock (time %d, retired %d, mode %d)", c.time, c.retired, c.mode);
+	T_OK(c.timer, "cpu-clock is a timer (its estimates at most M)");
 	T_EQ(dcpi_calc_cols_choose(&s, DCPI_CALC_RETIRED, &c), -EINVAL,
 	     "retired mode without instructions refused");
 	s.events[1] = "cycles";
@@ -347,6 +348,8 @@ static void test_evcols(void)
 	T_EQ(dcpi_evcols_cycles(&s), 1, "cycles found");
 	T_EQ(dcpi_evcols_time(&s), 1, "time: cycles before any clock");
 	T_OK(dcpi_evcols_cycles_per_sample(&s, 1) == 100000, "cycles: the period itself");
+	T_EQ(dcpi_calc_cols_choose(&s, -1, &c), 0, "calc columns chosen with cycles");
+	T_OK(c.time == 1 && !c.timer, "cycles: not a timer");
 	s.stats.clock_khz = 0;
 	T_OK(dcpi_evcols_cycles_per_sample(&s, 0) == 0, "a clock without a measured rate: 0");
 	s.events[1] = "instructions";

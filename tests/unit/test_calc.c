@@ -487,6 +487,13 @@ static void test_skid(void)
 	own = c.blocks[0].cost.cycles;
 	own1 = c.blocks[1].cost.cycles;
 	dcpi_calc_free(&c);
+	/* the same samples from a software clock (cpu-clock): at most M */
+	in.timer = 1;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs on a timer's samples");
+	T_EQ(c.blocks[0].conf, 'M', "a timer's estimate is M at most");
+	T_EQ(c.blocks[0].why, DCPI_CALC_WHY_TIMER, "and says timer (why %#x)", c.blocks[0].why);
+	dcpi_calc_free(&c);
+	in.timer = 0;
 	/* another model's best case (make accuracy's llvm-mca): its cycles
 	 * where it answers, dcpi's own where it returns 0 */
 	in.block_cycles = other_model;
