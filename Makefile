@@ -200,8 +200,10 @@ bench: deps
 	COLLBENCH=$(COLLBENCH) bench/run $(BENCH_ARGS)
 .PHONY: bench
 
-# dcpicalc's estimates against exact counts (callgrind) on a corpus of
-# kernels; not a test, not in CI.  See docs/performance.md.
+# dcpicalc's estimates against exact counts (callgrind) on kernels, real
+# programs and real programs held out, five profiles each (llvm-mca's model
+# beside dcpi's where llvm-mca is installed); not a test, not in CI.  See
+# docs/performance.md and dcpicalc(1), ACCURACY.
 ACC_BIN := $(O)/bench/accuracy
 $(ACC_BIN): bench/accuracy/accuracy.c $(O)/libdcpi.a
 	@mkdir -p $(dir $@)
