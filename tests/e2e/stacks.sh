@@ -84,10 +84,12 @@ python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 r = {x["procedure"]: x for x in d["rows"]}
-assert r["main"]["inclusive"]["percent"][0] >= 95 and r["main"]["self"]["counts"][0] == 0
+# main runs 18 calls of its own: a timer sample may still land on one (one
+# of 1,878 did beside two CPU hogs), so "almost none", not "none"
+assert r["main"]["inclusive"]["percent"][0] >= 95 and r["main"]["self"]["percent"][0] <= 1
 assert r["leaf"]["self"]["counts"][0] > 0
-' <<<"$incl" && pass "-inclusive: main holds >= 95% of the samples, none of its own" ||
-	fail "-inclusive: main holds >= 95% of the samples, none of its own" "$incl"
+' <<<"$incl" && pass "-inclusive: main holds >= 95% of the samples, almost none its own" ||
+	fail "-inclusive: main holds >= 95% of the samples, almost none its own" "$incl"
 
 # 5. labels: the process's own label keeps them all; another has none
 out=$("$P" -db "$T/db" -callers leaf -label comm=callers -json 2>&1)
