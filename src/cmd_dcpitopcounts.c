@@ -23,7 +23,7 @@ struct opts {
 	struct cli_common co;        /* -db -epoch -host -label -json IMAGE... */
 	const char *sort;
 	unsigned long long n;
-	int vtrace;
+	int vtrace, invariant;
 };
 
 struct cand {
@@ -73,6 +73,8 @@ static void own_option(void *ctx, int c, const char *arg)
 		o->n = cli_parse_count("n", arg);
 	else if (c == 257)
 		o->vtrace = 1;
+	else if (c == 258)
+		o->vtrace = o->invariant = 1;
 	else
 		o->sort = arg; /* -sort */
 }
@@ -81,6 +83,7 @@ static const struct option own_opts[] = {
 	{ "n", required_argument, NULL, 'n' },
 	{ "sort", required_argument, NULL, 256 },
 	{ "vtrace", no_argument, NULL, 257 },
+	{ "invariant", no_argument, NULL, 258 },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -92,7 +95,9 @@ static const struct cli_cmd cli = {
 		"  -sort EVENT        order by this event (default: the first)\n"
 		"  -vtrace            the loads with the most measured latency (their cycles\n"
 		"                     summed over their samples; value profiles: dcpi record\n"
-		"                     -vtrace), instead of the instructions with the most samples\n",
+		"                     -vtrace), instead of the instructions with the most samples\n"
+		"  -invariant         the value-profiled loads that loaded one value every time\n"
+		"                     (8 samples or more): candidates for specialisation\n",
 	.footer = "IMAGE is a path as profiled, a file name (libc.so.6), or 'kernel'.\n",
 	.shortopts = "n:", .opts = own_opts, .opt = own_option,
 };
@@ -362,6 +367,17 @@ struct vrow {
 	struct top r;
 };
 
+static int cmp_vrow_samples(const void *a, const void *b)
+{
+	const struct vrow *x = a, *y = b;
+
+	if (x->l->samples != y->l->samples)
+		return x->l->samples > y->l->samples ? -1 : 1;
+	if (x->c.img != y->c.img)
+		return x->c.img < y->c.img ? -1 : 1;
+	return x->l->off < y->l->off ? -1 : x->l->off > y->l->off;
+}
+
 static int cmp_vrow(const void *a, const void *b)
 {
 	const struct vrow *x = a, *y = b;
@@ -371,6 +387,24 @@ static int cmp_vrow(const void *a, const void *b)
 	if (x->c.img != y->c.img)
 		return x->c.img < y->c.img ? -1 : 1;
 	return x->l->off < y->l->off ? -1 : x->l->off > y->l->off;
+}
+
+/* -invariant's text: each load's samples, its one value, where it is. */
+static void invariant_text(const struct dcpi_vprof *vp, const struct vrow *v, size_t n,
+			   struct tc *t)
+{
+	printf("\nThe loads that loaded one value every time they were sampled (%s, %d samples "
+	       "or more):\ncandidates for specialisation.  A sampled value, not a proof: "
+	       "a value the samples\nmissed is not excluded.\n", vp->kind, DCPI_VPROF_INVARIANT_MIN);
+	printf("==============================================================================\n");
+	printf("%8s %-18s %-28s %-14s %-36s %s\n", "samples", "value", "procedure", "address",
+	       "instruction", "image");
+	for (size_t i = 0; i < n; i++)
+		printf("%8" PRIu64 " 0x%-16" PRIx64 " %-28s 0x%-12" PRIx64 " %-36s %s\n",
+		       v[i].l->samples, v[i].l->values[0].value, cli_safe(v[i].r.proc), v[i].s.vaddr,
+		       cli_safe(v[i].r.insn), cli_safe(report_base(image_path(t, &v[i].r))));
+	if (!n)
+		printf("(none)\n");
 }
 
 static void vtrace_report(struct tc *t)
@@ -394,9 +428,11 @@ static void vtrace_report(struct tc *t)
 	for (size_t i = 0; i < vp->nloads; i++) {
 		const struct dcpi_vprof_load *l = &vp->loads[i];
 		const struct dcpi_vprof_image *im = &vp->images[l->image];
-		uint64_t va;
+		uint64_t va, value;
 		size_t k;
 
+		if (t->o.invariant && !dcpi_vprof_invariant(l, &value))
+			continue;
 		for (k = 0; k < t->nimgs; k++) {
 			const struct dcpi_profile *p = dcpi_annot_image_profile(t->imgs[k]);
 
@@ -419,7 +455,7 @@ static void vtrace_report(struct tc *t)
 		report_warn(&t->w, "%zu value-profiled loads in images not listed here (not chosen, "
 			    "not sampled, or unreadable) are left out", left);
 	report_warn_finish(&t->w);
-	qsort(v, n, sizeof(*v), cmp_vrow);
+	qsort(v, n, sizeof(*v), t->o.invariant ? cmp_vrow_samples : cmp_vrow);
 	if (n > t->o.n)
 		n = (size_t)t->o.n;
 	for (size_t i = 0; i < n; i++) {
@@ -432,6 +468,7 @@ static void vtrace_report(struct tc *t)
 		report_json_header(j, &t->set, t->total, &t->w);
 		dcpi_json_key_u64(j, "processes", vp->processes);
 		dcpi_json_key_u64(j, "cycles", all);
+		dcpi_json_key_bool(j, "invariant", t->o.invariant);
 		dcpi_json_break(j);
 		dcpi_json_key(j, "loads");
 		dcpi_json_arr_begin(j);
@@ -452,6 +489,10 @@ static void vtrace_report(struct tc *t)
 			dcpi_json_fixed(j, (double)l->cycles / (double)l->samples, 1);
 			dcpi_json_key_str(j, "bin", b < 0 ? NULL : vp->bins.v[b].name);
 			dcpi_json_key_u64(j, "bin_samples", b < 0 ? 0 : l->bins[b]);
+			if (t->o.invariant) {
+				dcpi_json_key(j, "value");
+				dcpi_json_strf(j, "0x%" PRIx64, l->values[0].value);
+			}
 			dcpi_json_obj_end(j);
 		}
 		dcpi_json_break(j);
@@ -460,6 +501,10 @@ static void vtrace_report(struct tc *t)
 		dcpi_json_free(j);
 	} else {
 		report_print_header(stdout, t->o.co.db, &t->set, t->total, &t->w);
+		if (t->o.invariant) {
+			invariant_text(vp, v, n, t);
+			goto out;
+		}
 		printf("\nThe loads with the most measured latency (%s):\ntheir %s summed over their "
 		       "samples and the share of all loads' cycles, samples,\nmean cycles, and the "
 		       "latency bin most of them fell in, with its share.\n",
@@ -483,6 +528,7 @@ static void vtrace_report(struct tc *t)
 			       cli_safe(report_base(image_path(t, &v[i].r))));
 		}
 	}
+out:
 	free(v);
 	dcpi_vprof_free(vp);
 }

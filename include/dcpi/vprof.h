@@ -146,6 +146,13 @@ int dcpi_vprof_path(char *out, size_t len, const char *platdir, const char *host
 void dcpi_vprof_skip(struct dcpi_vprof *v, const char *reason, uint64_t n);
 /* The bin most of load l's samples fell in (the largest count), or -1. */
 int dcpi_vprof_top_bin(const struct dcpi_vprof *v, const struct dcpi_vprof_load *l);
+/* Loads that always load the same value (DCPI's dcpivarg listed them as
+ * candidates for specialisation): every one of at least
+ * DCPI_VPROF_INVARIANT_MIN samples loaded one value, counted exactly (a
+ * hot list never full, so no count is a Space-Saving estimate).  1 and
+ * *value, or 0. */
+#define DCPI_VPROF_INVARIANT_MIN 8
+int dcpi_vprof_invariant(const struct dcpi_vprof_load *l, uint64_t *value);
 /* Empty v's images and loads (kind, bins and period kept), without
  * allocating. */
 void dcpi_vprof_clear(struct dcpi_vprof *v);

@@ -188,6 +188,15 @@ int dcpi_vprof_top_bin(const struct dcpi_vprof *v, const struct dcpi_vprof_load 
 	return best;
 }
 
+int dcpi_vprof_invariant(const struct dcpi_vprof_load *l, uint64_t *value)
+{
+	if (l->nvalues != 1 || l->verr || l->samples < DCPI_VPROF_INVARIANT_MIN ||
+	    l->values[0].count != l->samples)
+		return 0;
+	*value = l->values[0].value;
+	return 1;
+}
+
 void dcpi_vprof_clear(struct dcpi_vprof *v)
 {
 	struct vindex *x = vindex(v);

@@ -124,6 +124,39 @@ grep -qE '^ +4750 +70\.37% +10 +475\.0 memory 90% +leaf ' <<<"$txt" &&
 	pass "dcpitopcounts -vtrace: the text row (cycles, share, samples, mean, bin)" ||
 	fail "dcpitopcounts -vtrace text" "$txt"
 
+# -invariant: of three loads, the one whose 12 samples all loaded 0xff; not
+# the one 11 of whose 12 did, nor one of 7 samples
+txt=$("$DCPI_BIN/dcpitopcounts" -db "$T/db" -invariant 2>/dev/null)
+grep -q '^(none)$' <<<"$txt" && pass "-invariant: none in the first file (two values; none)" ||
+	fail "-invariant on the first file" "$txt"
+cp "$plat/epoch.vprof" "$T/first.vprof"
+sed -i '/^end$/d; /^load /d; /^value /d; /^source /d' "$plat/epoch.vprof"
+cat >>"$plat/epoch.vprof" <<EOF
+load 0 $o1 12 120 0 12 0 0
+value 0 $o1 ff 12
+load 0 $o2 12 120 0 12 0 0
+value 0 $o2 ff 11
+load 1 $o1 7 70 0 7 0 0
+value 1 $o1 5 7
+end
+EOF
+js=$("$DCPI_BIN/dcpitopcounts" -db "$T/db" -invariant -json 2>"$T/err")
+printf '%s' "$js" >"$T/inv.json"
+python3 - "$o1" "$T/inv.json" <<'EOF' &&
+import json, sys
+d = json.load(open(sys.argv[2]))
+assert d["invariant"] is True, d
+rows = [(int(r["address"], 16), r["samples"], r["value"], r["procedure"]) for r in d["loads"]]
+assert rows == [(int(sys.argv[1], 16), 12, "0xff", "leaf")], rows
+EOF
+	pass "dcpitopcounts -invariant -json: the load that always loaded 0xff, alone" ||
+	fail "dcpitopcounts -invariant -json" "$js $(cat "$T/err")"
+txt=$("$DCPI_BIN/dcpitopcounts" -db "$T/db" -invariant 2>/dev/null)
+grep -qE '^ +12 0xff +leaf ' <<<"$txt" && ! grep -q '^(none)$' <<<"$txt" &&
+	pass "dcpitopcounts -invariant: the text row (samples, value, procedure)" ||
+	fail "dcpitopcounts -invariant text" "$txt"
+cp "$T/first.vprof" "$plat/epoch.vprof"
+
 # dcpitopstalls: a 'd' culprit whose load has a value profile shows its
 # measured latency, and is marked measured when it missed the first bin
 cc -O2 -g -o "$T/list" "$DCPI_ROOT/bench/accuracy/kernels/list.c" || fail "build the list kernel"

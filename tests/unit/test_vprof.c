@@ -425,11 +425,40 @@ out:
 	dcpi_vprof_free(r);
 }
 
+/* Loads that always loaded one value: exactly, and from enough samples. */
+static void test_invariant(void)
+{
+	struct dcpi_vprof_load l;
+	uint64_t v = 0;
+
+	memset(&l, 0, sizeof(l));
+	l.samples = 12;
+	l.nvalues = 1;
+	l.values[0] = (struct dcpi_vprof_value){ 0xff, 12 };
+	T_OK(dcpi_vprof_invariant(&l, &v) && v == 0xff, "12 of 12 samples loaded 0xff: invariant");
+	l.values[0].count = 11;
+	T_OK(!dcpi_vprof_invariant(&l, &v), "11 of 12 (a sample without its value): not");
+	l.values[0].count = 12;
+	l.verr = 1;
+	T_OK(!dcpi_vprof_invariant(&l, &v), "a count Space-Saving estimated (verr 1): not");
+	l.verr = 0;
+	l.nvalues = 2;
+	l.values[1] = (struct dcpi_vprof_value){ 0x1, 0 };
+	T_OK(!dcpi_vprof_invariant(&l, &v), "two values listed: not");
+	l.nvalues = 1;
+	l.samples = l.values[0].count = DCPI_VPROF_INVARIANT_MIN - 1;
+	T_OK(!dcpi_vprof_invariant(&l, &v), "fewer than %d samples: not", DCPI_VPROF_INVARIANT_MIN);
+	l.nvalues = 0;
+	l.samples = 100;
+	T_OK(!dcpi_vprof_invariant(&l, &v), "no values (precise samples): not");
+}
+
 int main(void)
 {
 	test_bounds();
 	test_merge_file();
 	test_add();
+	test_invariant();
 	test_read();
 	test_fields();
 	test_merge();
