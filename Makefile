@@ -132,8 +132,8 @@ deps:
 # The builds of make check (normal, ASan, fuzz) compile one file per CPU.
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: deps
-	$(MAKE) -j$(CHECK_JOBS) all
-	CHECK_JOBS=$(CHECK_JOBS) scripts/check-all
+	$(MAKE) -j$(or $(CHECK_JOBS),1) all
+	CHECK_JOBS=$(or $(CHECK_JOBS),1) scripts/check-all
 
 asan:
 	$(MAKE) O=build-asan CC=clang \
@@ -142,9 +142,10 @@ asan:
 	  bin-asan
 	@rm -rf build-asan/logs && mkdir -p build-asan/logs
 	# Reports go to files too: a daemon's stderr is /dev/null once it detaches.
+	# (MAKEFLAGS emptied: a test that runs make, e2e/package, gets no jobserver of ours)
 	ASAN_OPTIONS=log_path=$(CURDIR)/build-asan/logs/asan:detect_leaks=1 \
 	UBSAN_OPTIONS=log_path=$(CURDIR)/build-asan/logs/ubsan:print_stacktrace=1 \
-	  O=build-asan DCPI_BIN=build-asan/bin tests/run; rc=$$?; \
+	  MAKEFLAGS= O=build-asan DCPI_BIN=build-asan/bin tests/run; rc=$$?; \
 	if ls build-asan/logs/* >/dev/null 2>&1; then \
 	  echo "sanitizer reports:"; cat build-asan/logs/*; \
 	  echo "0 passed, 1 failed, 0 skipped"; exit 1; fi; exit $$rc

@@ -307,7 +307,7 @@ static void print_intro(const struct calc *k)
 		       "limits the best case.\n");
 	else
 		printf("\nEstimates, not measurements: freq = %s executions, conf = confidence "
-		       "(H/M/L, and in parentheses what kept it from H: few firm samples, a "
+		       "(H/M/L, and in parentheses what kept it from H: few samples, a "
 		       "stall, skid of a stall onto its samples, moved by the graph, the "
 		       "graph's count alone, or a timer's samples), best = best-case cycles per instruction, cpi = "
 		       "cycles sampled per execution, bound = what limits the best case.  Counts "

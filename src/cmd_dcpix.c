@@ -64,15 +64,33 @@ static int find_program(const char *name, char *out, size_t len)
 	return found;
 }
 
-/* Whether the file at path starts with "#!". */
-static int is_script(const char *path)
+/* Whether the file at path is a script whose interpreter is a shell or
+ * env: a wrapper that execs the program meant (a pyenv shim, #!/usr/bin/env
+ * python3).  valgrind does not follow exec, so callgrind would count the
+ * wrapper and nothing of the program.  A script of another interpreter
+ * (#!/usr/bin/python3) is fine: the interpreter runs it, as profiled.
+ * The interpreter's name goes into interp (len bytes). */
+static int is_wrapper(const char *path, char *interp, size_t len)
 {
-	char two[2];
+	static const char *const wrappers[] = { "sh", "bash", "dash", "ksh", "mksh", "zsh",
+						"env", NULL };
+	char line[256], *p, *end, *base;
 	FILE *f = fopen(path, "rb");
-	int yes = f && fread(two, 1, 2, f) == 2 && two[0] == '#' && two[1] == '!';
+	int yes = 0;
 
-	if (f)
-		fclose(f);
+	if (!f)
+		return 0;
+	if (fgets(line, sizeof(line), f) && line[0] == '#' && line[1] == '!') {
+		for (p = line + 2; *p == ' ' || *p == '\t'; p++)
+			;
+		end = p + strcspn(p, " \t\r\n");
+		*end = 0;
+		base = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+		snprintf(interp, len, "%s", p);
+		for (size_t i = 0; wrappers[i]; i++)
+			yes |= !strcmp(base, wrappers[i]);
+	}
+	fclose(f);
 	return yes;
 }
 
@@ -281,7 +299,7 @@ int cmd_dcpix(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = NULL;
-	char vg[PATH_MAX], cmd[PATH_MAX], tmpl[] = "/tmp/dcpix.XXXXXX", out[sizeof(tmpl) + 16];
+	char vg[PATH_MAX], cmd[PATH_MAX], interp[256], tmpl[] = "/tmp/dcpix.XXXXXX", out[sizeof(tmpl) + 16];
 	struct dcpi_callgrind cg;
 	uint8_t *text = NULL;
 	size_t len = 0;
@@ -308,13 +326,12 @@ int cmd_dcpix(int argc, char **argv)
 			cli_safe(argv[optind]));
 		return 127;
 	}
-	if (is_script(cmd)) {
-		/* callgrind counts the interpreter, and what it execs it does not
-		 * follow: the counts would be of the shell, or none at all */
-		fprintf(stderr, "%s: error: %s is a script (#!), not a program: callgrind would "
-			"count its interpreter and not what it runs (a wrapper such as a pyenv "
-			"shim execs the real program, which valgrind does not follow); give the "
-			"program itself, e.g. /usr/bin/python3\n", cli_prog, cli_safe(cmd));
+	if (is_wrapper(cmd, interp, sizeof(interp))) {
+		fprintf(stderr, "%s: error: %s is a script of %s (#!): a wrapper such as a "
+			"pyenv shim execs the program it stands for, and valgrind does not follow "
+			"exec, so callgrind would count %s and nothing of that program; give the "
+			"program itself (e.g. /usr/bin/python3)\n", cli_prog, cli_safe(cmd),
+			cli_safe(interp), cli_safe(interp));
 		return 1;
 	}
 	if (dcpi_db_init(db, 0700))

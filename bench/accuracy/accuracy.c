@@ -245,8 +245,13 @@ static double mca_cycles(void *arg, const struct dcpi_insn *insns, size_t n, siz
 		if (mca_cache[i].hash == h)
 			return mca_cache[i].cycles;
 	mca_asked++;
-	if ((fd = mkstemp(path)) < 0 || !(f = fdopen(fd, "w")))
+	if ((fd = mkstemp(path)) < 0)
 		return 0;
+	if (!(f = fdopen(fd, "w"))) {
+		close(fd);
+		unlink(path);
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct dcpi_insn *in = (const void *)((const char *)insns + i * stride);
 
@@ -261,8 +266,8 @@ static double mca_cycles(void *arg, const struct dcpi_insn *insns, size_t n, siz
 		if (sscanf(line, "Total Cycles: %lf", &v) == 1)
 			total = v / 100;
 	}
-	if (f && pclose(f) == 127 * 256)
-		mca_missing = 1;
+	if (f)
+		pclose(f);
 	unlink(path);
 	v = self_loop ? total : rt;
 	if (!(v > 0))
@@ -456,6 +461,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: accuracy KERNEL DB IMAGE PROC [...]\n");
 		return 2;
 	}
+	/* llvm-mca's modes only where it runs at all */
+	mca_missing = system("llvm-mca --version >/dev/null 2>&1") != 0;
 	for (int i = 1; i + 3 < argc; i += 4) {
 		struct kern k;
 

@@ -96,9 +96,10 @@ enum dcpi_calc_why {
 	DCPI_CALC_WHY_STALL = 2,       /* a long-latency instruction in its class, or
 					  its bound lowered by the graph (it stalled) */
 	DCPI_CALC_WHY_MOVED = 4,       /* the graph moved it from its estimate */
-	DCPI_CALC_WHY_GRAPH = 8,       /* no estimate of its own: the graph's count */
-	DCPI_CALC_WHY_SKID = 16,       /* its samples sit where a load's or a
-					  mispredict's stall lands */
+	DCPI_CALC_WHY_GRAPH = 8,       /* no estimate of its own, or 0 for a class
+					  without samples: the graph's count */
+	DCPI_CALC_WHY_SKID = 16,       /* its firm samples sit mostly where a
+					  load's or a divide's stall lands */
 	DCPI_CALC_WHY_TIMER = 32,      /* time samples from a software clock
 					  (cpu-clock, task-clock): never H */
 };

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <capstone/capstone.h>
+
 #include "calc_int.h"
 #include "dcpi/error.h"
 
@@ -60,6 +62,32 @@ static void block_basics(const struct dcpi_calc_input *in, struct dcpi_calc *c)
 	}
 }
 
+/* Whether instruction i's samples are likely the stall of the one before
+ * it: a load whose result (a register or the flags) i reads, or a
+ * long-latency instruction (a divide).  The sample lands on the waiting
+ * instruction's successor, and one that waits for the load's value waits
+ * as long as the load: sqlite3's `add; cmpb $0,-1(%rdi); jns`, where the
+ * compare's miss put 60% of its procedure's samples on the jns.  The
+ * stack pointer is no such value: a pop writes it and the next pop or
+ * ret reads it, but the core's stack engine does not wait for loads for
+ * it. */
+static int stall_lands(const struct dcpi_calc_input *in, size_t i)
+{
+	const struct dcpi_insn *p = insn_at(in, i - 1), *q = insn_at(in, i);
+	int x86 = !in->arch || !strcmp(in->arch, "x86-64") || !strcmp(in->arch, "i386");
+	unsigned sp = x86 ? X86_REG_RSP : ARM64_REG_SP;
+
+	if (dcpi_cost_class(in->arch, p)->long_latency)
+		return 1;
+	if (!(p->flags & DCPI_INSN_LOAD))
+		return 0;
+	for (unsigned w = 0; w < p->nregs_write; w++)
+		for (unsigned r = 0; r < q->nregs_read; r++)
+			if (p->regs_write[w] == q->regs_read[r] && p->regs_write[w] != sp)
+				return 1;
+	return 0;
+}
+
 /* A block's samples without skid's error: a sample lands on the
  * instruction after the one it belongs to (measured: none of a divide
  * loop's timer samples on the divide, most on the next instruction), so
@@ -78,27 +106,6 @@ static void block_basics(const struct dcpi_calc_input *in, struct dcpi_calc *c)
  * bound a neighbour) is the samples past the second instruction.  A block
  * of one or two instructions then has no firm samples: the graph decides
  * its count, as it does for blocks without samples. */
-/* Whether instruction i's samples are likely the stall of the one before
- * it: a load whose result (a register or the flags) i reads, or a
- * long-latency instruction (a divide).  The sample lands on the waiting
- * instruction's successor, and one that waits for the load's value waits
- * as long as the load: sqlite3's `add; cmpb $0,-1(%rdi); jns`, where the
- * compare's miss put 60% of its procedure's samples on the jns. */
-static int stall_lands(const struct dcpi_calc_input *in, size_t i)
-{
-	const struct dcpi_insn *p = insn_at(in, i - 1), *q = insn_at(in, i);
-
-	if (dcpi_cost_class(in->arch, p)->long_latency)
-		return 1;
-	if (!(p->flags & DCPI_INSN_LOAD))
-		return 0;
-	for (unsigned w = 0; w < p->nregs_write; w++)
-		for (unsigned r = 0; r < q->nregs_read; r++)
-			if (p->regs_write[w] == q->regs_read[r])
-				return 1;
-	return 0;
-}
-
 struct interior {
 	double time, retired, cost, ninsns;
 	double firm;         /* time samples past the second instruction */

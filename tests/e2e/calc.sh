@@ -14,18 +14,30 @@ C=$DCPI_BIN/dcpicalc
 out=$("$X" -db "$T/u" 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "COMMAND" <<<"$out" && pass "dcpix without a command: usage error" ||
 	fail "dcpix without a command: usage error" "rc=$rc $out"
-# a script (a pyenv shim execs the real python3): callgrind would count the
-# shell, and not what it execs; refused, saying so, before valgrind runs
-printf '#!/bin/sh\nexec true\n' >"$T/shim" && chmod +x "$T/shim"
-out=$("$X" -db "$T/u" -- "$T/shim" 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "is a script" <<<"$out" && [ ! -d "$T/u/exact" ] &&
-	pass "dcpix refuses a script, saying why" || fail "dcpix refuses a script" "rc=$rc $out"
 out=$(PATH=/nonexistent "$X" -db "$T/u" -- true 2>&1); rc=$?
 [ $rc -eq 127 ] && grep -q "'valgrind' package" <<<"$out" &&
 	pass "no valgrind: exit 127, the package named" ||
 	fail "no valgrind: exit 127, the package named" "rc=$rc $out"
 
 command -v valgrind >/dev/null || { skip "valgrind not installed (scripts/install-deps)"; done_testing; }
+# a wrapper script (a pyenv shim execs the real python3; #!/usr/bin/env X):
+# callgrind would count the shell, not what it execs: refused, saying so,
+# before valgrind runs; a script of another interpreter runs as profiled
+printf '#!/bin/sh\nexec true\n' >"$T/shim" && chmod +x "$T/shim"
+out=$("$X" -db "$T/u" -- "$T/shim" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "is a script of /bin/sh" <<<"$out" && [ ! -d "$T/u/exact" ] &&
+	pass "dcpix refuses a shell wrapper, saying why" || fail "dcpix refuses a shell wrapper" "rc=$rc $out"
+printf '#!/usr/bin/env true\n' >"$T/envshim" && chmod +x "$T/envshim"
+out=$("$X" -db "$T/u" -- "$T/envshim" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "is a script of /usr/bin/env" <<<"$out" &&
+	pass "dcpix refuses an env wrapper" || fail "dcpix refuses an env wrapper" "rc=$rc $out"
+if [ -x /usr/bin/perl ]; then
+	printf '#!/usr/bin/perl\nexit 0;\n' >"$T/pl" && chmod +x "$T/pl"
+	out=$("$X" -db "$T/pu" -quiet -- "$T/pl" 2>&1); rc=$?
+	[ $rc -eq 0 ] && grep -q "instructions counted" <<<"$out" &&
+		pass "dcpix counts a script of another interpreter (perl)" ||
+		fail "dcpix counts a perl script" "rc=$rc $out"
+fi
 require_root "dcpi record's cpu-clock sampling: needs root here (CI runs as root)"
 cat >"$T/fx.c" <<'C'
 #include <stdlib.h>

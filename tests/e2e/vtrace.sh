@@ -124,8 +124,11 @@ grep -qE '^ +4750 +70\.37% +10 +475\.0 memory 90% +leaf ' <<<"$txt" &&
 	pass "dcpitopcounts -vtrace: the text row (cycles, share, samples, mean, bin)" ||
 	fail "dcpitopcounts -vtrace text" "$txt"
 
-# -invariant: of three loads, the one whose 12 samples all loaded 0xff; not
-# the one 11 of whose 12 did, nor one of 7 samples
+# -invariant: of three loads of leaf's, the one whose 12 samples all loaded
+# 0xff; not the one 11 of whose 12 did, nor one of 7 samples
+o3=$("$L" -db "$T/db" -asm -json leaf callers | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["instructions"][1]["offset"][2:])')
 txt=$("$DCPI_BIN/dcpitopcounts" -db "$T/db" -invariant 2>/dev/null)
 grep -q '^(none)$' <<<"$txt" && pass "-invariant: none in the first file (two values; none)" ||
 	fail "-invariant on the first file" "$txt"
@@ -136,12 +139,13 @@ load 0 $o1 12 120 0 12 0 0
 value 0 $o1 ff 12
 load 0 $o2 12 120 0 12 0 0
 value 0 $o2 ff 11
-load 1 $o1 7 70 0 7 0 0
-value 1 $o1 5 7
+load 0 $o3 7 70 0 7 0 0
+value 0 $o3 5 7
 end
 EOF
 js=$("$DCPI_BIN/dcpitopcounts" -db "$T/db" -invariant -json 2>"$T/err")
 printf '%s' "$js" >"$T/inv.json"
+[ "$o3" != "$o1" ] && [ "$o3" != "$o2" ] || fail "three distinct loads in leaf" "$o1 $o2 $o3"
 python3 - "$o1" "$T/inv.json" <<'EOF' &&
 import json, sys
 d = json.load(open(sys.argv[2]))

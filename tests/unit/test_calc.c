@@ -446,6 +446,13 @@ static const uint8_t skid_code[] = { 0x83, 0xc2, 0x01, 0xff, 0xce, 0x8b, 0x07, 0
 
 /* a block's cycles from "another model": 2.5 for the 6-instruction loop,
  * none (0: dcpi's own) for anything else; counts its calls */
+/* The same loop, its add reading %ecx, not the load's %eax: nothing lands. */
+static const uint8_t nodep_code[] = { 0x83, 0xc2, 0x01, 0xff, 0xce, 0x8b, 0x07, 0x01, 0xca,
+				      0x85, 0xf6, 0x75, 0xf3, 0xc3 };
+/* An epilogue: add $8,%rsp; pop %rbx; pop %rbp; pop %r12; ret.  Each pop
+ * loads and writes %rsp, the next reads it: the stack engine's, no stall. */
+static const uint8_t pops_code[] = { 0x48, 0x83, 0xc4, 0x08, 0x5b, 0x5d, 0x41, 0x5c, 0xc3 };
+
 static double other_model(void *arg, const struct dcpi_insn *insns, size_t n, size_t stride)
 {
 	(void)insns, (void)stride;
@@ -484,6 +491,49 @@ static void test_skid(void)
 	     c.blocks[0].landed);
 	T_EQ(c.blocks[0].conf, 'H', "H");
 	T_EQ(c.blocks[0].why, 0, "nothing held it down");
+	dcpi_calc_free(&c);
+	/* plenty of clean samples (300), but most (400 of 700) where the
+	 * load's stall lands: M for skid alone */
+	{
+		uint64_t most[7] = { 10, 10, 100, 400, 100, 100, 0 };
+
+		in.time = most;
+		T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs, most samples landed");
+		T_EQ(c.blocks[0].conf, 'M', "M, not H");
+		T_EQ(c.blocks[0].why, DCPI_CALC_WHY_SKID, "for skid alone (why %#x)", c.blocks[0].why);
+		dcpi_calc_free(&c);
+		in.time = even;
+	}
+	{
+		struct dcpi_insn *w = decode(nodep_code, sizeof(nodep_code), &n);
+		struct dcpi_calc_input in2 = in;
+
+		in2.insns = w;
+		in2.time = landed;
+		T_EQ(dcpi_calc_run(&in2, &c), 0, "time mode runs, the load's value not read");
+		T_OK(c.blocks[0].landed == 0 && !(c.blocks[0].why & DCPI_CALC_WHY_SKID),
+		     "an instruction that does not read the load's value: nothing lands (%g)",
+		     c.blocks[0].landed);
+		dcpi_calc_free(&c);
+		free(w);
+	}
+	{
+		size_t np;
+		struct dcpi_insn *w = decode(pops_code, sizeof(pops_code), &np);
+		uint64_t pt[5] = { 0, 10, 200, 200, 200 };
+		struct dcpi_calc_input in2 = in;
+
+		in2.insns = w;
+		in2.n = np;
+		in2.time = pt;
+		T_EQ(dcpi_calc_run(&in2, &c), 0, "time mode runs on an epilogue of pops");
+		T_OK(c.cfg.nblocks >= 1 && c.blocks[0].landed == 0 && c.blocks[0].conf == 'H',
+		     "pops reading %%rsp the pop before wrote: nothing lands, H (%g %c)",
+		     c.blocks[0].landed, c.blocks[0].conf);
+		dcpi_calc_free(&c);
+		free(w);
+	}
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs, samples spread, again");
 	own = c.blocks[0].cost.cycles;
 	own1 = c.blocks[1].cost.cycles;
 	dcpi_calc_free(&c);
