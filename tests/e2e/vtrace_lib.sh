@@ -296,16 +296,29 @@ thr = 2 * (bins[l2b][1] + 1)
 mid = lambda i: (bins[i][0] + min(bins[i][1], 2 * bins[i][0] + 4)) / 2
 cm, am = vprof.median_bin(chase), vprof.median_bin(arr)
 above = sum(c for i, c in enumerate(chase) if bins[i][0] >= thr) / sum(chase)
-low = sum(c for i, c in enumerate(arr) if bins[i][1] < thr) / sum(arr)
+# the array against the chase of the same process (one calibration of the
+# timing code): below the chase's 10th percentile.  Not against the 1 MiB
+# chase of another process: the signal's path leaves none of the array in
+# L1 (bench/vp/l1evict), so the array is measured at L2's level or above,
+# and beside two CPU hogs under ASan the 1 MiB run's median came out at
+# 12-15 cycles against the array's 32-47
+acc, p10 = 0, 0
+for i, c in enumerate(chase):
+    acc += c
+    if acc >= 0.1 * sum(chase):
+        p10 = i
+        break
+low = sum(c for i, c in enumerate(arr) if bins[i][1] < bins[p10][0]) / sum(arr)
 print("L2's level (the 1 MiB chase's median) %d-%d cycles; 512 MiB chase: median %d-%d, %.1f%% "
-      "at %d or more (%d samples); 16 KiB array: median %d-%d, %.1f%% below %d (%d samples)" %
-      (bins[l2b][0], bins[l2b][1], bins[cm][0], bins[cm][1], 100 * above, thr, sum(chase),
-       bins[am][0], bins[am][1], 100 * low, thr, sum(arr)))
+      "at %d or more, 10th percentile %d (%d samples); 16 KiB array: median %d-%d, %.1f%% below "
+      "%d (%d samples)" %
+      (bins[l2b][0], bins[l2b][1], bins[cm][0], bins[cm][1], 100 * above, thr, bins[p10][0],
+       sum(chase), bins[am][0], bins[am][1], 100 * low, bins[p10][0], sum(arr)))
 assert mid(cm) >= 5 * mid(am), "chase median not 5x the array's"
 assert above >= 0.9, "chase: fewer than 90% above L2's level"
-assert low >= 0.9, "array: fewer than 90% in the lowest bins"
+assert low >= 0.9, "array: fewer than 90% below the chase's 10th percentile"
 PY
-) && pass "latency: $out" || fail "latency: the chase's loads above L2's level, the array's in the lowest bins, medians 5x apart" "$out"
+) && pass "latency: $out" || fail "latency: the chase's loads above L2's level, the array's below the chase's, medians 5x apart" "$out"
 python3 - "$T/mem.vprof" "$T/vp_latency" <<'PY' && pass "the image line: the program's path and build-id (readelf -n)" ||
 import subprocess, sys, vprof
 d = vprof.read(sys.argv[1])
