@@ -367,15 +367,21 @@ struct vrow {
 	struct top r;
 };
 
+/* Ties: by image, then offset. */
+static int cmp_vrow_place(const struct vrow *x, const struct vrow *y)
+{
+	if (x->c.img != y->c.img)
+		return x->c.img < y->c.img ? -1 : 1;
+	return x->l->off < y->l->off ? -1 : x->l->off > y->l->off;
+}
+
 static int cmp_vrow_samples(const void *a, const void *b)
 {
 	const struct vrow *x = a, *y = b;
 
 	if (x->l->samples != y->l->samples)
 		return x->l->samples > y->l->samples ? -1 : 1;
-	if (x->c.img != y->c.img)
-		return x->c.img < y->c.img ? -1 : 1;
-	return x->l->off < y->l->off ? -1 : x->l->off > y->l->off;
+	return cmp_vrow_place(x, y);
 }
 
 static int cmp_vrow(const void *a, const void *b)
@@ -384,9 +390,7 @@ static int cmp_vrow(const void *a, const void *b)
 
 	if (x->l->cycles != y->l->cycles)
 		return x->l->cycles > y->l->cycles ? -1 : 1;
-	if (x->c.img != y->c.img)
-		return x->c.img < y->c.img ? -1 : 1;
-	return x->l->off < y->l->off ? -1 : x->l->off > y->l->off;
+	return cmp_vrow_place(x, y);
 }
 
 /* -invariant's text: each load's samples, its one value, where it is. */
