@@ -248,6 +248,15 @@ EOF
 "$REC" -db "$T/dbr" -vtrace ldlatency -quiet -- "$T/vp_latency" 1 0 >/dev/null 2>"$T/rec2.err"
 ! grep -q "measuring" "$T/rec2.err" && pass "a second -vtrace run uses DB/bins as it is" ||
 	fail "DB/bins reused" "$(cat "$T/rec2.err")"
+# the period each process sampled at: 2 ms of CPU by default (libdcpivp(7)
+# OVERHEAD), DCPI_VTRACE_PERIOD from dcpi record's environment
+DCPI_VTRACE_PERIOD=500000 "$REC" -db "$T/dbp" -vtrace ldlatency:"$T/dbr/bins" -quiet -- \
+	"$T/vp_latency" 1 0.2 >/dev/null 2>"$T/rec3.err"
+p1=$(grep -h '^period ' "$T"/dbr/*/*/epoch.vprof | sort -u | tr '\n' ' ')
+p2=$(grep -h '^period ' "$T"/dbp/*/*/epoch.vprof | tr '\n' ' ')
+[ "$p1" = "period 2000000 " ] && [ "$p2" = "period 500000 " ] &&
+	pass "-vtrace samples every 2 ms of CPU by default, DCPI_VTRACE_PERIOD's period when set" ||
+	fail "the value profiles' period" "default: '$p1' set: '$p2' $(cat "$T/rec3.err")"
 out=$("$REC" -db "$T/dbr" -vtrace ldlatency:/nonexistent -- true 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "/nonexistent" <<<"$out" && pass "-vtrace with a bins file that is not there: an error naming it" ||
 	fail "-vtrace with a missing bins file" "rc=$rc $out"
