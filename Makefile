@@ -122,6 +122,15 @@ $(GOLDEN_BIN): tests/golden/mkdb.c $(O)/libdcpi.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/libdcpi.a $(LDLIBS)
 
+# A report command on one page (tests/golden/page.c, tests/golden/page.sh):
+# the commands' objects but the multi-call main, and the library.
+PAGE_BIN := $(O)/tests/page
+PAGE_OBJ := $(filter-out $(O)/src/dcpi.o,$(CMD_OBJ))
+all bin-asan: $(PAGE_BIN)
+$(PAGE_BIN): tests/golden/page.c $(PAGE_OBJ) $(O)/libdcpi.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(PAGE_OBJ) $(O)/libdcpi.a $(LDLIBS)
+
 # ---- tests -----------------------------------------------------------------
 test: all
 	O=$(O) tests/run
