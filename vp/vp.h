@@ -37,9 +37,9 @@
 
 #define VP_PREFIX "libdcpivp: "
 /* ns of the thread's CPU time: 500 samples/s.  The sampling interrupt
- * alone costs 20-23 us on a virtual CPU (libdcpivp(7) OVERHEAD): at
- * 2,000/s that is 4-5% whatever the sampler, and the signal and handler
- * more; at 500/s the whole stays within DCPI's 5%. */
+ * alone costs 20-23 us on a virtual CPU: at 2,000/s that is 4-5% whatever
+ * the sampler, and the signal and handler more (libdcpivp(7) OVERHEAD
+ * has the figures at both rates). */
 #define VP_PERIOD_DEFAULT 2000000ull
 #define VP_PERIOD_MIN 10000ull      /* as dcpid's task-clock floor (dcpi-events(7)) */
 #define VP_PERIOD_MAX 10000000000ull

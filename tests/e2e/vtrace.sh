@@ -4,6 +4,7 @@
 # program's instructions), and dcpilist -vtrace and dcpicat against those
 # numbers, field by field; the refusals (no value profiles, a corrupt one).
 . "$DCPI_ROOT/tests/tap.sh"
+unset DCPI_VTRACE_PERIOD # the library's default period is checked below
 
 REC="$DCPI_BIN/dcpi-record"
 L="$DCPI_BIN/dcpilist"

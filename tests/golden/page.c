@@ -48,7 +48,7 @@ static void analyse(void *ctx)
 				r->hot = c, r->hot_vaddr = s[k].vaddr;
 		}
 		sym = st && r->hot ? dcpi_symtab_lookup_vaddr(st, r->hot_vaddr) : NULL;
-		r->proc = sym ? sym->name : "";
+		r->proc = sym ? dcpi_sym_demangled(sym) : "";
 	}
 	(void)ctx;
 }
@@ -56,12 +56,12 @@ static void analyse(void *ctx)
 static void text(void *ctx)
 {
 	report_print_header(stdout, t.b.o.db, &t.b.r.set, t.total, &t.b.w);
-	printf("\n%-12s %10s %8s %-20s %10s %8s\n", "image", "samples", "insns", "hottest in",
+	printf("\n%-18s %10s %8s %-20s %-10s %8s\n", "image", "samples", "insns", "hottest in",
 	       "at", "samples");
 	for (size_t i = 0; i < t.b.r.nimgs; i++)
-		printf("%-12s %10" PRIu64 " %8" PRIu64 " %-20s %#10" PRIx64 " %8" PRIu64 "\n",
-		       t.rows[i].image, t.rows[i].samples, t.rows[i].insns, t.rows[i].proc,
-		       t.rows[i].hot_vaddr, t.rows[i].hot);
+		printf("%-18s %10" PRIu64 " %8" PRIu64 " %-20s 0x%08" PRIx64 " %8" PRIu64 "\n",
+		       cli_safe(t.rows[i].image), t.rows[i].samples, t.rows[i].insns,
+		       cli_safe(t.rows[i].proc), t.rows[i].hot_vaddr, t.rows[i].hot);
 	(void)ctx;
 }
 
@@ -83,7 +83,7 @@ static void json(void *ctx)
 		dcpi_json_u64(j, t.rows[i].insns);
 		dcpi_json_key_str(j, "hottest_procedure", t.rows[i].proc);
 		dcpi_json_key(j, "hottest");
-		dcpi_json_strf(j, "%#" PRIx64, t.rows[i].hot_vaddr);
+		dcpi_json_strf(j, "0x%" PRIx64, t.rows[i].hot_vaddr);
 		dcpi_json_key(j, "hottest_samples");
 		dcpi_json_u64(j, t.rows[i].hot);
 		dcpi_json_obj_end(j);
@@ -102,7 +102,7 @@ static void csv(void *ctx)
 		report_csv_field(stdout, t.rows[i].image);
 		printf(",%" PRIu64 ",%" PRIu64 ",", t.rows[i].samples, t.rows[i].insns);
 		report_csv_field(stdout, t.rows[i].proc);
-		printf(",%#" PRIx64 ",%" PRIu64 "\n", t.rows[i].hot_vaddr, t.rows[i].hot);
+		printf(",0x%" PRIx64 ",%" PRIu64 "\n", t.rows[i].hot_vaddr, t.rows[i].hot);
 	}
 	(void)ctx;
 }

@@ -17,6 +17,7 @@ golden page-prog.txt $P -db $DB prog
 golden page-csv.txt $P -db $DB -csv prog kernel
 golden page-bad-json-csv.txt $P -db $DB -json -csv prog
 golden page-no-image.txt $P -db $DB nosuchimage
+golden page-all.txt $P -db $DB
 }
 out=$("$P" -db "$DB" -help 2>&1); rc=$?
 [ $rc -eq 0 ] && grep -q -- '-label K=V' <<<"$out" && grep -q -- '-csv' <<<"$out" &&
