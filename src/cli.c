@@ -151,18 +151,6 @@ unsigned cli_parse_stack_bytes(const char *opt, const char *arg)
 	return (unsigned)v;
 }
 
-int cli_parse_nice(const char *arg)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < -20 || v > 19)
-		cli_usage_error("-nice wants -20 to 19, not '%s'", cli_safe(arg));
-	return (int)v;
-}
-
 unsigned long long cli_parse_count(const char *opt, const char *arg)
 {
 	unsigned long long v, mul = 1;

@@ -45,8 +45,6 @@ unsigned long long cli_parse_count(const char *opt, const char *arg);
  * DCPI_STACK_MAX_COPY (what perf copies at most); usage error else. */
 #define CLI_STACK_BYTES 16384 /* the default: docs/performance.md, stack depth */
 unsigned cli_parse_stack_bytes(const char *opt, const char *arg);
-/* -nice's value: -20 to 19, else a usage error. */
-int cli_parse_nice(const char *arg);
 /* A duration: N with s, m, h or d (a bare N is seconds), as seconds; a
  * usage error naming the option on anything else. */
 unsigned cli_parse_duration(const char *opt, const char *arg);

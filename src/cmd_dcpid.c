@@ -321,7 +321,15 @@ static void parse_options(struct daemon *d, int argc, char **argv)
 		case O_VERBOSE: d->loglevel = LOG_DEBUG; break;
 		case O_LOGMAPS: d->logmaps = 1; break;
 		case O_STATUS: d->status_secs = (unsigned)cli_parse_count("status", optarg); break;
-		case O_NICE: d->nice_val = cli_parse_nice(optarg); break;
+		case O_NICE: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v < -20 || v > 19)
+				cli_usage_error("-nice wants -20 to 19, not '%s'", optarg);
+			d->nice_val = (int)v;
+			break;
+		}
 		case O_BUFPAGES: {
 			unsigned long long v = cli_parse_count("bufpages", optarg);
 

@@ -47,7 +47,6 @@ struct record {
 	/* options */
 	const char *db, *out, *keep, *sort;
 	int syswide, quiet, procs, imagecache, mux;
-	int nice_val;           /* -nice: the collector's processing thread */
 	unsigned label_keys;    /* -label */
 	unsigned stack_bytes;   /* -stacks, -stack-bytes; 0: no stacks */
 	struct dcpi_eventlist events;
@@ -92,8 +91,6 @@ static void usage(FILE *f)
 "                     value profiles too: the latency of sampled loads, binned by\n"
 "                     the bins file BINS (default DB/bins, made by dcpi bins when\n"
 "                     missing), and their hot values (libdcpivp(7); dcpilist -vtrace)\n"
-"  -nice N            process the samples at nice value N (-20 to 19); the thread\n"
-"                     that empties the rings, and COMMAND, keep theirs\n"
 "  -a                 sample every process while COMMAND runs (needs root)\n"
 "  -o FILE            write the report to FILE instead of standard output\n"
 "  -quiet             no report, only the summary line on standard error\n"
@@ -112,7 +109,7 @@ static void usage(FILE *f)
 static void parse_options(struct record *r, int argc, char **argv)
 {
 	enum { O_DB = 256, O_EVENT, O_MUX, O_LABEL, O_ALL, O_OUT, O_QUIET, O_KEEP, O_SORT, O_IMAGECACHE,
-	       O_STACKS, O_STACK_BYTES, O_VTRACE, O_NICE };
+	       O_STACKS, O_STACK_BYTES, O_VTRACE };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "event", required_argument, NULL, O_EVENT },
@@ -121,7 +118,6 @@ static void parse_options(struct record *r, int argc, char **argv)
 		{ "stacks", no_argument, NULL, O_STACKS },
 		{ "stack-bytes", required_argument, NULL, O_STACK_BYTES },
 		{ "vtrace", required_argument, NULL, O_VTRACE },
-		{ "nice", required_argument, NULL, O_NICE },
 		{ "a", no_argument, NULL, O_ALL },
 		{ "o", required_argument, NULL, O_OUT },
 		{ "quiet", no_argument, NULL, O_QUIET },
@@ -154,7 +150,6 @@ static void parse_options(struct record *r, int argc, char **argv)
 			break;
 		case O_STACK_BYTES: r->stack_bytes = cli_parse_stack_bytes("stack-bytes", optarg); break;
 		case O_VTRACE: r->vtrace = optarg; break;
-		case O_NICE: r->nice_val = cli_parse_nice(optarg); break;
 		case O_ALL: r->syswide = 1; break;
 		case O_OUT: r->out = optarg; break;
 		case O_QUIET: r->quiet = 1; break;
@@ -662,11 +657,6 @@ int cmd_record(int argc, char **argv)
 		vtrace_setup(&r);
 	start_child(&r);
 	open_run(&r);
-	/* this thread alone: the rings' reader (started by open_run) and
-	   COMMAND (forked already) keep theirs */
-	if (r.nice_val && setpriority(PRIO_PROCESS, (id_t)gettid(), r.nice_val))
-		cli_warn("-nice %d: %s; samples processed at the usual priority", r.nice_val,
-			 strerror(errno));
 	if (dcpi_run_start(r.run)) {
 		abandon_child(&r);
 		cli_die_lib("cannot enable sampling");

@@ -34,22 +34,6 @@ out=$("$REC" -db "$T/u" -bogus -- true 2>&1); rc=$?
 out=$("$REC" -db "$T/u" -event cylces -- true 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q cylces <<<"$out" && pass "bad event named in a usage error" ||
 	fail "bad event named in a usage error" "rc=$rc $out"
-for v in 20 -21 x ''; do
-	out=$("$REC" -db "$T/u" -nice "$v" -- true 2>&1); rc=$?
-	[ $rc -eq 2 ] && grep -q -- "-nice wants -20 to 19" <<<"$out" ||
-		{ fail "-nice '$v': a usage error" "rc=$rc $out"; continue; }
-	pass "-nice '$v': a usage error"
-done
-# -nice: the processing thread alone; the rings' reader and COMMAND keep
-# theirs (COMMAND reads its parent's threads: dcpi record's)
-"$REC" -db "$T/nice" -quiet -nice 10 -- sh -c 'for t in /proc/$PPID/task/*/stat; do
-	sed "s/.*) //" "$t" | cut -d" " -f17; done | sort -n | tr "\n" " "
-	sed "s/.*) //" /proc/$$/stat | cut -d" " -f17' >"$T/nice.out" 2>"$T/nice.err"; rc=$?
-base=$(sed "s/.*) //" /proc/$$/stat | cut -d" " -f17) # the suite's own nice value
-want="$(printf '%s\n' "$base" 10 | sort -n | tr '\n' ' ')$base"
-[ $rc -eq 0 ] && [ "$(cat "$T/nice.out")" = "$want" ] &&
-	pass "-nice 10: dcpi record's processing thread at 10, its ring reader and the command at $base" ||
-	fail "-nice 10: the threads' nice values" "rc=$rc $(cat "$T/nice.out" "$T/nice.err")"
 out=$("$REC" -db "$T/u" -sort nosuchevent -- true 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q nosuchevent <<<"$out" && [ ! -e "$T/u" ] &&
 	pass "-sort by an event not sampled: usage error before the run" ||
