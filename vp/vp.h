@@ -36,10 +36,10 @@
 #pragma GCC visibility push(hidden)
 
 #define VP_PREFIX "libdcpivp: "
-/* ns of the thread's CPU time: 500 samples/s.  The sampling interrupt
- * alone costs 20-23 us on a virtual CPU: at 2,000/s that is 4-5% whatever
- * the sampler, and the signal and handler more (libdcpivp(7) OVERHEAD
- * has the figures at both rates). */
+/* ns of the thread's CPU time: 500 samples/s.  On a virtual CPU each
+ * signal slows the program by 70-115 us of its own CPU time (caches and
+ * TLB left cold; the handler itself is cheap): at 2,000/s that was
+ * 10-13%, at 500/s it is 5-8% (libdcpivp(7) OVERHEAD, both rates). */
 #define VP_PERIOD_DEFAULT 2000000ull
 #define VP_PERIOD_MIN 10000ull      /* as dcpid's task-clock floor (dcpi-events(7)) */
 #define VP_PERIOD_MAX 10000000000ull
