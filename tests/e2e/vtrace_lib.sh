@@ -209,13 +209,16 @@ def merged_bins(loads, nbins):
         c = [a + b for a, b in zip(c, v["bins"])]
     return c
 
-def median_bin(counts):
-    half, run = sum(counts) / 2, 0
+def quantile_bin(counts, q):
+    want, run = sum(counts) * q, 0
     for i, c in enumerate(counts):
         run += c
-        if run >= half:
+        if run >= want:
             return i
     return len(counts) - 1
+
+def median_bin(counts):
+    return quantile_bin(counts, 0.5)
 PY
 export PYTHONPATH=$T
 
@@ -302,12 +305,7 @@ above = sum(c for i, c in enumerate(chase) if bins[i][0] >= thr) / sum(chase)
 # L1 (bench/vp/l1evict), so the array is measured at L2's level or above,
 # and beside two CPU hogs under ASan the 1 MiB run's median came out at
 # 12-15 cycles against the array's 32-47
-acc, p10 = 0, 0
-for i, c in enumerate(chase):
-    acc += c
-    if acc >= 0.1 * sum(chase):
-        p10 = i
-        break
+p10 = vprof.quantile_bin(chase, 0.1)
 low = sum(c for i, c in enumerate(arr) if bins[i][1] < bins[p10][0]) / sum(arr)
 print("L2's level (the 1 MiB chase's median) %d-%d cycles; 512 MiB chase: median %d-%d, %.1f%% "
       "at %d or more, 10th percentile %d (%d samples); 16 KiB array: median %d-%d, %.1f%% below "
