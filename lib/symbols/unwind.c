@@ -649,8 +649,16 @@ enum dcpi_unwind_step_result dcpi_unwind_step(const struct dcpi_unwind_row *row,
 			cfa = base + (uint64_t)(int64_t)row->cfa_off;
 		if (read64(s, cfa - 8, &ra))
 			return cfa - 8 < s->base ? DCPI_UW_STOP_BAD : DCPI_UW_STOP_TRUNCATED;
-		if (row->bp_off != DCPI_UW_SAME && read64(s, cfa + (uint64_t)(int64_t)row->bp_off, &bp))
-			return DCPI_UW_STOP_TRUNCATED;
+		/* rbp's save slot below the stack pointer has been popped: an
+		 * epilogue after its "pop %rbp", where GCC's CFI still says
+		 * rbp is saved at CFA - N (its rule is not restored until the
+		 * ret); rbp then already holds the caller's value */
+		if (row->bp_off != DCPI_UW_SAME) {
+			uint64_t slot = cfa + (uint64_t)(int64_t)row->bp_off;
+
+			if (slot >= r->sp && read64(s, slot, &bp))
+				return DCPI_UW_STOP_TRUNCATED;
+		}
 	}
 	/* a caller's frame lies above its callee's; code is in user space */
 	if (cfa <= r->sp || cfa >= USER_TOP)

@@ -144,6 +144,23 @@ static void test_step(void)
 	     "fp frame: CFA rbp+16, rbp from CFA-16");
 	T_EQ(dcpi_unwind_step(&end, &r, &f.s, 0), DCPI_UW_STOP_END, "the outermost frame ends it");
 
+	/* an epilogue after "pop %rbp; pop %r12", where GCC's CFI still says
+	   rbp is saved at CFA-24: the slot lies below rsp, popped, and rbp
+	   already holds the caller's value (it is kept, not "copy ran out") */
+	{
+		struct dcpi_unwind_row epi = { 0, 8, -24, DCPI_UW_SP, 0 };
+
+		fake_init(&f, base);
+		f.w[0] = 0x40cccc;
+		r = (struct dcpi_unwind_regs){ 0x401000, base, 0x7ffd00003000ull };
+		T_EQ(dcpi_unwind_step(&epi, &r, &f.s, 0), DCPI_UW_OK,
+		     "an epilogue past its pop of rbp: one frame up");
+		T_OK(r.ip == 0x40cccc && r.sp == base + 8 && r.bp == 0x7ffd00003000ull,
+		     "the epilogue: rbp kept, its popped slot not read");
+	}
+	fake_init(&f, base);
+	f.w[5] = 0x401234;
+
 	/* the copy runs out: a CFA past it */
 	r = (struct dcpi_unwind_regs){ 0x401000, base + 0x1f0, 0 };
 	T_EQ(dcpi_unwind_step(&leaf, &r, &f.s, 0), DCPI_UW_STOP_TRUNCATED,
