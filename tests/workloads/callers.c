@@ -1,18 +1,22 @@
 /* Who called it, by construction (tests/e2e/stacks; built -O2
  * -fomit-frame-pointer: no frame pointers, as Debian builds).
  *   callers ratio [N]   leaf() called from six(), three() and one() with
- *                       work in the ratio 6:3:1, N rounds (default 6).  Each
- *                       call is long (one() some 10 ms, 20 periods of 2,000
- *                       samples/s): a call shorter than the sampling period
- *                       gets 0 or 1 sample by its phase, and periodic
- *                       sampling can lock onto a loop's phase (aliasing)
+ *                       work in the ratio 6:3:1, N rounds (default 6).  A
+ *                       round is cut in SLICES slices, each calling all
+ *                       three: a change of the machine's speed mid-run (a
+ *                       VM's neighbours, a clock step) then falls on all
+ *                       three callers alike, not on the one running then.
+ *                       Each call is still long (one() some 1 ms, two
+ *                       periods of 2,000 samples/s, never a loop short
+ *                       enough for periodic sampling to lock onto)
  *   callers looper [M]  DCPI's looper: get_next_random() calls rand() in
  *                       a loop, M million times (default 20); main calls
  *                       only it, so every rand() sample is under it
  *   callers tail [N]    leaf() reached from two() through jumper(), whose
  *                       call to it is its last act: a tail call, made a
  *                       jump (no frame of jumper() is left on the stack),
- *                       and from direct(), 2:1, N rounds (default 6)
+ *                       and from direct(), 2:1, N rounds (default 6),
+ *                       each cut in SLICES slices as ratio's are
  *   callers chain [N]   leaf() reached 2:1 through a chain of two tail
  *                       calls (chain() calls hop1(), which jumps to hop2(),
  *                       which jumps to leaf()) and through a fork of them
@@ -21,6 +25,8 @@
  *                       leaf(): two ways, only the first known), N rounds */
 #include <stdlib.h>
 #include <string.h>
+
+#define SLICES 10
 
 volatile unsigned long sink;
 
@@ -31,9 +37,9 @@ __attribute__((noinline)) static void leaf(unsigned long n)
 }
 
 /* each call is followed by work of its own, so none is a tail call */
-__attribute__((noinline)) static void six(void) { leaf(42000000); sink++; }
-__attribute__((noinline)) static void three(void) { leaf(21000000); sink++; }
-__attribute__((noinline)) static void one(void) { leaf(7000000); sink++; }
+__attribute__((noinline)) static void six(void) { leaf(42000000 / SLICES); sink++; }
+__attribute__((noinline)) static void three(void) { leaf(21000000 / SLICES); sink++; }
+__attribute__((noinline)) static void one(void) { leaf(7000000 / SLICES); sink++; }
 
 __attribute__((noinline)) static unsigned long get_next_random(unsigned long m)
 {
@@ -46,8 +52,8 @@ __attribute__((noinline)) static unsigned long get_next_random(unsigned long m)
 
 /* noipa: no clone of jumper() with n folded in, so it keeps its name */
 __attribute__((noipa)) static void jumper(unsigned long n) { sink++; leaf(n); }
-__attribute__((noipa)) static void two(void) { jumper(28000000); sink++; }
-__attribute__((noipa)) static void direct(void) { leaf(14000000); sink++; }
+__attribute__((noipa)) static void two(void) { jumper(28000000 / SLICES); sink++; }
+__attribute__((noipa)) static void direct(void) { leaf(14000000 / SLICES); sink++; }
 
 __attribute__((noipa)) static void hop2(unsigned long n) { sink += 2; leaf(n); }
 __attribute__((noipa)) static void hop1(unsigned long n) { sink += 1; hop2(n); }
@@ -73,7 +79,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "tail")) {
-		for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 6; i < n; i++) {
+		for (int i = 0, n = (argc > 2 ? atoi(argv[2]) : 6) * SLICES; i < n; i++) {
 			two();
 			direct();
 		}
@@ -85,7 +91,7 @@ int main(int argc, char **argv)
 		sink = get_next_random(m);
 		return 0;
 	}
-	for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 6; i < n; i++) {
+	for (int i = 0, n = (argc > 2 ? atoi(argv[2]) : 6) * SLICES; i < n; i++) {
 		six();
 		three();
 		one();
