@@ -144,12 +144,17 @@ static uint64_t name_file(struct jm_proc *p, const struct jm_entry *e)
 
 /* Whether a line's file looks like one: a path, or node's "node:..." of its
  * built-in modules.  node 20's freed bytes are sometimes printable too
- * ("7&uD" was seen); a name with neither '/' nor ':' gives way to the file
- * in the procedure's name, where there is one. */
+ * ("7&uD" was seen), even valid UTF-8 with a slash ("/\xc8\x94B" was seen);
+ * a name with neither '/' nor ':', or with a byte past ASCII, gives way to
+ * the file in the procedure's name, where there is one (a real path past
+ * ASCII is then named as the procedure names it). */
 static int file_like(const struct jm_proc *p, uint64_t file_off)
 {
 	const char *f = (const char *)p->names.data + file_off;
 
+	for (const unsigned char *c = (const unsigned char *)f; *c; c++)
+		if (*c >= 0x80)
+			return 0;
 	return strchr(f, '/') || strchr(f, ':');
 }
 

@@ -755,10 +755,12 @@ static void test_dump(void)
 	/* a file name that is not one (node 20 writes freed bytes now and
 	   then, unprintable or not): the file in the procedure's name stands
 	   in; the second time the names grow (and move) as it is copied */
-	for (int g = 0; g < 3; g++) {
-	static const char *const garbage[3] = { "\xc6\xfe\x92", "7&uD", "/a\xc1\xaf" };
-	static const char *const kind[3] = { "not UTF-8", "printable garbage",
-					     "an overlong UTF-8 sequence" };
+	for (int g = 0; g < 4; g++) {
+	static const char *const garbage[4] = { "\xc6\xfe\x92", "7&uD", "/a\xc1\xaf",
+						"/\xc8\x94" "B" };
+	static const char *const kind[4] = { "not UTF-8", "printable garbage",
+					     "an overlong UTF-8 sequence",
+					     "valid UTF-8 with a slash, past ASCII" };
 	jm = new_jm();
 	b.len = 0;
 	dump_header(&b, 0);
