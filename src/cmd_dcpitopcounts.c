@@ -557,12 +557,12 @@ int cmd_dcpitopcounts(int argc, char **argv)
 	report_check_set(&t.w, &t.set);
 	open_images(&t);
 	status = report_unmatched(&t.set, t.o.co.images, t.o.co.nimages, t.sel.matched);
+	rank(&t); /* the event totals too, which -vtrace's header prints */
 	if (t.o.vtrace) {
 		vtrace_report(&t);
 		goto done;
 	}
 	report_warn_finish(&t.w);
-	rank(&t);
 	n = t.ncands < t.o.n ? t.ncands : (size_t)t.o.n;
 	rows = calloc(n ? n : 1, sizeof(*rows));
 	if (!rows)

@@ -120,6 +120,14 @@ assert all(r["procedure"] == "leaf" and r["image"].endswith("/callers") for r in
 EOF
 	pass "dcpitopcounts -vtrace: loads by measured cycles, their bin, procedure; the unlisted image's load said" ||
 	fail "dcpitopcounts -vtrace" "$js $(cat "$T/err")"
+plain=$("$DCPI_BIN/dcpitopcounts" -db "$T/db" -json 2>/dev/null)
+python3 - "$T/top.json" <<EOF "$plain" && pass "dcpitopcounts -vtrace: the header's event totals are the plain report's" ||
+import json, sys
+v, p = json.load(open(sys.argv[1])), json.loads(sys.argv[2])
+assert v["events"] == p["events"] and v["samples"] == p["samples"], (v["events"], p["events"])
+assert p["events"][0]["total"] > 0, p["events"]
+EOF
+	fail "dcpitopcounts -vtrace: the header's event totals are the plain report's" "$(head -c 600 "$T/top.json")"
 txt=$("$DCPI_BIN/dcpitopcounts" -db "$T/db" -vtrace 2>/dev/null)
 grep -qE '^ +4750 +70\.37% +10 +475\.0 memory 90% +leaf ' <<<"$txt" &&
 	pass "dcpitopcounts -vtrace: the text row (cycles, share, samples, mean, bin)" ||
