@@ -291,9 +291,10 @@ static void print_intro(const struct calc *k)
 		printf("note: counts are ABSOLUTE estimates: %s samples converted to cycles at "
 		       "%.3f GHz, the clock the collector measured at start, over each block's "
 		       "best case: where a block stalls (real code does: see ACCURACY in "
-		       "dcpicalc(1)) its count is an upper bound, several times too high; the "
-		       "confidences speak for the counts relative to each other, not for the "
-		       "scale\n", k->set.events[k->cols.time], (double)k->set.stats.clock_khz / 1e6);
+		       "dcpicalc(1)) its count is an upper bound, several times too high; a "
+		       "short block whose samples land elsewhere takes the graph's count, which "
+		       "can be far too low; the confidences speak for the counts relative to "
+		       "each other, not for the scale\n", k->set.events[k->cols.time], (double)k->set.stats.clock_khz / 1e6);
 	if (!c->has_cpi)
 		printf("note: no cpi: %s\n", k->cols.time < 0 ? "no cycles or time samples"
 		       : "the samples measure time, and no clock rate converts it to cycles");

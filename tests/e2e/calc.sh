@@ -104,15 +104,54 @@ if grep -q '^clock_khz [1-9]' "$stats"; then
 		grep -q "^Clock: [0-9.]* GHz" <<<"$out" && grep -q " freq c " <<<"$out" &&
 		pass "time samples and a measured clock: absolute counts, said so" ||
 		fail "time samples and a measured clock: absolute counts, said so" "rc=$rc $out"
-	top=$("$C" -db "$T/db" -epoch all -json fx_isort "$T/fx" 2>&1 |
-		grep -o '"freq": [0-9.]*' | awk '{ if ($2 > m) m = $2 } END { printf "%d", m }')
-	# an upper bound's estimate, on a cost model of another core: within 10x
-	[ "$top" -gt 225000 ] && [ "$top" -lt 22500000 ] &&
-		pass "absolute count of the inner loop near n^2/4 = 2.25M ($top)" ||
-		fail "absolute count of the inner loop near n^2/4 = 2.25M" "top $top"
+	# the insertion sort's count itself is not checked against n^2/4: its
+	# loop is two short blocks, and where a core's timer samples land
+	# decides what each gets (on one AMD EPYC VM, 98% on the load's
+	# consumer, and the count was 0.02 to 3 times n^2/4 from run to run,
+	# labelled L: see ACCURACY and BUGS in dcpicalc(1)).  The scale is
+	# checked on a block every core runs at its best case, below.
 	sed -i '/^clock_khz /d' "$stats"
 else
 	skip "dcpi record measured no clock here: absolute counts not checked"
+fi
+# the absolute scale against the truth: a loop that is one block of
+# register adds (no loads, no stores, nothing to stall on or skid out of)
+# runs at about its best case on any x86-64 core of the last decade, and
+# its count is known: N iterations
+cat >"$T/spin.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) unsigned long fx_spin(unsigned long n)
+{
+	unsigned long a = 0, b = 0, c = 0, d = 0;
+	for (unsigned long i = 0; i < n; i++)
+		__asm__ volatile("add $1, %0\n\tadd $2, %1\n\tadd $3, %2\n\tadd $4, %3"
+				 : "+r"(a), "+r"(b), "+r"(c), "+r"(d));
+	return a + b + c + d;
+}
+int main(int argc, char **argv)
+{
+	printf("%lu\n", fx_spin(strtoul(argv[1], NULL, 10)));
+	return 0;
+}
+C
+if ! cc -O2 -g -o "$T/spin" "$T/spin.c" ||
+	! "$DCPI_BIN/dcpi-record" -db "$T/sdb" -quiet -event cpu-clock:100000 -- "$T/spin" 200000000 >/dev/null 2>&1; then
+	fail "absolute counts: build and record the one-block loop"
+elif ! grep -q '^clock_khz [1-9]' "$T"/sdb/2*/*/epoch.stats; then
+	skip "dcpi record measured no clock here: the absolute scale not checked"
+else
+	"$C" -db "$T/sdb" -json fx_spin "$T/spin" >"$T/spin.json" 2>"$T/spin.err"
+	python3 - "$T/spin.json" <<'EOF' && pass "absolute counts: a one-block loop of register adds at 0.7-3x its 200M runs ($(cat "$T/spin.ratio"))" ||
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+assert d["absolute"], d
+b = max(d["blocks"], key=lambda b: b["freq"])
+r = b["freq"] / 200e6
+open(os.path.join(os.path.dirname(sys.argv[1]), "spin.ratio"), "w").write("%.2fx, %s" % (r, b["conf"]))
+assert sum(b["samples"]) >= 200 and 0.7 <= r <= 3 and b["conf"] in "HM", (r, b)
+EOF
+		fail "absolute counts: a one-block loop of register adds at 0.7-3x its 200M runs" "$(cat "$T/spin.json" "$T/spin.err" | head -c 3000)"
 fi
 out=$("$C" -db "$T/db" -epoch all fx_isort "$T/fx" 2>&1); rc=$?
 [ $rc -eq 0 ] && grep -q "counts are RELATIVE" <<<"$out" && ! grep -q "^Clock:" <<<"$out" &&
