@@ -345,14 +345,17 @@ out=$(python3 - "$T"/val/*.vprof "$T/vp_values" <<'PY' 2>&1
 import sys, vprof
 d = vprof.read(sys.argv[1])
 loads = vprof.loads_of(d, sys.argv[2], "sum_values")
-assert len(loads) == 1, "one load wanted in sum_values: %s" % list(loads)
-v = list(loads.values())[0]
-got = dict(v["values"])
+# its eight loads (tests/workloads/vp_loads.h) read the same table
+assert 1 <= len(loads) <= 8, "sum_values' eight loads wanted: %s" % list(loads)
+got = {}
+for l in loads.values():
+    for k, c in l["values"]:
+        got[k] = got.get(k, 0) + c
 n = sum(got.values())
 shares = {k: 100.0 * c / n for k, c in got.items()}
 print(" ".join("%x %.1f%%" % (k, s) for k, s in sorted(shares.items())), "of", n, "samples")
 assert sorted(got) == [0x1111, 0x2222, 0x3333, 0x4444], "values %s" % sorted(map(hex, got))
-assert n == v["samples"] and n >= 300, n
+assert n == sum(l["samples"] for l in loads.values()) and n >= 300, n
 for k, w in {0x1111: 800 / 15, 0x2222: 400 / 15, 0x3333: 200 / 15, 0x4444: 100 / 15}.items():
     assert abs(shares[k] - w) <= 5, "%x: %.1f%%, not %.1f%% within 5 points" % (k, shares[k], w)
 PY

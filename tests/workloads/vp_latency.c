@@ -4,7 +4,8 @@
  * chase(): a dependent pointer chase over MIB (default 512) MiB of one
  * shuffled cycle, one node per 64-byte line, so that every load misses
  * every cache (MIB small enough to fit one instead: that cache's latency);
- * array_sum(): a loop over a 16 KiB array, which stays in L1.  Each runs
+ * array_sum(): a loop over a 16 KiB array, which stays in L1, eight loads a
+ * turn (vp_loads.h).  Each runs
  * for SECONDS (default 1) of the process's CPU time, whatever else the
  * machine runs.  The chase is unrolled eight times: a sample taken after
  * one of its loads finds the next one at its PC (a sample after the last
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "vp_loads.h"
 
 #define LINE 64
 
@@ -43,13 +46,14 @@ __attribute__((noinline)) void *chase(void *p, long n)
 	return p;
 }
 
+/* n a multiple of 8; eight loads a turn (vp_loads.h) */
 __attribute__((noinline)) long array_sum(const volatile long *a, long n, long reps)
 {
 	long s = 0;
 
 	while (reps--)
-		for (long i = 0; i < n; i++)
-			s += a[i];
+		for (const volatile long *p = a; p < a + n; p += 8)
+			VP_ADD8(s, p);
 	return s;
 }
 
