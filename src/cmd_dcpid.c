@@ -1295,6 +1295,9 @@ int cmd_dcpid(int argc, char **argv)
 	       " throttled %" PRIu64 " unknown %" PRIu64 "; estimated overhead %s", t.samples,
 	       t.lost, t.throttled, t.unknown, dcpi_run_epoch(d.run), st->samples, st->lost,
 	       st->throttled, st->unknown, over);
+	if (dcpi_run_close_epoch(d.run))
+		logmsg(&d, LOG_ERR, "the kernel symbol snapshot of epoch %s was kept whole: %s",
+		       dcpi_run_epoch(d.run), dcpi_errmsg());
 	dcpi_ctl_unlink(d.db, d.host);
 	dcpi_run_free(d.run);
 	return 0;

@@ -674,6 +674,8 @@ int cmd_record(int argc, char **argv)
 		drain_warn(&r, "reading samples");
 	if (dcpi_run_merge(r.run))
 		cli_die_lib("cannot write the profiles into %s", dcpi_run_platdir(r.run));
+	if (dcpi_run_close_epoch(r.run))
+		cli_warn("the kernel symbol snapshot was kept whole: %s", dcpi_errmsg());
 	summary(&r);
 	if (r.vtrace)
 		vtrace_finish(&r);

@@ -123,6 +123,11 @@ int dcpi_run_new_epoch_at(struct dcpi_run *r, time_t t);
  * taken.  Event times count from here, except in a run's first epoch,
  * which counts from the sampler's opening. */
 int dcpi_run_enter_epoch(struct dcpi_run *r, const char *name);
+/* The epoch closes: its kallsyms.gz cut down to the kernel procedures its
+ * files sampled (dcpi_snapshot_prune; entering another epoch does it for
+ * the one left).  Kept whole while samples wait unmerged.  Call it after
+ * the last merge. */
+int dcpi_run_close_epoch(struct dcpi_run *r);
 
 /* dcpi_collector_drain of the run's sampler (after dcpi_run_open). */
 int dcpi_run_drain(struct dcpi_run *r, int all);

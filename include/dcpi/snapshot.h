@@ -25,6 +25,10 @@ int dcpi_snapshot_kernel(const char *platdir, const char *procdir, unsigned mode
  * daemon that reads it to find the kernel's images need not twice. */
 int dcpi_snapshot_kernel_text(const char *platdir, const struct dcpi_buf *kallsyms,
 			      const char *procdir, unsigned mode);
+/* The same, and *kept (when not NULL; released first) the text written,
+ * uncompressed, for dcpi_snapshot_prune when the epoch closes. */
+int dcpi_snapshot_kernel_keep(const char *platdir, const struct dcpi_buf *kallsyms,
+			      const char *procdir, unsigned mode, struct dcpi_buf *kept);
 /* procdir's file name read whole, as a stream (/proc files report size
  * 0), up to DCPI_SNAPSHOT_MAX; appended to out. */
 int dcpi_snapshot_read(const char *procdir, const char *name, struct dcpi_buf *out);
@@ -33,5 +37,26 @@ int dcpi_snapshot_read(const char *procdir, const char *name, struct dcpi_buf *o
  * uncompressed kallsyms older databases hold.  -ENOENT when neither. */
 int dcpi_snapshot_kallsyms_path(const char *platdir, char *out, size_t len);
 
+
+/* Cutting a snapshot down when its epoch closes: kallsyms holds every
+ * kernel procedure, and an epoch samples a few (1 MB gzipped on a 6.18
+ * kernel, most of a short run's database).  dcpi_snapshot_prune_text
+ * appends to out the lines of text (kallsyms' form) that name the
+ * procedures at the sorted addresses addrs: for each, the symbols at the
+ * greatest address at or below it and the next symbol of the same owner
+ * (vmlinux, or the module in brackets), which bounds the procedure's size
+ * for the readers as in the whole file; and _text, _stext and _etext
+ * (the KASLR slide), and any line not of kallsyms' form, in their order. */
+int dcpi_snapshot_prune_text(const struct dcpi_buf *text, const uint64_t *addrs, size_t naddrs,
+			     struct dcpi_buf *out);
+/* The kernel addresses sampled in a platform directory, sorted (repeats
+ * kept): every profile's rows of kind kernel or module (a module's from its
+ * base), every host's, and every kernel frame of its stacks files.  An
+ * unreadable profile or stacks file is an error: nothing is cut then. */
+int dcpi_snapshot_sampled(const char *platdir, uint64_t **addrs, size_t *naddrs);
+/* kallsyms.gz of platdir rewritten (atomically) as text cut down to what
+ * platdir's files sampled.  text is the whole snapshot the epoch began
+ * with (dcpi_snapshot_kernel_keep's kept): pruning twice loses nothing. */
+int dcpi_snapshot_prune(const char *platdir, const struct dcpi_buf *text, unsigned mode);
 
 #endif

@@ -12,3 +12,27 @@ void dcpi_hex(const uint8_t *id, size_t len, char *out)
 	}
 	out[2 * len] = '\0';
 }
+
+int dcpi_hex_scan_u64(const char **pp, const char *end, uint64_t *v)
+{
+	const char *p = *pp;
+	uint64_t x = 0;
+	unsigned n = 0;
+
+	for (; (!end || p < end) && n < 17; p++, n++) {
+		unsigned c = (unsigned char)*p, d;
+
+		if (c - '0' < 10)
+			d = c - '0';
+		else if ((c | 0x20) - 'a' < 6)
+			d = (c | 0x20) - 'a' + 10;
+		else
+			break;
+		x = x << 4 | d;
+	}
+	if (n == 0 || n > 16)
+		return -1;
+	*v = x;
+	*pp = p;
+	return 0;
+}

@@ -13,6 +13,7 @@
 
 #include "dcpi/buildid.h"
 #include "dcpi/error.h"
+#include "dcpi/hex.h"
 #include "dcpi/loadmap.h"
 #include "internal.h"
 #include "loadmap_priv.h"
@@ -32,31 +33,6 @@ struct ksyms {
 	struct modsym *mods;
 	size_t n, cap, last;
 };
-
-static int parse_hex64(const char **pp, uint64_t *v)
-{
-	const char *p = *pp;
-	uint64_t x = 0;
-	unsigned n = 0;
-
-	for (; n < 17; p++, n++) {
-		unsigned d;
-		if (*p >= '0' && *p <= '9')
-			d = (unsigned)(*p - '0');
-		else if (*p >= 'a' && *p <= 'f')
-			d = (unsigned)(*p - 'a' + 10);
-		else if (*p >= 'A' && *p <= 'F')
-			d = (unsigned)(*p - 'A' + 10);
-		else
-			break;
-		x = x << 4 | d;
-	}
-	if (n == 0 || n > 16)
-		return -1;
-	*v = x;
-	*pp = p;
-	return 0;
-}
 
 static struct modsym *modsym_get(struct ksyms *k, const char *name)
 {
@@ -100,7 +76,7 @@ static int ksyms_line(struct ksyms *k, char *line)
 	char type, *name, *tab;
 	uint64_t addr;
 
-	if (parse_hex64(&p, &addr) || p[0] != ' ' || !p[1] || p[2] != ' ')
+	if (dcpi_hex_scan_u64(&p, NULL, &addr) || p[0] != ' ' || !p[1] || p[2] != ' ')
 		return -1;
 	type = p[1];
 	name = (char *)p + 3;
@@ -245,7 +221,7 @@ static int modline_parse(char *line, struct modline *ml)
 	if (strncmp(tok[5], "0x", 2))
 		return -1;
 	end = tok[5] + 2;
-	if (parse_hex64((const char **)&end, &ml->addr) || *end)
+	if (dcpi_hex_scan_u64((const char **)&end, NULL, &ml->addr) || *end)
 		return -1;
 	return 0;
 }

@@ -37,6 +37,7 @@ struct dcpi_run {
 	/* the counters' times when the epoch began */
 	uint64_t base_enabled[DCPI_MAX_EVENTS], base_running[DCPI_MAX_EVENTS];
 	struct dcpi_buf kallsyms;    /* read at open, kept for the first snapshot */
+	struct dcpi_buf ksnap;       /* the epoch's whole snapshot, cut when it closes */
 	struct dcpi_run_totals done; /* of the epochs left */
 	struct dcpi_run_totals base; /* the epoch's counts when it was entered */
 };
@@ -143,6 +144,7 @@ void dcpi_run_free(struct dcpi_run *r)
 	dcpi_sampler_close(r->sampler);
 	dcpi_collector_free(r->col);
 	dcpi_buf_release(&r->kallsyms);
+	dcpi_buf_release(&r->ksnap);
 	free(r->db);
 	free(r->procroot);
 	free(r);
@@ -394,15 +396,30 @@ void dcpi_run_totals(const struct dcpi_run *r, struct dcpi_run_totals *t)
 	t->unknown += now.unknown - r->base.unknown;
 }
 
+int dcpi_run_close_epoch(struct dcpi_run *r)
+{
+	int err = 0;
+
+	/* samples not merged (a write that failed) keep the whole snapshot */
+	if (r->ksnap.len && r->platdir[0] && !dcpi_collector_pending(r->col))
+		err = dcpi_snapshot_prune(r->platdir, &r->ksnap, r->o.filemode);
+	dcpi_buf_release(&r->ksnap);
+	return err;
+}
+
 int dcpi_run_enter_epoch(struct dcpi_run *r, const char *name)
 {
 	char platdir[sizeof(r->platdir)];
 	int err = dcpi_db_path(platdir, sizeof(platdir), r->db, name, r->platform, NULL);
 
+
 	if (!err)
 		err = dcpi_db_init(platdir, r->o.dirmode);
 	if (err)
 		return err;
+	if (dcpi_run_close_epoch(r))
+		warn(r, "kernel symbol snapshot of epoch %s not cut down: %s", r->epoch,
+		     dcpi_errmsg());
 	dcpi_run_totals(r, &r->done); /* the epoch left adds what it counted */
 	snprintf(r->epoch, sizeof(r->epoch), "%s", name);
 	memcpy(r->platdir, platdir, sizeof(platdir));
@@ -410,10 +427,11 @@ int dcpi_run_enter_epoch(struct dcpi_run *r, const char *name)
 	totals_of(dcpi_collector_stats(r->col), &r->base);
 	base_times(r);
 	/* without kernel samples its addresses would be zeros anyway */
-	if (r->kernel && (r->kallsyms.len
-			  ? dcpi_snapshot_kernel_text(r->platdir, &r->kallsyms, r->procroot,
-						      r->o.filemode)
-			  : dcpi_snapshot_kernel(r->platdir, r->procroot, r->o.filemode)))
+	if (r->kernel && !r->kallsyms.len &&
+	    dcpi_snapshot_read(r->procroot, "kallsyms", &r->kallsyms))
+		warn(r, "kernel symbol snapshot: %s", dcpi_errmsg());
+	else if (r->kernel && dcpi_snapshot_kernel_keep(r->platdir, &r->kallsyms, r->procroot,
+							r->o.filemode, &r->ksnap))
 		warn(r, "kernel symbol snapshot: %s", dcpi_errmsg());
 	dcpi_buf_release(&r->kallsyms); /* later epochs read the kernel's again */
 	return 0;

@@ -174,6 +174,20 @@ if [ "$(id -u)" -eq 0 ]; then
 		fail "root: kallsyms snapshot in the epoch"
 	grep -q "user-space only" "$T/err1" && fail "root: kernel included (no user-space note)" ||
 		pass "root: kernel included (no user-space note)"
+	# the epoch's snapshot is cut down when it closes to the kernel
+	# procedures its profiles and stacks sampled: the reports name every
+	# kernel sample as the whole snapshot does, in a file a fraction its size
+	"$REC" -quiet -stacks -db "$T/kcut" -- sh -c 'for i in $(seq 200); do ls -R /usr/share/doc >/dev/null; done' 2>/dev/null
+	kp=$(dirname "$(ls "$T"/kcut/2*/*/epoch.stats)")
+	kr() { "$DCPI_BIN/dcpiprof" -db "$T/kcut" -i -json -keep 100000 "[kernel.kallsyms]" 2>/dev/null
+	       "$DCPI_BIN/dcpiprof" -db "$T/kcut" -folded 2>/dev/null | grep -F 'kernel' | sort; }
+	cut=$(kr); cutsize=$(stat -c %s "$kp/kallsyms.gz")
+	grep -v ' __pfx_' /proc/kallsyms | gzip -1 >"$kp/kallsyms.gz"
+	whole=$(kr); wholesize=$(stat -c %s "$kp/kallsyms.gz")
+	n=$(grep -c '"procedure"' <<<"$cut")
+	[ "$cut" = "$whole" ] && [ "$n" -ge 5 ] && [ $((cutsize * 20)) -lt "$wholesize" ] &&
+		pass "the kallsyms snapshot cut down at the epoch's close: $n kernel procedures and their stacks named as by the whole one; $cutsize bytes for $wholesize" ||
+		fail "the kallsyms snapshot cut down at the epoch's close" "n=$n $cutsize/$wholesize $(diff <(echo "$cut") <(echo "$whole") | head -20)"
 	out=$("$REC" -a -db "$T/all" -- "$T/spin" 200 2>"$T/err"); rc=$?
 	[ $rc -eq 0 ] && grep -qE " $T/spin\$" <<<"$out" && pass "-a as root: the report names spin" ||
 		fail "-a as root: the report names spin" "rc=$rc $(cat "$T/err")"

@@ -14,6 +14,7 @@
 #include "dcpi/error.h"
 #include "dcpi/profile.h"
 #include "dcpi/snapshot.h"
+#include "dcpi/stacks.h"
 #include "dcpi/stats.h"
 #include "dcpi/symtab.h"
 #include "tap.h"
@@ -209,6 +210,146 @@ static void test_snapshot(void)
 	T_EQ(dcpi_snapshot_kernel(plat, proc, 0600), 0, "snapshot with modules");
 	snprintf(path, sizeof(path), "%s/modules", plat);
 	T_OK(access(path, R_OK) == 0, "modules copied");
+}
+
+/* A profile of the kernel or a module with 7 samples at one offset. */
+static void kernel_profile(struct dcpi_profile *p, const char *path, uint32_t kind,
+			   uint64_t text_start, uint64_t off)
+{
+	const uint64_t c = 7;
+
+	dcpi_profile_init(p);
+	p->path = strdup(path);
+	p->kind = kind;
+	p->text_start = text_start;
+	p->epoch = strdup("20261129T000000Z");
+	p->platform = strdup("vm");
+	p->nevents = 1;
+	p->events[0].name = strdup("cpu-clock");
+	p->events[0].period = 500000;
+	p->events[0].total = c;
+	dcpi_profile_set_rows(p, 1, &off, &c);
+}
+
+/* An epoch's snapshot cut down to what it sampled: each sampled address's
+ * symbol (all of them at its address), the next symbol of its owner (which
+ * bounds its size), _text/_stext/_etext, and lines not of kallsyms' form;
+ * a symbol looked up in the cut file is the one of the whole file. */
+static void test_snapshot_prune(void)
+{
+	static const char whole[] =
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81001000 T alpha\n"
+		"ffffffff81001000 t alpha_alias\n"
+		"ffffffff81001040 t beta\n"
+		"ffffffff81001080 D some_data\n"
+		"ffffffff810010c0 T gamma\n"
+		"ffffffff81002000 T delta\n"
+		"not a kallsyms line\n"
+		"ffffffff81003000 T _etext\n"
+		"ffffffffc0001000 t mod_one\t[ext4]\n"
+		"ffffffffc0001100 t mod_two\t[ext4]\n"
+		"ffffffffc0002000 t other_mod\t[xfs]\n"
+		"ffffffffc0001200 t mod_three\t[ext4]\n";
+	/* alpha+0x10, gamma+0x8, mod_one+0x20 (a module's row: base +
+	   offset); below every symbol; a repeat */
+	const uint64_t addrs[] = { 0x1000, 0xffffffff81001010ull, 0xffffffff81001010ull,
+				   0xffffffff810010c8ull, 0xffffffffc0001020ull };
+	struct dcpi_buf in = DCPI_BUF_INIT, out = DCPI_BUF_INIT;
+	char plat[128], path[300], got[4096];
+
+	dcpi_buf_put(&in, whole, sizeof(whole) - 1);
+	T_EQ(dcpi_snapshot_prune_text(&in, addrs, 5, &out), 0, "cut down");
+	snprintf(got, sizeof(got), "%.*s", (int)out.len, (const char *)out.data);
+	T_STREQ(got,
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81001000 T alpha\n"
+		"ffffffff81001000 t alpha_alias\n"
+		"ffffffff81001040 t beta\n"
+		"ffffffff810010c0 T gamma\n"
+		"ffffffff81002000 T delta\n"
+		"not a kallsyms line\n"
+		"ffffffff81003000 T _etext\n"
+		"ffffffffc0001000 t mod_one\t[ext4]\n"
+		"ffffffffc0001100 t mod_two\t[ext4]\n",
+		"each sampled symbol and its aliases, the next of its owner, the markers");
+	out.len = 0;
+	T_EQ(dcpi_snapshot_prune_text(&in, NULL, 0, &out), 0, "nothing sampled");
+	snprintf(got, sizeof(got), "%.*s", (int)out.len, (const char *)out.data);
+	T_STREQ(got,
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000000 T _stext\n"
+		"not a kallsyms line\n"
+		"ffffffff81003000 T _etext\n",
+		"nothing sampled: the markers alone");
+
+	/* a platform directory: a kernel profile, a module's, a stacks file
+	   with a kernel frame; the cut file names what the whole one names */
+	snprintf(plat, sizeof(plat), "%s/prune", tmp);
+	mkdir(plat, 0700);
+	{
+		struct dcpi_profile k, m;
+		const uint64_t ko[] = { 0xffffffff81001050ull }, mo[] = { 0x110 };
+		struct dcpi_stackset ss;
+		const char *ev[] = { "cpu-clock" };
+		const uint64_t per[] = { 500000 };
+		struct dcpi_stack_frame fr[2];
+		uint32_t img = 0;
+		struct dcpi_symtab *st = NULL;
+		const struct dcpi_sym *sym;
+		uint64_t *a = NULL;
+		size_t na = 0;
+
+		kernel_profile(&k, "[kernel.kallsyms]", DCPI_IMAGE_KERNEL, 0, ko[0]);
+		kernel_profile(&m, "[ext4]", DCPI_IMAGE_MODULE, 0xffffffffc0001000ull, mo[0]);
+		snprintf(path, sizeof(path), "%s/kernel.prof", plat);
+		T_EQ(dcpi_profile_write(path, &k, 0600), 0, "a kernel profile");
+		snprintf(path, sizeof(path), "%s/ext4.prof", plat);
+		T_EQ(dcpi_profile_write(path, &m, 0600), 0, "a module's profile");
+		T_EQ(dcpi_stackset_init(&ss, 1, ev, per), 0, "a stack set");
+		dcpi_stackset_image(&ss, &k, &img);
+		fr[0] = (struct dcpi_stack_frame){ img, 0xffffffff81002010ull };  /* delta */
+		fr[1] = (struct dcpi_stack_frame){ img, 0xffffffff81001010ull };  /* alpha */
+		T_EQ(dcpi_stackset_add(&ss, 0, -1, DCPI_STACK_END_WHOLE, fr, 2, 0, 7), 0, "a stack");
+		snprintf(path, sizeof(path), "%s/epoch.stacks", plat);
+		T_EQ(dcpi_stackset_merge_file(path, &ss, 0600), 0, "its stacks file");
+		dcpi_stackset_free(&ss);
+		dcpi_profile_free(&k);
+		dcpi_profile_free(&m);
+		T_EQ(dcpi_snapshot_sampled(plat, &a, &na), 0, "the sampled addresses");
+		T_OK(na == 4 && a[0] == 0xffffffff81001010ull && a[1] == 0xffffffff81001050ull &&
+		     a[2] == 0xffffffff81002010ull && a[3] == 0xffffffffc0001110ull,
+		     "profiles' rows, a module's from its base, the stacks' frames, sorted (%zu)", na);
+		free(a);
+		T_EQ(dcpi_snapshot_prune(plat, &in, 0600), 0, "kallsyms.gz cut down");
+		snprintf(path, sizeof(path), "%s/kallsyms.gz", plat);
+		T_EQ(dcpi_symtab_open_kallsyms(path, NULL, 0, &st), 0, "the cut snapshot reads");
+		sym = st ? dcpi_symtab_lookup(st, 0xffffffff81001050ull) : NULL;
+		T_STREQ(sym ? sym->name : NULL, "beta", "a profile's procedure named");
+		sym = st ? dcpi_symtab_lookup(st, 0xffffffff81002010ull) : NULL;
+		T_STREQ(sym ? sym->name : NULL, "delta", "a stack frame's procedure named");
+		sym = st ? dcpi_symtab_lookup(st, 0xffffffff810010c8ull) : NULL;
+		T_OK(!sym || strcmp(sym->name, "gamma"), "an unsampled procedure left out");
+		dcpi_symtab_close(st);
+		T_EQ(dcpi_symtab_open_kallsyms(path, "ext4", 0xffffffffc0001000ull, &st), 0,
+		     "the module's symbols read");
+		sym = st ? dcpi_symtab_lookup(st, 0x110) : NULL; /* by offset from its base */
+		T_STREQ(sym ? sym->name : NULL, "mod_two", "a module's procedure named");
+		dcpi_symtab_close(st);
+		/* an unreadable profile: nothing is cut */
+		snprintf(path, sizeof(path), "%s/bad.prof", plat);
+		write_text(path, "garbage");
+		T_OK(dcpi_snapshot_prune(plat, &in, 0600) != 0, "a corrupt profile: an error");
+		snprintf(path, sizeof(path), "%s/kallsyms.gz", plat);
+		T_EQ(dcpi_symtab_open_kallsyms(path, NULL, 0, &st), 0, "the snapshot still reads");
+		sym = st ? dcpi_symtab_lookup(st, 0xffffffff81001050ull) : NULL;
+		T_STREQ(sym ? sym->name : NULL, "beta", "and is as it was");
+		dcpi_symtab_close(st);
+	}
+	dcpi_buf_release(&in);
+	dcpi_buf_release(&out);
 }
 
 static void test_filenames(void)
@@ -431,6 +572,7 @@ int main(void)
 	test_lock();
 	test_stats();
 	test_snapshot();
+	test_snapshot_prune();
 	test_filenames();
 	test_gc();
 	test_gc_symlink();
