@@ -228,7 +228,7 @@ if awk '/<hop1>:/,/^$/' <<<"$dis" | grep -qE 'jmp +[0-9a-f]+ <hop2>' &&
 	awk '/<hop2>:/,/^$/' <<<"$dis" | grep -qE 'jmp +[0-9a-f]+ <leaf>' &&
 	awk '/<forker>:/,/^$/' <<<"$dis" | grep -qE 'j[a-z]+ +[0-9a-f]+ <forkb>' &&
 	awk '/<forker>:/,/^$/' <<<"$dis" | grep -qE 'j[a-z]+ +[0-9a-f]+ <forkc>'; then
-	"$REC" -db "$T/chain" -stacks -quiet -- "$T/callers" chain 3 2>/dev/null
+	"$REC" -db "$T/chain" -stacks -quiet -- "$T/callers" chain 6 2>/dev/null
 	s2=$("$P" -db "$T/chain" -callers leaf callers -json 2>&1 | shares)
 	h1=$("$P" -db "$T/chain" -callers hop2 callers 2>&1)
 	h0=$("$P" -db "$T/chain" -callers hop1 callers 2>&1)

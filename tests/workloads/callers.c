@@ -22,7 +22,8 @@
  *                       which jumps to leaf()) and through a fork of them
  *                       (forked() calls forker(), which jumps to forkb() or
  *                       forkc() by its argument's parity, each jumping to
- *                       leaf(): two ways, only the first known), N rounds */
+ *                       leaf(): two ways, only the first known), N rounds,
+ *                       each cut in SLICES slices */
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,7 +58,7 @@ __attribute__((noipa)) static void direct(void) { leaf(14000000 / SLICES); sink+
 
 __attribute__((noipa)) static void hop2(unsigned long n) { sink += 2; leaf(n); }
 __attribute__((noipa)) static void hop1(unsigned long n) { sink += 1; hop2(n); }
-__attribute__((noipa)) static void chain(void) { hop1(28000000); sink++; }
+__attribute__((noipa)) static void chain(void) { hop1(28000000 / SLICES); sink++; }
 __attribute__((noipa)) static void forkb(unsigned long n) { sink += 3; leaf(n); }
 __attribute__((noipa)) static void forkc(unsigned long n) { sink += 4; leaf(n); }
 __attribute__((noipa)) static void forker(unsigned long n)
@@ -67,12 +68,13 @@ __attribute__((noipa)) static void forker(unsigned long n)
 	else
 		forkc(n);
 }
-__attribute__((noipa)) static void forked(void) { forker(14000001); sink++; }
+/* odd: forker jumps to forkb */
+__attribute__((noipa)) static void forked(void) { forker(14000000 / SLICES + 1); sink++; }
 
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "chain")) {
-		for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 6; i < n; i++) {
+		for (int i = 0, n = (argc > 2 ? atoi(argv[2]) : 6) * SLICES; i < n; i++) {
 			chain();
 			forked();
 		}
