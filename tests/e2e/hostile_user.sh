@@ -159,8 +159,13 @@ at_exit "'$DCPI_BIN/dcpictl' -db '$DB8' -timeout 5 quit; kill_holder '$DB8'"
 start "$DB8" -merge 3600 >/dev/null 2>&1 || fail "dcpid starts"
 rm -f "$N/ready"
 setpriv --reuid=nobody --regid=nogroup --clear-groups -- /usr/bin/python3 -c '
-import mmap, os, signal, sys, time
+import ctypes, mmap, os, signal, sys, time
 n, ready = sys.argv[1:]
+# a SIGTERM runs the finally below, which kills the children; and each
+# child dies with its parent however the parent ends (PR_SET_PDEATHSIG):
+# none is left behind, pausing forever, when the test ends
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+prctl = ctypes.CDLL(None, use_errno=True).prctl
 d = n + "/x\n2000-01-01 00:00:00 dcpid[1]: forged"
 os.mkdir(d)
 f = open("%s/jit-%d.dump" % (d, os.getpid()), "wb+")
@@ -175,6 +180,9 @@ for i in range(300):
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
+        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:     # the parent already gone
+            os._exit(0)
         m = "/tmp/perf-%d.map" % os.getpid()
         try:  # a map some earlier, killed run left at this pid
             os.unlink(m)
@@ -199,7 +207,7 @@ finally:
     for k in kids:
         os.kill(k, signal.SIGKILL)
 ' "$N" "$N/ready" >/dev/null 2>&1 & kpid=$!
-at_exit "kill $kpid; for k in \$(cat '$N/ready'); do rm -f /tmp/perf-\$k.map; done"
+at_exit "kill $kpid; for k in \$(cat '$N/ready'); do kill -9 \$k; rm -f /tmp/perf-\$k.map; done 2>/dev/null"
 for i in $(seq 100); do [ -e "$N/ready1" ] && break; sleep 0.1; done
 flush "$DB8" >/dev/null 2>&1
 touch "$N/readygo"
@@ -208,7 +216,7 @@ kids=$(cat "$N/ready")
 flush "$DB8" >/dev/null 2>&1
 "$DCPI_BIN/dcpictl" -db "$DB8" -timeout 10 quit >/dev/null 2>&1
 kill $kpid 2>/dev/null; wait $kpid 2>/dev/null
-for k in $kids; do rm -f "/tmp/perf-$k.map"; done
+for k in $kids; do kill -9 "$k" 2>/dev/null; rm -f "/tmp/perf-$k.map"; done
 log=$DB8/dcpid-$HOST.log
 if grep -q "^2000-01-01 00:00:00 dcpid\[1\]: forged" "$log"; then
 	fail "a newline in a jitdump's path forges no log line" "$(grep -B1 forged "$log")"
