@@ -412,7 +412,6 @@ int dcpi_run_enter_epoch(struct dcpi_run *r, const char *name)
 	char platdir[sizeof(r->platdir)];
 	int err = dcpi_db_path(platdir, sizeof(platdir), r->db, name, r->platform, NULL);
 
-
 	if (!err)
 		err = dcpi_db_init(platdir, r->o.dirmode);
 	if (err)

@@ -231,6 +231,9 @@ int dcpi_snapshot_prune_text(const struct dcpi_buf *in, const uint64_t *addrs, s
 	for (size_t i = 0; i < naddrs && n; i++) {
 		size_t lo = 0, hi = n, j;
 
+		if (i && addrs[i] == addrs[i - 1])
+			continue; /* sorted: a repeat keeps what its first kept */
+
 		while (lo < hi) { /* the first line past addrs[i] */
 			size_t m = lo + (hi - lo) / 2;
 
