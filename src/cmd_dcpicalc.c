@@ -294,7 +294,8 @@ static void print_intro(const struct calc *k)
 		       "dcpicalc(1)) its count is an upper bound, several times too high; a "
 		       "short block whose samples land elsewhere takes the graph's count, which "
 		       "can be far too low; the confidences speak for the counts relative to "
-		       "each other, not for the scale\n", k->set.events[k->cols.time], (double)k->set.stats.clock_khz / 1e6);
+		       "each other, not for the scale\n", k->set.events[k->cols.time],
+		       (double)k->set.stats.clock_khz / 1e6);
 	if (!c->has_cpi)
 		printf("note: no cpi: %s\n", k->cols.time < 0 ? "no cycles or time samples"
 		       : "the samples measure time, and no clock rate converts it to cycles");

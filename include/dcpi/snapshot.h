@@ -39,7 +39,7 @@ int dcpi_snapshot_kallsyms_path(const char *platdir, char *out, size_t len);
 
 
 /* Cutting a snapshot down when its epoch closes: kallsyms holds every
- * kernel procedure, and an epoch samples a few (1 MB gzipped on a 6.18
+ * kernel procedure, and an epoch samples a few (0.7 MB gzipped on a 6.18
  * kernel, most of a short run's database).  dcpi_snapshot_prune_text
  * appends to out the lines of text (kallsyms' form) that name the
  * procedures at the sorted addresses addrs: for each, the symbols at the
