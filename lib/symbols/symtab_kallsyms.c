@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "dcpi/error.h"
+#include "dcpi/hex.h"
 #include "dcpi/snapshot.h"
 #include "internal.h"
 #include "symtab_int.h"
@@ -49,26 +50,7 @@ static char *next_field(char **p)
 /* 1 to 16 hex digits (either case), nothing else. */
 static int parse_hex(const char *s, uint64_t *v)
 {
-	uint64_t x = 0;
-	size_t n;
-
-	for (n = 0; s[n]; n++) {
-		unsigned c = (unsigned char)s[n], d;
-
-		if (c - '0' < 10)
-			d = c - '0';
-		else if ((c | 0x20) - 'a' < 6)
-			d = (c | 0x20) - 'a' + 10;
-		else
-			return -1;
-		if (n == 16)
-			return -1;
-		x = x << 4 | d;
-	}
-	if (!n)
-		return -1;
-	*v = x;
-	return 0;
+	return dcpi_hex_scan_u64(&s, NULL, v) || *s ? -1 : 0;
 }
 
 /* "ADDR TYPE NAME" or "ADDR TYPE NAME [MODULE]"; line is modified. */
