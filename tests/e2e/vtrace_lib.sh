@@ -312,11 +312,19 @@ print("L2's level (the 1 MiB chase's median) %d-%d cycles; 512 MiB chase: median
       "%d (%d samples)" %
       (bins[l2b][0], bins[l2b][1], bins[cm][0], bins[cm][1], 100 * above, thr, bins[p10][0],
        sum(chase), bins[am][0], bins[am][1], 100 * low, bins[p10][0], sum(arr)))
-assert mid(cm) >= 5 * mid(am), "chase median not 5x the array's"
+# the magnitude: memory five times L2's level or more, L2's level the lower
+# of the two medians of loads that are L2 hits or nearer by construction
+# (the 1 MiB chase's, the array's).  Either alone is what its loads met
+# after the signal, and that depends on what else ran on the core in
+# between: the ASan suite's run beside other tests once measured the
+# array at 64-95 cycles (the chase 320-383), against 24-31 in five runs
+# alone; two runs disturbed at once are far rarer
+assert mid(cm) >= 5 * min(mid(l2b), mid(am)), "chase median not 5x L2's level"
+assert am < cm, "array median not below the chase's"
 assert above >= 0.9, "chase: fewer than 90% above L2's level"
 assert low >= 0.9, "array: fewer than 90% below the chase's 10th percentile"
 PY
-) && pass "latency: $out" || fail "latency: the chase's loads above L2's level, the array's below the chase's, medians 5x apart" "$out"
+) && pass "latency: $out" || fail "latency: the chase's loads above L2's level and its median 5x it, the array's below the chase's" "$out"
 python3 - "$T/mem.vprof" "$T/vp_latency" <<'PY' && pass "the image line: the program's path and build-id (readelf -n)" ||
 import subprocess, sys, vprof
 d = vprof.read(sys.argv[1])
