@@ -181,6 +181,7 @@ static const char *why_words(unsigned why, char *buf, size_t len)
 		{ DCPI_CALC_WHY_FEW, "few" }, { DCPI_CALC_WHY_STALL, "stall" },
 		{ DCPI_CALC_WHY_SKID, "skid" }, { DCPI_CALC_WHY_MOVED, "moved" },
 		{ DCPI_CALC_WHY_GRAPH, "graph" }, { DCPI_CALC_WHY_TIMER, "timer" },
+		{ DCPI_CALC_WHY_RAN, "ran" },
 	};
 	size_t at = 0;
 
@@ -200,7 +201,7 @@ static void print_block_row(const struct calc *k, size_t b)
 	printf("B%-4zu 0x%-10" PRIx64 " %5zu", b, bl->start, bl->ninsns);
 	for (unsigned e = 0; e < k->set.nevents; e++)
 		printf(" %10" PRIu64, block_samples(k, b, e));
-	printf(" %12s %c", dcpi_estimate_str(cb->freq, cb->conf, f, sizeof(f)), cb->conf);
+	printf(" %12s %c", dcpi_block_count_str(cb, f, sizeof(f)), cb->conf);
 	print_cpi(cb->best_cpi);
 	print_cpi(cb->cpi);
 	putchar(below_best(cb) ? '!' : ' ');
@@ -238,7 +239,7 @@ static void print_insns(const struct calc *k, size_t b)
 
 	printf("\nB%zu  0x%" PRIx64 "-0x%" PRIx64 "  freq %s (%c)  best-case cpi %.2f", b,
 	       bl->start, bl->end,
-	       dcpi_estimate_str(k->c.blocks[b].freq, k->c.blocks[b].conf, f, sizeof(f)),
+	       dcpi_block_count_str(&k->c.blocks[b], f, sizeof(f)),
 	       k->c.blocks[b].conf, k->c.blocks[b].best_cpi);
 	if (k->c.blocks[b].cpi >= 0)
 		printf("  actual cpi %.2f%s", k->c.blocks[b].cpi,
@@ -315,7 +316,8 @@ static void print_intro(const struct calc *k)
 		       "cycles sampled per execution, bound = what limits the best case.  Counts "
 		       "are printed to "
 		       "the digits their confidence carries: H three significant digits, M two, "
-		       "L only its order of magnitude (~).\n",
+		       "L only its order of magnitude (~); >0: the graph's count is 0, but the "
+		       "block's own samples say it ran (ran).\n",
 		       c->absolute ? "estimated" : "relative");
 }
 

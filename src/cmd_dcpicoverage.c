@@ -108,8 +108,7 @@ static int analyse(struct cv *k, struct proc *p)
 		if (err)
 			return err;
 		p->estimated = 1;
-		return dcpi_coverage_of(&p->a, &p->c.cfg, &p->c.blocks[0].freq,
-					sizeof(p->c.blocks[0]), &p->cov);
+		return dcpi_coverage_of_calc(&p->a, &p->c, &p->cov);
 	}
 	/* nothing sampled: the graph only, nothing ran */
 	if (!p->a.has_code || !p->a.ninsns)
@@ -159,12 +158,18 @@ static void text_detail(const struct cv *k, const struct proc *p)
 	printf("==============================================================================\n");
 	printf("%-6s %-12s %5s %12s %c  %s\n", "block", "address", "insns",
 	       p->estimated && !p->c.absolute ? "rel.freq" : "freq", 'c', "ran");
-	for (size_t b = 0; b < g->nblocks; b++)
-		printf("B%-5zu 0x%-10" PRIx64 " %5zu %12.0f %c  %s\n", b, g->blocks[b].start,
-		       g->blocks[b].ninsns, p->estimated ? p->c.blocks[b].freq : 0,
-		       p->estimated ? p->c.blocks[b].conf : '-',
+	for (size_t b = 0; b < g->nblocks; b++) {
+		char f[32];
+
+		if (p->estimated && (p->c.blocks[b].why & DCPI_CALC_WHY_RAN))
+			snprintf(f, sizeof(f), ">0");   /* ran, the graph gave it nothing */
+		else
+			snprintf(f, sizeof(f), "%.0f", p->estimated ? p->c.blocks[b].freq : 0);
+		printf("B%-5zu 0x%-10" PRIx64 " %5zu %12s %c  %s\n", b, g->blocks[b].start,
+		       g->blocks[b].ninsns, f, p->estimated ? p->c.blocks[b].conf : '-',
 		       p->cov.block_ran[b] == 2 ? "yes (implied by the graph)"
 		       : p->cov.block_ran[b] ? "yes" : "NOT RUN");
+	}
 	printf("\nLines (ran: yes / NOT RUN):\n");
 	for (size_t l = 0; l < p->a.nlines; l++) {
 		const struct dcpi_annot_line *ln = &p->a.lines[l];

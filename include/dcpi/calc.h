@@ -102,6 +102,9 @@ enum dcpi_calc_why {
 					  load's or a divide's stall lands */
 	DCPI_CALC_WHY_TIMER = 32,      /* time samples from a software clock
 					  (cpu-clock, task-clock): never H */
+	DCPI_CALC_WHY_RAN = 64,        /* the graph's count is 0, but samples inside
+					  the block (past its first instruction)
+					  say it ran: a lower bound, printed >0 */
 };
 
 struct dcpi_calc_block {
@@ -198,5 +201,10 @@ int dcpi_calc_exact_load(const char *db, struct dcpi_annot_image *img,
  * ("~3G"); from 1,000 on with a k, M, G, T suffix ("20.1M"); any other conf
  * (E: exact) in full.  Returns buf. */
 const char *dcpi_estimate_str(double v, char conf, char *buf, size_t len);
+
+/* A block's count as the reports print it: dcpi_estimate_str of its freq
+ * and conf, or ">0" where the graph's count is 0 but the block's samples
+ * say it ran (DCPI_CALC_WHY_RAN).  Returns buf. */
+const char *dcpi_block_count_str(const struct dcpi_calc_block *cb, char *buf, size_t len);
 
 #endif

@@ -4,8 +4,8 @@
  * A block ran when its count is at least DCPI_COVERAGE_MIN (executions,
  * or relative units where the hottest block is DCPI_CALC_REL_SCALE): a
  * block the graph gives flow to ran even without samples of its own; one
- * with samples but no flow (an estimate the graph refused) did not by
- * this rule.  Then, since counts estimated from samples miss blocks that
+ * the graph gave none ran when its own samples say so (dcpicalc's ">0",
+ * DCPI_CALC_WHY_RAN: dcpi_coverage_of_calc).  Then, since counts estimated from samples miss blocks that
  * ran too rarely to be sampled, the graph implies more (block_ran 2): when
  * any block ran the entry did; the only predecessor of a block that ran
  * ran before it; the only successor of a block that ran (one that does
@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "dcpi/annotate.h"
+#include "dcpi/calc.h"
 #include "dcpi/cfg.h"
 
 #define DCPI_COVERAGE_MIN 0.5
@@ -40,6 +41,10 @@ struct dcpi_coverage {
  * freq per block (NULL: nothing ran).  0 or -ENOMEM; out zeroed then. */
 int dcpi_coverage_of(const struct dcpi_annotation *a, const struct dcpi_cfg *g,
 		     const double *freq, size_t freq_stride, struct dcpi_coverage *out);
+/* The same from an estimate c of a's blocks: a block ran when its count
+ * says so or its samples do (DCPI_CALC_WHY_RAN).  0 or -ENOMEM. */
+int dcpi_coverage_of_calc(const struct dcpi_annotation *a, const struct dcpi_calc *c,
+			  struct dcpi_coverage *out);
 void dcpi_coverage_free(struct dcpi_coverage *c);
 
 #endif

@@ -336,6 +336,21 @@ static char weaker(char a, char b)
 	return strchr(order, a) < strchr(order, b) ? a : b;
 }
 
+/* Whether block b certainly ran: MIN_MEMBER_SAMPLES or more samples
+ * past its first instruction (whatever the skid, the core was executing
+ * inside the block), of the mode's own event. */
+static int ran(const struct dcpi_calc_input *in, const struct dcpi_calc *c, size_t b)
+{
+	const struct dcpi_cfg_block *bl = &c->cfg.blocks[b];
+	const uint64_t *s = in->mode == DCPI_CALC_TIME ? in->time
+			    : in->mode == DCPI_CALC_RETIRED ? in->retired : NULL;
+	uint64_t n = 0;
+
+	for (size_t i = bl->first + 1; s && i < bl->first + bl->ninsns; i++)
+		n += s[i];
+	return n >= MIN_MEMBER_SAMPLES;
+}
+
 static void confidences(const struct dcpi_calc_input *in, struct dcpi_calc *c,
 			const struct calc_est *est)
 {
@@ -352,6 +367,14 @@ static void confidences(const struct dcpi_calc_input *in, struct dcpi_calc *c,
 		cb->landed = est[b].has && est[b].support > 0 ? est[b].landed / est[b].support : 0;
 		if (in->mode == DCPI_CALC_EXACT) {
 			cb->conf = 'E';
+			continue;
+		}
+		/* the graph emptied a block its own samples say ran (its
+		 * estimate too weak to pay for the flow through an unsampled
+		 * neighbour): 0 would be false, and any count a guess */
+		if (!(cb->freq > 0) && ran(in, c, b)) {
+			cb->conf = 'L';
+			cb->why = DCPI_CALC_WHY_RAN | DCPI_CALC_WHY_GRAPH;
 			continue;
 		}
 		if (!est[b].has || est[b].zero) {
@@ -540,4 +563,13 @@ const char *dcpi_estimate_str(double v, char conf, char *buf, size_t len)
 		 digits - 1 - lead > 0 ? digits - 1 - lead : 0, v / scale, sfx[k] ? 1 : 0,
 		 &sfx[k]);
 	return buf;
+}
+
+const char *dcpi_block_count_str(const struct dcpi_calc_block *cb, char *buf, size_t len)
+{
+	if (cb->why & DCPI_CALC_WHY_RAN) {
+		snprintf(buf, len, ">0");
+		return buf;
+	}
+	return dcpi_estimate_str(cb->freq, cb->conf, buf, len);
 }

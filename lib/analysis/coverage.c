@@ -101,6 +101,23 @@ int dcpi_coverage_of(const struct dcpi_annotation *a, const struct dcpi_cfg *g,
 	return 0;
 }
 
+int dcpi_coverage_of_calc(const struct dcpi_annotation *a, const struct dcpi_calc *c,
+			  struct dcpi_coverage *out)
+{
+	double *f = calloc(c->cfg.nblocks ? c->cfg.nblocks : 1, sizeof(double));
+	int err;
+
+	if (!f) {
+		memset(out, 0, sizeof(*out));
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	for (size_t b = 0; b < c->cfg.nblocks; b++)
+		f[b] = c->blocks[b].why & DCPI_CALC_WHY_RAN ? DCPI_COVERAGE_MIN : c->blocks[b].freq;
+	err = dcpi_coverage_of(a, &c->cfg, f, sizeof(f[0]), out);
+	free(f);
+	return err;
+}
+
 void dcpi_coverage_free(struct dcpi_coverage *c)
 {
 	free(c->block_ran);

@@ -49,7 +49,7 @@ static void dot_block(FILE *f, const struct dcpi_calc *c, const struct dcpi_dot_
 	}
 	fprintf(f, "  B%zu [label=\"B%zu%s  0x%" PRIx64 "\\n%zu insns  %s %s (%c)\\n", b, b,
 		entered_from_outside(&c->cfg, b) ? " entry" : "", bl->start, bl->ninsns,
-		c->absolute ? "freq" : "rel.freq", dcpi_estimate_str(cb->freq, cb->conf, est, sizeof(est)),
+		c->absolute ? "freq" : "rel.freq", dcpi_block_count_str(cb, est, sizeof(est)),
 		cb->conf);
 	if (cb->cpi >= 0)
 		fprintf(f, "cpi %.2f  best %.2f\\n", cb->cpi, cb->best_cpi);

@@ -69,9 +69,11 @@
 		return (conf === 'L' ? '~' : '') + cfixed(v / scale, d) + sfx[k];
 	}
 	var confName = { H: 'high confidence', M: 'medium confidence', L: 'low confidence: an order of magnitude', E: 'exact (dcpix)' };
-	function estCell(v, conf) {
-		return el('td', { class: 'num est conf-' + conf, title: 'estimate, ' + (confName[conf] || conf), 'data-v': v },
-			estimate(v, conf), ' ', el('span', { class: 'conf' }, conf));
+	/* why holds "ran" (a block's JSON): the graph gave it 0, its samples say it ran */
+	function estCell(v, conf, why) {
+		var ran = why && why.indexOf('ran') >= 0;
+		return el('td', { class: 'num est conf-' + conf, title: ran ? 'ran (its samples say so), the graph gave it no count' : 'estimate, ' + (confName[conf] || conf), 'data-v': v },
+			ran ? '>0' : estimate(v, conf), ' ', el('span', { class: 'conf' }, conf));
 	}
 
 	/* A table that sorts by a column (click its head) and filters rows by
@@ -347,7 +349,7 @@
 			add(s, table([textCol('block', function (r) { return 'B' + r.id; }, function (r) { return '#i' + r.start; }),
 				textCol('start', function (r) { return r.start; }),
 				numCol('insns', function (r) { return r.instructions; }),
-				{ label: C.absolute ? 'executions' : 'rel. freq', num: true, key: function (r) { return r.freq; }, cell: function (r) { return estCell(r.freq, r.conf); } },
+				{ label: C.absolute ? 'executions' : 'rel. freq', num: true, key: function (r) { return r.freq; }, cell: function (r) { return estCell(r.freq, r.conf, r.why); } },
 				numCol('samples', function (r) { return r.samples[0]; }),
 				{ label: 'cpi', num: true, key: function (r) { return r.cpi === null ? -Infinity : r.cpi; }, cell: function (r) {
 					var below = r.cpi !== null && r.cpi < r.best_cpi;

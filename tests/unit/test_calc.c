@@ -13,6 +13,7 @@
 #include "dcpi/calc.h"
 #include "dcpi/cfg.h"
 #include "dcpi/cost.h"
+#include "dcpi/coverage.h"
 #include "dcpi/disasm.h"
 #include "dcpi/error.h"
 #include "dcpi/flow.h"
@@ -441,6 +442,18 @@ static void test_estimate(void)
  * at most M, and says why; spread evenly, the same loop is H.
  *   0: add $1,%edx  3: dec %esi  5: mov (%rdi),%eax  7: add %eax,%ecx
  *   9: test %esi,%esi  11: jne 0  13: ret */
+/* Mode TIME over n decoded instructions v with samples t. */
+static void time_input(struct dcpi_calc_input *in, const struct dcpi_insn *v, size_t n,
+		       const uint64_t *t)
+{
+	memset(in, 0, sizeof(*in));
+	in->insns = v;
+	in->n = n;
+	in->stride = sizeof(*v);
+	in->mode = DCPI_CALC_TIME;
+	in->time = t;
+}
+
 static const uint8_t skid_code[] = { 0x83, 0xc2, 0x01, 0xff, 0xce, 0x8b, 0x07, 0x01, 0xc1,
 				     0x85, 0xf6, 0x75, 0xf3, 0xc3 };
 
@@ -472,12 +485,7 @@ static void test_skid(void)
 	uint64_t even[7] = { 10, 10, 300, 300, 300, 300, 0 };
 
 	T_EQ(n, 7, "7 instructions decode");
-	memset(&in, 0, sizeof(in));
-	in.insns = v;
-	in.n = n;
-	in.stride = sizeof(*v);
-	in.mode = DCPI_CALC_TIME;
-	in.time = landed;
+	time_input(&in, v, n, landed);
 	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs");
 	T_EQ(c.cfg.blocks[0].ninsns, 6, "the loop is one block of 6");
 	T_OK(fabs(c.blocks[0].landed - 900.0 / 930) < 1e-9, "900 of its 930 firm samples "
@@ -559,6 +567,66 @@ static void test_skid(void)
 	free(v);
 }
 
+/* A loop the graph empties although its samples say it ran: all of the
+ * header's samples on its second instruction (no firm support, so its
+ * estimate is weak), none in the body or the exit, whose raising costs
+ * more than keeping the header's estimate earns.  Its count is 0, which
+ * is false: the block is marked ran (printed >0), and coverage counts it.
+ *   0: mov (%rdi),%eax; add $1,%eax; test %eax,%eax; je 0xf
+ *   9: add $4,%rdi; jmp 0
+ *   f: ret */
+static const uint8_t ran_code[] = { 0x8b, 0x07, 0x83, 0xc0, 0x01, 0x85, 0xc0, 0x74, 0x06,
+				    0x48, 0x83, 0xc7, 0x04, 0xeb, 0xf1, 0xc3 };
+
+static void test_ran(void)
+{
+	size_t n;
+	struct dcpi_insn *v = decode(ran_code, sizeof(ran_code), &n);
+	uint64_t t[7] = { 0, 100, 0, 0, 0, 0, 0 }, three[7] = { 0, 0, 0, 0, 0, 0, 3 };
+	struct dcpi_calc_input in;
+	struct dcpi_calc c;
+	char buf[32];
+
+	T_EQ(n, 7, "7 instructions decode");
+	time_input(&in, v, n, t);
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs");
+	T_EQ(c.cfg.nblocks, 3, "three blocks");
+	T_OK(c.blocks[0].estimate > 0, "the header has an estimate of its own (%g)",
+	     c.blocks[0].estimate);
+	T_OK(c.blocks[0].freq == 0, "the graph gives it nothing (%g)", c.blocks[0].freq);
+	T_OK(c.blocks[0].why & DCPI_CALC_WHY_RAN, "so it says ran (why %#x)", c.blocks[0].why);
+	T_EQ(c.blocks[0].conf, 'L', "L");
+	T_OK(!strcmp(dcpi_block_count_str(&c.blocks[0], buf, sizeof(buf)), ">0"),
+	     "printed >0, not 0 (%s)", buf);
+	T_OK(!(c.blocks[1].why & DCPI_CALC_WHY_RAN) && !(c.blocks[2].why & DCPI_CALC_WHY_RAN),
+	     "blocks without samples of their own do not");
+	T_OK(!strcmp(dcpi_block_count_str(&c.blocks[1], buf, sizeof(buf)), "0"),
+	     "and print their 0 (%s)", buf);
+	{
+		struct dcpi_annotation a = { 0 };   /* no lines: blocks only */
+		struct dcpi_coverage cov;
+
+		T_EQ(dcpi_coverage_of_calc(&a, &c, &cov), 0, "coverage from the estimate");
+		T_EQ(cov.block_ran[0], 1, "the header ran, by its samples");
+		T_EQ(cov.blocks_ran, 1, "and nothing else is counted or implied (%zu)",
+		     cov.blocks_ran);
+		dcpi_coverage_free(&cov);
+		T_EQ(dcpi_coverage_of(&a, &c.cfg, &c.blocks[0].freq, sizeof(c.blocks[0]), &cov), 0,
+		     "coverage from the counts alone");
+		T_EQ(cov.blocks_ran, 0, "which would say nothing ran");
+		dcpi_coverage_free(&cov);
+	}
+	dcpi_calc_free(&c);
+	/* three samples on a one-instruction block's only instruction may be
+	 * skid from elsewhere: not proof that it ran */
+	in.time = three;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs, samples on the ret alone");
+	T_OK(!(c.blocks[2].why & DCPI_CALC_WHY_RAN), "a block's first instruction proves nothing "
+	     "(why %#x)", c.blocks[2].why);
+	dcpi_calc_free(&c);
+	free(v);
+}
+
 /* Bad input the commands meet: too many blocks, bytes that do not decode. */
 static void test_refusals(void)
 {
@@ -611,5 +679,6 @@ int main(void)
 	test_cost();
 	test_estimate();
 	test_skid();
+	test_ran();
 	return t_done();
 }
