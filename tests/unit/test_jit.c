@@ -757,7 +757,7 @@ static void test_dump(void)
 	   in; the second time the names grow (and move) as it is copied */
 	for (int g = 0; g < 4; g++) {
 	static const char *const garbage[4] = { "\xc6\xfe\x92", "7&uD", "/a\xc1\xaf",
-						"/\xc8\x94" "B" };
+						"/\310\224B" };   /* octal: "\x94B" would be one escape */
 	static const char *const kind[4] = { "not UTF-8", "printable garbage",
 					     "an overlong UTF-8 sequence",
 					     "valid UTF-8 with a slash, past ASCII" };
