@@ -7,13 +7,13 @@
  * the graph gave none ran when its own samples say so (dcpicalc's ">0",
  * DCPI_CALC_WHY_RAN: dcpi_coverage_of_calc).  Then, since counts
  * estimated from samples miss blocks that ran too rarely to be sampled,
- * the graph implies more (block_ran 2): when any block ran the entry did; the only predecessor of a block that ran
- * ran before it; the only successor of a block that ran (one that does
- * not leave the procedure) ran after it, a block's edges to itself aside
- * (a loop is entered and, when the procedure returned, left); repeated
- * until nothing changes.  A source line ran when any of its
- * instructions is in a block that ran; lines of no known file:line are
- * not counted.
+ * the graph implies more (block_ran 2): when any block ran the entry did;
+ * the only predecessor of a block that ran ran before it; the only
+ * successor of a block that ran (one that does not leave the procedure)
+ * ran after it, a block's edges to itself aside (a loop is entered and,
+ * when the procedure returned, left); repeated until nothing changes.  A
+ * source line ran when any of its instructions is in a block that ran;
+ * lines of no known file:line are not counted.
  *
  * Ownership: the result owns its two arrays (dcpi_coverage_free).
  */
