@@ -102,14 +102,10 @@ static int stall_lands(const struct dcpi_calc_input *in, size_t i)
  * next instruction), so the samples on the second instruction may be the
  * predecessor's stall, not the block's time.  They stay in the estimate
  * (an upper bound either way), but what the estimate is trusted on (its
- * support: confidence, whether it may bound a neighbour) is the samples
- * past the second instruction.  Its weight in the reconciliation is all
- * the samples it is computed from: how far noise can move it does not
- * depend on which instruction they sit on (make accuracy, 2026-11-29:
- * within 25% for 56.9% of the corpus's blocks and 56.1% of the held-out
- * programs', against 53.8% and 52.0% weighted by the firm ones alone; the
- * kernels unchanged).  A block of one or two instructions has no firm
- * samples, so its count is never H or M on its own evidence. */
+ * support: confidence, its weight in the reconciliation, whether it may
+ * bound a neighbour) is the samples past the second instruction.  A block
+ * of one or two instructions then has no firm samples: the graph decides
+ * its count, as it does for blocks without samples. */
 struct interior {
 	double time, retired, cost, ninsns;
 	double firm;         /* time samples past the second instruction */
@@ -162,7 +158,6 @@ static void time_class(const struct dcpi_calc_input *in, struct dcpi_calc *c, co
 
 			cyc += r.time * u;
 			cost += r.cost;
-			e->weight += r.time;
 			e->support += r.firm;
 			e->landed += r.landed;
 		}
@@ -178,7 +173,6 @@ static void time_class(const struct dcpi_calc_input *in, struct dcpi_calc *c, co
 			continue;
 		cyc += r.time * u;
 		cost += r.cost;
-		e->weight += r.time;
 		e->support += r.firm;
 		e->landed += r.landed;
 		e->stall_prone |= c->blocks[m[k]].cost.long_latency;
@@ -200,7 +194,7 @@ static void retired_class(const struct dcpi_calc_input *in, struct dcpi_calc *c,
 		s += r.retired;
 		n += r.ninsns;
 	}
-	e->support = e->weight = s;
+	e->support = s;
 	e->has = s > 0;
 	e->w = s * in->retired_period / n;
 }
@@ -249,7 +243,7 @@ static int estimate(const struct dcpi_calc_input *in, struct dcpi_calc *c, struc
 	}
 	for (size_t b = 0; in->mode == DCPI_CALC_EXACT && b < nb; b++)
 		est[b] = (struct calc_est){ .w = (double)in->exact[c->cfg.blocks[b].first],
-					    .support = INFINITY, .weight = INFINITY, .has = 1 };
+					    .support = INFINITY, .has = 1 };
 	free(first), free(mem), free(fill);
 	return 0;
 }

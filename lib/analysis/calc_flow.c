@@ -41,7 +41,7 @@ static size_t out_node(const struct dcpi_cfg *g, size_t v)
 static void block_costs(enum dcpi_calc_mode mode, const struct calc_est *e, double total,
 			int64_t *dec, int64_t *inc)
 {
-	int64_t wt = 1 + (int64_t)fmin(30, floor(sqrt(isinf(e->weight) ? 900 : e->weight)));
+	int64_t wt = 1 + (int64_t)fmin(30, floor(sqrt(isinf(e->support) ? 900 : e->support)));
 
 	if (e->zero) {
 		*dec = 0;

@@ -11,8 +11,6 @@ struct calc_est {
 				the firm ones only (calc.c, struct interior) */
 	double landed;       /* mode TIME: of support, the samples where a load's or
 				a divide's stall lands (calc.c, stall_lands) */
-	double weight;       /* the samples it is computed from (INFINITY: exact),
-				firm or not: its weight in the reconciliation */
 	int stall_prone;     /* its cluster holds long-latency instructions */
 	int has;             /* 0: no estimate: the graph decides */
 	int zero;            /* no samples in its class: estimated 0, raised at a
