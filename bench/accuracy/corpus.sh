@@ -30,8 +30,8 @@ corpus_inputs() {
 	awk -v k="${2:-1}" 'BEGIN { x = 12345; split("the of and to a in that is was he for it with as his on be at by had", w)
 		for (i = 0; i < 260000 * k; i++) { x = (x * 16807) % 2147483647
 			printf "%s%s", w[int(x / 65536) % 20 + 1], (i % 13 == 12) ? "\n" : " " } }' >"$1/in.txt"
-	awk -v k="${2:-1}" 'NR <= 805 { l[NR] = $0 } END { for (i = 0; i < 20000 * k; i++)
-		print l[i % 805 + 1] }' "$1/in.txt" >"$1/rep.txt"
+	awk -v k="${2:-1}" -v n=805 'NR <= n { l[NR] = $0 } END { for (i = 0; i < 20000 * k; i++)
+		print l[i % n + 1] }' "$1/in.txt" >"$1/rep.txt"   # 805 lines: 10,465 words, 44 KB
 	printf '%s\n' "create table t(a integer, b text);" \
 		"with recursive n(i) as (select 1 union all select i + 1 from n where i < $((60000 * ${2:-1})))" \
 		"insert into t select i * 7919 % $((60000 * ${2:-1} + 1)), printf('%08d', i * 31 % 99991) from n;" \
