@@ -657,6 +657,10 @@ int cmd_record(int argc, char **argv)
 		vtrace_setup(&r);
 	start_child(&r);
 	open_run(&r);
+	/* the epoch's kernel snapshot made now, before the command starts, so
+	   that it does not compete with it; when this fails, entering the
+	   epoch tries again and says why */
+	(void)dcpi_run_prepare_epoch(r.run);
 	if (dcpi_run_start(r.run)) {
 		abandon_child(&r);
 		cli_die_lib("cannot enable sampling");

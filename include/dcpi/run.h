@@ -8,7 +8,8 @@
  *   dcpi_run_new_epoch / dcpi_run_enter_epoch
  *                     the epoch directory, its statistics, the kallsyms
  *                     snapshot; before or after dcpi_run_start, and again
- *                     for each later epoch
+ *                     for each later epoch (dcpi_run_prepare_epoch makes
+ *                     its snapshot ahead)
  *   dcpi_run_start    sampling on
  *   dcpi_run_drain, dcpi_run_update_times, dcpi_run_merge   repeatedly
  *   dcpi_run_stop     sampling off, everything read
@@ -123,6 +124,12 @@ int dcpi_run_new_epoch_at(struct dcpi_run *r, time_t t);
  * taken.  Event times count from here, except in a run's first epoch,
  * which counts from the sampler's opening. */
 int dcpi_run_enter_epoch(struct dcpi_run *r, const char *name);
+/* Make ahead what entering the next epoch would: its kallsyms snapshot,
+ * read and compressed in memory (tens of milliseconds of CPU), so that
+ * the next dcpi_run_new_epoch or dcpi_run_enter_epoch only writes it.
+ * dcpi record calls it before its command starts, so that this work does
+ * not compete with the command.  0 when kernel samples are not taken. */
+int dcpi_run_prepare_epoch(struct dcpi_run *r);
 /* The epoch closes: its kallsyms.gz cut down to the kernel procedures its
  * files sampled (dcpi_snapshot_prune; entering another epoch does it for
  * the one left).  Kept whole while samples wait unmerged.  Call it after

@@ -29,6 +29,15 @@ int dcpi_snapshot_kernel_text(const char *platdir, const struct dcpi_buf *kallsy
  * uncompressed, for dcpi_snapshot_prune when the epoch closes. */
 int dcpi_snapshot_kernel_keep(const char *platdir, const struct dcpi_buf *kallsyms,
 			      const char *procdir, unsigned mode, struct dcpi_buf *kept);
+/* dcpi_snapshot_kernel_keep in two steps, so that the first (tens of
+ * milliseconds of CPU) can be done ahead, before a command starts:
+ * _make leaves in *text the text to keep and in *gz the compressed file
+ * (both released first; untouched on error), _write writes gz and
+ * procdir's modules into platdir. */
+int dcpi_snapshot_kernel_make(const struct dcpi_buf *kallsyms, struct dcpi_buf *text,
+			      struct dcpi_buf *gz);
+int dcpi_snapshot_kernel_write(const char *platdir, const struct dcpi_buf *gz,
+			       const char *procdir, unsigned mode);
 /* procdir's file name read whole, as a stream (/proc files report size
  * 0), up to DCPI_SNAPSHOT_MAX; appended to out. */
 int dcpi_snapshot_read(const char *procdir, const char *name, struct dcpi_buf *out);

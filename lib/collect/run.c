@@ -38,6 +38,7 @@ struct dcpi_run {
 	uint64_t base_enabled[DCPI_MAX_EVENTS], base_running[DCPI_MAX_EVENTS];
 	struct dcpi_buf kallsyms;    /* read at open, kept for the first snapshot */
 	struct dcpi_buf ksnap;       /* the epoch's whole snapshot, cut when it closes */
+	struct dcpi_buf pre_text, pre_gz; /* the next epoch's, made ahead (prepare_epoch) */
 	struct dcpi_run_totals done; /* of the epochs left */
 	struct dcpi_run_totals base; /* the epoch's counts when it was entered */
 };
@@ -144,6 +145,8 @@ void dcpi_run_free(struct dcpi_run *r)
 	dcpi_sampler_close(r->sampler);
 	dcpi_collector_free(r->col);
 	dcpi_buf_release(&r->kallsyms);
+	dcpi_buf_release(&r->pre_text);
+	dcpi_buf_release(&r->pre_gz);
 	dcpi_buf_release(&r->ksnap);
 	free(r->db);
 	free(r->procroot);
@@ -426,14 +429,35 @@ int dcpi_run_enter_epoch(struct dcpi_run *r, const char *name)
 	totals_of(dcpi_collector_stats(r->col), &r->base);
 	base_times(r);
 	/* without kernel samples its addresses would be zeros anyway */
-	if (r->kernel && !r->kallsyms.len &&
-	    dcpi_snapshot_read(r->procroot, "kallsyms", &r->kallsyms))
+	if (r->kernel && r->pre_gz.len) { /* made ahead: written only */
+		dcpi_buf_release(&r->ksnap);
+		r->ksnap = r->pre_text;
+		r->pre_text = (struct dcpi_buf)DCPI_BUF_INIT;
+		if (dcpi_snapshot_kernel_write(r->platdir, &r->pre_gz, r->procroot,
+					       r->o.filemode))
+			warn(r, "kernel symbol snapshot: %s", dcpi_errmsg());
+	} else if (r->kernel && !r->kallsyms.len &&
+		   dcpi_snapshot_read(r->procroot, "kallsyms", &r->kallsyms))
 		warn(r, "kernel symbol snapshot: %s", dcpi_errmsg());
 	else if (r->kernel && dcpi_snapshot_kernel_keep(r->platdir, &r->kallsyms, r->procroot,
 							r->o.filemode, &r->ksnap))
 		warn(r, "kernel symbol snapshot: %s", dcpi_errmsg());
+	dcpi_buf_release(&r->pre_gz);
 	dcpi_buf_release(&r->kallsyms); /* later epochs read the kernel's again */
 	return 0;
+}
+
+int dcpi_run_prepare_epoch(struct dcpi_run *r)
+{
+	int err = 0;
+
+	if (!r->kernel)
+		return 0;
+	if (!r->kallsyms.len)
+		err = dcpi_snapshot_read(r->procroot, "kallsyms", &r->kallsyms);
+	if (!err)
+		err = dcpi_snapshot_kernel_make(&r->kallsyms, &r->pre_text, &r->pre_gz);
+	return err;
 }
 
 int dcpi_run_new_epoch_at(struct dcpi_run *r, time_t t)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "dcpi/db.h"
 #include "dcpi/error.h"
@@ -230,6 +231,70 @@ static void test_kernel(void)
 	T_OK(nwarned == 2 && !strncmp(warned[1], "kernel symbol snapshot: ", 24),
 	     "warned: %s", warned[1]);
 	dcpi_run_free(r);
+}
+
+/* A snapshot file of the run's epoch, uncompressed, into b. */
+static int read_gz(const struct dcpi_run *r, char *b, int n)
+{
+	char path[4200];
+	gzFile z;
+	int got;
+
+	snprintf(path, sizeof(path), "%s/kallsyms.gz", dcpi_run_platdir(r));
+	if (!(z = gzopen(path, "rb")))
+		return -1;
+	got = gzread(z, b, (unsigned)n - 1);
+	gzclose(z);
+	b[got > 0 ? got : 0] = 0;
+	return got;
+}
+
+/* dcpi_run_prepare_epoch makes the snapshot ahead (dcpi record, before its
+ * command starts): the next epoch writes what was made then, once, and
+ * the epoch after it reads the kernel's again. */
+static void test_prepared_snapshot(void)
+{
+	char db[300], ks[4200], got[4096];
+	const char *v1 = "ffffffff81000000 T _stext\nffffffff81000000 t __pfx_foo\n"
+			 "ffffffff81000010 T foo\nffffffff81100000 T _etext\n";
+	const char *v2 = "ffffffff81000000 T _stext\nffffffff81000020 T bar\n"
+			 "ffffffff81100000 T _etext\n";
+	struct dcpi_run_opts o;
+	struct dcpi_run *r;
+
+	snprintf(db, sizeof(db), "%s", fx_path("db5"));
+	snprintf(ks, sizeof(ks), "%s/kallsyms", procroot);
+	fx_sh("printf '%%s' '%s' >'%s'", v1, ks);
+	nwarned = 0;
+	o = opts(db, -1, 1);
+	r = open_run(&o);
+	T_OK(r && dcpi_run_kernel(r), "kernel samples taken");
+	if (!r)
+		return;
+	T_EQ(dcpi_run_prepare_epoch(r), 0, "snapshot made ahead");
+	fx_sh("printf '%%s' '%s' >'%s'", v2, ks); /* the kernel's changes after */
+	T_EQ(dcpi_run_new_epoch(r), 0, "first epoch");
+	T_OK(read_gz(r, got, sizeof(got)) > 0 &&
+	     !strcmp(got, "ffffffff81000000 T _stext\nffffffff81000010 T foo\n"
+			  "ffffffff81100000 T _etext\n"),
+	     "the first epoch's snapshot is the one made ahead, padding left out: %s", got);
+	T_EQ(nwarned, 0, "no warning");
+	T_EQ(dcpi_run_enter_epoch(r, "20300101T000000Z"), 0, "second epoch");
+	T_OK(read_gz(r, got, sizeof(got)) > 0 && !strcmp(got, v2),
+	     "the next epoch's is read afresh, not the one made ahead again: %s", got);
+	unlink(ks);
+	T_EQ(dcpi_run_prepare_epoch(r), -ENOENT, "no kallsyms: prepare says so");
+	T_EQ(dcpi_run_enter_epoch(r, "20300102T000000Z"), 0, "an epoch all the same");
+	T_OK(nwarned == 1 && !strncmp(warned[0], "kernel symbol snapshot: ", 24),
+	     "and entering it warns once: %s", nwarned ? warned[0] : "");
+	dcpi_run_free(r);
+
+	/* made ahead, never used: freed with the run (ASan) */
+	fx_sh("printf '%%s' '%s' >'%s'", v1, ks);
+	r = open_run(&o);
+	T_EQ(r ? dcpi_run_prepare_epoch(r) : -1, 0, "made ahead, then the run ends");
+	dcpi_run_free(r);
+	unlink(ks);
 }
 
 /* R periods are redrawn after drains, at most every 10 ms, in any run (dcpid
@@ -490,6 +555,7 @@ int main(void)
 	test_continue_epoch();
 	test_process_times();
 	test_kernel();
+	test_prepared_snapshot();
 	test_rerandomize();
 	test_drain_during_merge();
 	test_mem_samples();
