@@ -3,7 +3,9 @@
  * from memory through a memfd as dcpid reads an image.  Whatever libelf
  * and libdw make of it, the table must come out sorted with no two
  * adjacent rows alike, each row found by its start (the entry's outermost
- * frame aside), or be refused. */
+ * frame aside), or be refused; and the same file opened for lookups
+ * (compiled FDE by FDE, its descriptor closed first) must give the same
+ * rule at each row's start, looked up from the last row back. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -12,6 +14,29 @@
 #include "dcpi/unwind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void lazy_same(int fd, struct dcpi_unwind_table *whole)
+{
+	struct dcpi_unwind_table t;
+	int dup_fd = dup(fd);
+
+	if (dup_fd < 0)
+		return;
+	if (dcpi_unwind_table_open_fd(dup_fd, "fuzz", &t)) {
+		close(dup_fd);
+		abort(); /* the whole table was built: opening it cannot fail */
+	}
+	close(dup_fd);
+	for (size_t i = whole->n; i-- > 0;) {
+		const struct dcpi_unwind_row *w = dcpi_unwind_lookup(whole, whole->rows[i].start);
+		const struct dcpi_unwind_row *l = dcpi_unwind_lookup(&t, whole->rows[i].start);
+
+		if (!w != !l || (w && (w->kind != l->kind || w->cfa_off != l->cfa_off ||
+				       w->bp_off != l->bp_off)))
+			abort();
+	}
+	dcpi_unwind_table_free(&t);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -40,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			      t.rows[i].kind == DCPI_UW_NONE && r && r->kind == DCPI_UW_END))
 				abort();
 		}
+		lazy_same(fd, &t);
 		dcpi_unwind_table_free(&t);
 	}
 	close(fd);

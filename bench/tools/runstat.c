@@ -1,15 +1,21 @@
 /* runstat: run COPIES copies of a command at once and report what they
  * cost, for bench/run.
- *   runstat [-n COPIES] [-o FILE] [-r READYFILE] -- COMMAND [ARG...]
+ *   runstat [-n COPIES] [-o FILE] [-r READYFILE] [-p] -- COMMAND [ARG...]
  * Prints one line to FILE (default stderr) once every copy has ended:
- *   wall=SECONDS user=SECONDS sys=SECONDS wchar=BYTES failed=N
+ *   wall=SECONDS user=SECONDS sys=SECONDS wchar=BYTES nivcsw=N failed=N
+ *   [pcpu=SECONDS]
  * wall runs from the first fork to the last exit; user and sys sum the
  * copies' rusage (with their waited-for descendants); wchar sums the bytes
  * they passed to write(2) and friends, read from /proc/PID/io while each
  * copy is a zombie (waitid WNOWAIT), so it includes the final flush.
  * SIGINT and SIGTERM sent to runstat are passed on to the copies, so a
  * profiler run under it stops cleanly and is still measured.
- * -r names a file runstat creates once all copies are started. */
+ * -r names a file runstat creates once all copies are started.
+ * nivcsw sums the copies' involuntary context switches (rusage): how often
+ * something else took their CPU.  -p adds pcpu, the CPU time runstat's
+ * parent process (all its threads: a profiler that started runstat as
+ * its command) used from the first fork to the last exit: what the
+ * profiler took while the command ran, its start-up and its end apart. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -58,23 +64,37 @@ static unsigned long long io_wchar(pid_t pid)
 	return v;
 }
 
+/* The CPU time of process pid (all its threads, the exited ones too), in
+ * seconds; -1 when it cannot be read. */
+static double proc_cpu_s(pid_t pid)
+{
+	clockid_t id;
+	struct timespec ts;
+
+	if (clock_getcpuclockid(pid, &id) || clock_gettime(id, &ts))
+		return -1;
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: runstat [-n COPIES] [-o FILE] [-r READYFILE] -- COMMAND [ARG...]\n");
+	fprintf(stderr, "usage: runstat [-n COPIES] [-o FILE] [-r READYFILE] [-p] -- COMMAND [ARG...]\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
 	const char *out = NULL, *ready = NULL;
-	int copies = 1, failed = 0, c;
+	int copies = 1, failed = 0, parent = 0, c;
 	unsigned long long wchar = 0;
-	double user = 0, sys = 0, t0, t1;
+	long nivcsw = 0;
+	double user = 0, sys = 0, t0, t1, p0 = -1, p1 = -1;
 	struct sigaction sa;
 	FILE *f;
 
-	while ((c = getopt(argc, argv, "+n:o:r:")) != -1) {
+	while ((c = getopt(argc, argv, "+n:o:r:p")) != -1) {
 		switch (c) {
+		case 'p': parent = 1; break;
 		case 'n': copies = atoi(optarg); break;
 		case 'o': out = optarg; break;
 		case 'r': ready = optarg; break;
@@ -88,6 +108,8 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (parent)
+		p0 = proc_cpu_s(getppid());
 	t0 = now_s();
 	for (int i = 0; i < copies; i++) {
 		pid_t pid = fork();
@@ -133,18 +155,24 @@ int main(int argc, char **argv)
 		left--;
 		user += ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
 		sys += ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+		nivcsw += ru.ru_nivcsw;
 		/* a profiler stopped by our SIGINT may exit 130 or by the signal */
 		failed += !(WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 130)) &&
 			  !(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT);
 	}
 	t1 = now_s();
+	if (parent)
+		p1 = proc_cpu_s(getppid());
 	f = out ? fopen(out, "w") : stderr;
 	if (!f) {
 		perror(out);
 		return 1;
 	}
-	fprintf(f, "wall=%.6f user=%.6f sys=%.6f wchar=%llu failed=%d\n", t1 - t0, user, sys,
-		wchar, failed);
+	fprintf(f, "wall=%.6f user=%.6f sys=%.6f wchar=%llu nivcsw=%ld failed=%d", t1 - t0, user,
+		sys, wchar, nivcsw, failed);
+	if (parent && p0 >= 0 && p1 >= p0)
+		fprintf(f, " pcpu=%.6f", p1 - p0);
+	fprintf(f, "\n");
 	if (f != stderr)
 		fclose(f);
 	return failed ? 1 : 0;

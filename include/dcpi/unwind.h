@@ -61,8 +61,9 @@ struct dcpi_unwind_table {
 	size_t nsegs;
 	uint64_t entry;                 /* e_entry: the process's (or ld.so's) first
 					   code, whose caller is no one */
-	size_t fdes;                    /* FDEs read */
+	size_t fdes;                    /* FDEs read (so far, when opened) */
 	size_t unsupported;             /* rows of rules not taken (kind NONE) */
+	struct dcpi_unwind_lazy *lazy;  /* opened: the FDEs not compiled yet */
 };
 
 /* Compile the table of the ELF file at path (its .eh_frame, or
@@ -72,19 +73,25 @@ struct dcpi_unwind_table {
 int dcpi_unwind_table_build(const char *path, struct dcpi_unwind_table *t);
 /* The same from an open descriptor (read only, not closed). */
 int dcpi_unwind_table_build_fd(int fd, const char *name, struct dcpi_unwind_table *t);
+/* The table for lookups: the same checks and errors as building it, but
+ * each FDE's rows are compiled when a lookup first falls in it (a table
+ * being built costs about 2 us an FDE; a program's samples reach a few of
+ * them).  What is read of the file is read here: fd may be closed once
+ * this returns.  Lookups then add rows: a row a lookup returned lasts
+ * until the next lookup of the same table, and one table is not to be
+ * looked up in from two threads at once. */
+int dcpi_unwind_table_open_fd(int fd, const char *name, struct dcpi_unwind_table *t);
 void dcpi_unwind_table_free(struct dcpi_unwind_table *t);
 
 /* The row covering vaddr, or NULL (before the first row).  The entry
  * point's first 64 bytes, where no FDE covers them (ld.so's _dl_start_user
  * is assembly without CFI), are the outermost frame (an END row). */
-const struct dcpi_unwind_row *dcpi_unwind_lookup(const struct dcpi_unwind_table *t,
-						 uint64_t vaddr);
+const struct dcpi_unwind_row *dcpi_unwind_lookup(struct dcpi_unwind_table *t, uint64_t vaddr);
 
 /* The row covering file offset off (an offset as the loadmap and the
  * profiles give it), through the executable segments; NULL when no
  * executable segment holds it or no row covers it. */
-const struct dcpi_unwind_row *dcpi_unwind_lookup_off(const struct dcpi_unwind_table *t,
-						     uint64_t off);
+const struct dcpi_unwind_row *dcpi_unwind_lookup_off(struct dcpi_unwind_table *t, uint64_t off);
 
 /* A frame's registers. */
 struct dcpi_unwind_regs {

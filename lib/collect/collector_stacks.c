@@ -5,9 +5,10 @@
  *
  * The kernel's part of a stack is its own call chain (ORC-unwound).  The
  * user part is walked from the sampled registers and stack copy with each
- * image's unwind table, compiled once from its CFI when a walk first meets
- * the image (dcpi_unwind_table_build_fd), and kept while the loadmap keeps
- * the image.  An image's file is opened as the loadmap identified it: a
+ * image's unwind table, opened when a walk first meets the image and
+ * compiled from its CFI an FDE at a time as walks reach them
+ * (dcpi_unwind_table_open_fd), and kept while the loadmap keeps the
+ * image.  An image's file is opened as the loadmap identified it: a
  * regular file (never a FIFO or a device a hostile path names), whose
  * build-id (or, without one, size and mtime) is the mapped image's; any
  * other file is not read, and walks stop at that image (or go on by its
@@ -151,7 +152,7 @@ static int is_image(int fd, const struct stat *st, const struct dcpi_image *img)
 
 /* Image idx's unwind table, built when first asked; NULL when it has none
  * we may read. */
-static const struct dcpi_unwind_table *table_of(struct dcpi_collector *c, int idx)
+static struct dcpi_unwind_table *table_of(struct dcpi_collector *c, int idx)
 {
 	struct col_stacks *k = c->stk;
 	const struct dcpi_image *img = idx < 0 ? NULL : dcpi_loadmap_image(c->lm, idx);
@@ -168,7 +169,7 @@ static const struct dcpi_unwind_table *table_of(struct dcpi_collector *c, int id
 		if (fd < 0)
 			return NULL;
 		if (is_image(fd, &st, img) &&
-		    !dcpi_unwind_table_build_fd(fd, img->path, &k->tables[idx]))
+		    !dcpi_unwind_table_open_fd(fd, img->path, &k->tables[idx]))
 			k->tstate[idx] = T_BUILT;
 		close(fd);
 	}
@@ -380,7 +381,7 @@ int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 		struct dcpi_unwind_stack stk = { st->stack, st->stack_len, st->sp };
 
 		for (int depth = 0; n < DCPI_STACK_MAX_FRAMES; depth++) {
-			const struct dcpi_unwind_table *t;
+			struct dcpi_unwind_table *t;
 			const struct dcpi_unwind_row *row = NULL;
 			/* a caller's pc is its return address less one */
 			uint64_t pc = depth ? r.ip - 1 : r.ip;

@@ -5,7 +5,11 @@
  * (dcpi_eh_frame_hdr_table); from each start, libdw gives the frame state
  * of an address and the range [start, end) it holds for
  * (dwarf_cfi_addrframe, dwarf_frame_info), so the FDE is walked row by
- * row, each row read once.  The rules taken are the ones compilers emit
+ * row, each row read once.  A table opened for lookups
+ * (dcpi_unwind_table_open_fd) compiles an FDE only when a lookup first
+ * falls in it: a run's samples reach a few dozen of libc's 3,700 FDEs,
+ * and the whole table (7 ms for libc, 18 for libpython here) would be
+ * built while the profiled program runs.  The rules taken are the ones compilers emit
  * for x86-64 code: the CFA as rsp or rbp plus an offset (DW_OP_bregN), the
  * return address saved at CFA - 8, rbp saved at CFA + N or untouched, and
  * the PLT's expression (rsp + 8, + 8 past the entry's push).  Any other
@@ -31,16 +35,29 @@
 #define MAX_ROWS (1u << 24)
 #define USER_TOP 0x800000000000ull   /* x86-64 user addresses lie below */
 
+/* What a table opened for lookups keeps: the image's CFI (libdw's, over
+ * the sections read into memory) and, per FDE, where its rows are. */
+struct dcpi_unwind_lazy {
+	Elf *elf;
+	Dwarf_CFI *cfi;
+	uint64_t *fde;          /* dcpi_eh_frame_hdr_table's pairs: [2i] the start */
+	size_t nfde;
+	uint32_t *at, *cnt;     /* FDE i's rows: rows[at[i]], cnt[i] of them */
+	uint8_t *done;          /* FDE i compiled */
+	size_t cap;             /* rows allocated */
+};
+
 struct build {
 	struct dcpi_unwind_table *t;
 	size_t cap;
+	size_t floor;           /* rows below it are another FDE's: kept as they are */
 };
 
 static int push(struct build *b, const struct dcpi_unwind_row *r)
 {
 	struct dcpi_unwind_table *t = b->t;
 
-	if (t->n && t->rows[t->n - 1].start == r->start) { /* an empty row before: replaced */
+	if (t->n > b->floor && t->rows[t->n - 1].start == r->start) { /* an empty row before: replaced */
 		t->rows[t->n - 1] = *r;
 		goto merge;
 	}
@@ -55,7 +72,7 @@ static int push(struct build *b, const struct dcpi_unwind_row *r)
 	}
 	t->rows[t->n++] = *r;
 merge:	/* the same rule as the row before: one row */
-	if (t->n >= 2) {
+	if (t->n >= b->floor + 2) {
 		struct dcpi_unwind_row *p = &t->rows[t->n - 2], *q = &t->rows[t->n - 1];
 
 		if (p->kind == q->kind && p->cfa_off == q->cfa_off && p->bp_off == q->bp_off)
@@ -483,16 +500,33 @@ static void exec_segments(Elf *elf, uint64_t fsize, struct dcpi_unwind_table *t)
 	}
 }
 
-static int build(Elf *elf, uint64_t fsize, const char *name, struct dcpi_unwind_table *t)
+static void lazy_free(struct dcpi_unwind_lazy *z)
 {
-	struct build b = { t, 0 };
-	GElf_Ehdr eh;
-	Dwarf_CFI *cfi;
-	const uint8_t *hdr;
-	uint64_t *v = NULL, hdr_vaddr = 0;
-	size_t n = 0, hdr_len = 0;
-	int err = 0;
+	if (!z)
+		return;
+	if (z->cfi)
+		dwarf_cfi_end(z->cfi);
+	if (z->elf)
+		elf_end(z->elf);
+	free(z->fde);
+	free(z->at);
+	free(z->cnt);
+	free(z->done);
+	free(z);
+}
 
+/* Everything but the rows: the segments, the entry, the FDEs' starts, the
+ * CFI checked and handed to libdw.  z takes elf. */
+static int prepare(Elf *elf, uint64_t fsize, const char *name, struct dcpi_unwind_table *t,
+		   struct dcpi_unwind_lazy *z)
+{
+	GElf_Ehdr eh;
+	const uint8_t *hdr;
+	uint64_t hdr_vaddr = 0;
+	size_t hdr_len = 0;
+	int err;
+
+	z->elf = elf;
 	if (!gelf_getehdr(elf, &eh))
 		return dcpi_error(EBADMSG, "%s: not an ELF file", name);
 	if (eh.e_machine != EM_X86_64)
@@ -500,29 +534,44 @@ static int build(Elf *elf, uint64_t fsize, const char *name, struct dcpi_unwind_
 	exec_segments(elf, fsize, t);
 	t->entry = eh.e_entry;
 	if (!(hdr = eh_frame_hdr(elf, fsize, &hdr_vaddr, &hdr_len)) ||
-	    !(n = dcpi_eh_frame_hdr_table(hdr, hdr_len, hdr_vaddr, &v)))
+	    !(z->nfde = dcpi_eh_frame_hdr_table(hdr, hdr_len, hdr_vaddr, &z->fde)))
 		return dcpi_error(ENOENT, "%s: no .eh_frame_hdr table to unwind with", name);
-	if ((err = check_cfi(elf, name))) {
-		free(v);
+	if ((err = check_cfi(elf, name)))
 		return err;
-	}
-	if (!(cfi = dwarf_getcfi_elf(elf))) {
-		free(v);
+	if (!(z->cfi = dwarf_getcfi_elf(elf)))
 		return dcpi_error(EBADMSG, "%s: .eh_frame: %s", name, dwarf_errmsg(-1));
-	}
-	for (size_t i = 0; i < n && !err; i++) {
-		uint64_t lo = v[2 * i], hi = i + 1 < n ? v[2 * i + 2] : UINT64_MAX;
+	return 0;
+}
+
+/* Every FDE's rows, in order: the whole table. */
+static int build_all(struct dcpi_unwind_table *t, struct dcpi_unwind_lazy *z)
+{
+	struct build b = { t, 0, 0 };
+	int err = 0;
+
+	for (size_t i = 0; i < z->nfde && !err; i++) {
+		uint64_t lo = z->fde[2 * i], hi = i + 1 < z->nfde ? z->fde[2 * i + 2] : UINT64_MAX;
 
 		t->fdes++;
-		err = walk_fde(&b, cfi, lo, hi);
+		err = walk_fde(&b, z->cfi, lo, hi);
 	}
-	dwarf_cfi_end(cfi);
-	free(v);
-	if (err) {
-		dcpi_unwind_table_free(t);
-		return err;
-	}
-	return 0;
+	return err;
+}
+
+/* FDE i's rows, after the rows already there (a lookup's first visit). */
+static void compile_fde(struct dcpi_unwind_table *t, size_t i)
+{
+	struct dcpi_unwind_lazy *z = t->lazy;
+	struct build b = { t, z->cap, t->n };
+	uint64_t lo = z->fde[2 * i], hi = i + 1 < z->nfde ? z->fde[2 * i + 2] : UINT64_MAX;
+
+	t->fdes++;
+	/* out of memory or rows: the rows made so far, and none past them */
+	(void)walk_fde(&b, z->cfi, lo, hi);
+	z->cap = b.cap;
+	z->at[i] = (uint32_t)b.floor;
+	z->cnt[i] = (uint32_t)(t->n - b.floor);
+	z->done[i] = 1;
 }
 
 /* Whether the ELF header's program and section header tables lie in the
@@ -545,23 +594,70 @@ static int headers_fit(int fd, uint64_t size, const char *name)
 	return 0;
 }
 
-int dcpi_unwind_table_build_fd(int fd, const char *name, struct dcpi_unwind_table *t)
+/* The table of the image on fd with everything but its rows (z kept). */
+static int open_fd(int fd, const char *name, struct dcpi_unwind_table *t,
+		   struct dcpi_unwind_lazy **out)
 {
 	struct stat st;
+	struct dcpi_unwind_lazy *z;
 	Elf *elf;
 	int err;
 
 	memset(t, 0, sizeof(*t));
+	*out = NULL;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return dcpi_error(EINVAL, "%s: not a regular file", name);
 	if ((err = headers_fit(fd, (uint64_t)st.st_size, name)))
 		return err;
+	if (!(z = calloc(1, sizeof(*z))))
+		return dcpi_error(ENOMEM, "out of memory");
 	elf_version(EV_CURRENT);
-	if (!(elf = elf_begin(fd, ELF_C_READ, NULL)))
+	if (!(elf = elf_begin(fd, ELF_C_READ, NULL))) {
+		free(z);
 		return dcpi_error(EBADMSG, "%s: %s", name, elf_errmsg(-1));
-	err = build(elf, (uint64_t)st.st_size, name, t);
-	elf_end(elf);
+	}
+	if ((err = prepare(elf, (uint64_t)st.st_size, name, t, z))) {
+		lazy_free(z);
+		memset(t, 0, sizeof(*t));
+		return err;
+	}
+	*out = z;
+	return 0;
+}
+
+int dcpi_unwind_table_build_fd(int fd, const char *name, struct dcpi_unwind_table *t)
+{
+	struct dcpi_unwind_lazy *z;
+	int err = open_fd(fd, name, t, &z);
+
+	if (err)
+		return err;
+	err = build_all(t, z);
+	lazy_free(z);
+	if (err)
+		dcpi_unwind_table_free(t);
 	return err;
+}
+
+int dcpi_unwind_table_open_fd(int fd, const char *name, struct dcpi_unwind_table *t)
+{
+	struct dcpi_unwind_lazy *z;
+	int err = open_fd(fd, name, t, &z);
+
+	if (err)
+		return err;
+	if (!(z->at = calloc(z->nfde, sizeof(*z->at))) ||
+	    !(z->cnt = calloc(z->nfde, sizeof(*z->cnt))) ||
+	    !(z->done = calloc(z->nfde, 1))) {
+		lazy_free(z);
+		memset(t, 0, sizeof(*t));
+		return dcpi_error(ENOMEM, "out of memory");
+	}
+	/* what libdw needs of the file was read by now (the sections'
+	   data, the header's table): the descriptor is the caller's again */
+	elf_cntl(z->elf, ELF_C_FDDONE);
+	t->lazy = z;
+	return 0;
 }
 
 int dcpi_unwind_table_build(const char *path, struct dcpi_unwind_table *t)
@@ -578,14 +674,16 @@ int dcpi_unwind_table_build(const char *path, struct dcpi_unwind_table *t)
 
 void dcpi_unwind_table_free(struct dcpi_unwind_table *t)
 {
+	lazy_free(t->lazy);
 	free(t->rows);
 	memset(t, 0, sizeof(*t));
 }
 
-const struct dcpi_unwind_row *dcpi_unwind_lookup(const struct dcpi_unwind_table *t,
-						 uint64_t vaddr)
+/* The last of rows [lo, hi) that starts at or before vaddr, or NULL. */
+static const struct dcpi_unwind_row *last_row(const struct dcpi_unwind_table *t, size_t lo,
+					      size_t hi, uint64_t vaddr)
 {
-	size_t l = 0, h = t->n;
+	size_t l = lo, h = hi;
 
 	while (l < h) { /* the first row starting past vaddr */
 		size_t m = l + (h - l) / 2;
@@ -595,16 +693,46 @@ const struct dcpi_unwind_row *dcpi_unwind_lookup(const struct dcpi_unwind_table 
 		else
 			h = m;
 	}
-	if (t->entry && vaddr - t->entry < 64 && (!l || t->rows[l - 1].kind == DCPI_UW_NONE)) {
+	return l > lo ? &t->rows[l - 1] : NULL;
+}
+
+/* A table opened for lookups: the rows of the FDE vaddr falls in,
+ * compiled on the first visit. */
+static const struct dcpi_unwind_row *lookup_lazy(struct dcpi_unwind_table *t, uint64_t vaddr)
+{
+	struct dcpi_unwind_lazy *z = t->lazy;
+	size_t l = 0, h = z->nfde, i;
+
+	while (l < h) { /* the first FDE starting past vaddr */
+		size_t m = l + (h - l) / 2;
+
+		if (z->fde[2 * m] <= vaddr)
+			l = m + 1;
+		else
+			h = m;
+	}
+	if (!l)
+		return NULL;
+	i = l - 1;
+	if (!z->done[i])
+		compile_fde(t, i);
+	return last_row(t, z->at[i], (size_t)z->at[i] + z->cnt[i], vaddr);
+}
+
+const struct dcpi_unwind_row *dcpi_unwind_lookup(struct dcpi_unwind_table *t, uint64_t vaddr)
+{
+	const struct dcpi_unwind_row *row = t->lazy ? lookup_lazy(t, vaddr)
+						    : last_row(t, 0, t->n, vaddr);
+
+	if (t->entry && vaddr - t->entry < 64 && (!row || row->kind == DCPI_UW_NONE)) {
 		static const struct dcpi_unwind_row outermost = { 0, 0, DCPI_UW_SAME, DCPI_UW_END, 0 };
 
 		return &outermost;
 	}
-	return l ? &t->rows[l - 1] : NULL;
+	return row;
 }
 
-const struct dcpi_unwind_row *dcpi_unwind_lookup_off(const struct dcpi_unwind_table *t,
-						     uint64_t off)
+const struct dcpi_unwind_row *dcpi_unwind_lookup_off(struct dcpi_unwind_table *t, uint64_t off)
 {
 	for (size_t i = 0; i < t->nsegs; i++)
 		if (off >= t->segs[i].off && off - t->segs[i].off < t->segs[i].len)

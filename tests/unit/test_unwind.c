@@ -8,6 +8,7 @@
  * that falls), the frame-pointer fallback, and the tables of the real
  * libc and liblzma (no frame pointers) built whole. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ static const char fixture_s[] =
 
 static const struct dcpi_unwind_row no_row = { 0, 0, 0, 0xff, 0 };
 
-static const struct dcpi_unwind_row *at(const struct dcpi_unwind_table *t, uint64_t a)
+static const struct dcpi_unwind_row *at(struct dcpi_unwind_table *t, uint64_t a)
 {
 	const struct dcpi_unwind_row *r = dcpi_unwind_lookup(t, a);
 
@@ -231,6 +232,77 @@ static void test_real(const char *path)
 	dcpi_unwind_table_free(&t);
 }
 
+/* A table opened for lookups gives what the whole table gives, at every
+ * row's start and the byte before it, looked up in a scattered order (so
+ * FDEs are compiled out of order, each after others' rows), with its
+ * file's descriptor closed before the first lookup; and it compiles only
+ * the FDEs looked up in. */
+static void test_lazy(const char *path)
+{
+	struct dcpi_unwind_table whole, t;
+	size_t n, bad = 0, k;
+	uint64_t *a;
+	int fd, err;
+
+	if (access(path, R_OK)) {
+		T_SKIP("%s is not here", path);
+		return;
+	}
+	if (dcpi_unwind_table_build(path, &whole)) {
+		T_OK(0, "%s: the whole table builds: %s", path, dcpi_errmsg());
+		return;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	err = fd < 0 ? -errno : dcpi_unwind_table_open_fd(fd, path, &t);
+	if (fd >= 0)
+		close(fd);
+	T_EQ(err, 0, "%s: opened for lookups%s%s", path, err ? ": " : "", err ? dcpi_errmsg() : "");
+	if (err) {
+		dcpi_unwind_table_free(&whole);
+		return;
+	}
+	T_OK(t.n == 0 && t.fdes == 0 && t.entry == whole.entry && t.nsegs == whole.nsegs,
+	     "%s: opened, nothing compiled yet (%zu rows), entry and segments read", path, t.n);
+	n = 2 * whole.n + 2;
+	a = malloc(n * sizeof(*a));
+	if (!a) {
+		dcpi_unwind_table_free(&whole);
+		dcpi_unwind_table_free(&t);
+		return;
+	}
+	for (size_t i = 0; i < whole.n; i++) {
+		a[2 * i] = whole.rows[i].start;
+		a[2 * i + 1] = whole.rows[i].start - 1;
+	}
+	a[n - 2] = whole.entry;
+	a[n - 1] = whole.entry + 3;
+	/* the first lookup compiles one FDE */
+	(void)dcpi_unwind_lookup(&t, a[n / 2]);
+	T_EQ(t.fdes, 1, "%s: one lookup, one FDE compiled", path);
+	/* scattered: a step coprime with n visits every address once */
+	k = n / 3 + 1;
+	while (n > 1 && (k % 2 == 0 || n % k == 0 || k % n == 0))
+		k++;
+	for (size_t i = 0, j = 0; i < n; i++, j = (j + k) % n) {
+		const struct dcpi_unwind_row *w = dcpi_unwind_lookup(&whole, a[j]);
+		const struct dcpi_unwind_row *l = dcpi_unwind_lookup(&t, a[j]);
+
+		if (!w != !l || (w && (w->kind != l->kind || w->cfa_off != l->cfa_off ||
+				       w->bp_off != l->bp_off))) {
+			if (bad++ < 3)
+				printf("# 0x%" PRIx64 ": whole %d/%d/%d, looked up %d/%d/%d\n", a[j],
+				       w ? w->kind : -1, w ? w->cfa_off : 0, w ? w->bp_off : 0,
+				       l ? l->kind : -1, l ? l->cfa_off : 0, l ? l->bp_off : 0);
+		}
+	}
+	T_OK(bad == 0 && t.fdes <= whole.fdes,
+	     "%s: %zu addresses, the same rule as the whole table's at each (%zu differ; %zu of "
+	     "%zu FDEs compiled)", path, n, bad, t.fdes, whole.fdes);
+	free(a);
+	dcpi_unwind_table_free(&whole);
+	dcpi_unwind_table_free(&t);
+}
+
 int main(void)
 {
 	struct dcpi_unwind_table t;
@@ -241,6 +313,8 @@ int main(void)
 	test_step();
 	test_real("/usr/lib/x86_64-linux-gnu/libc.so.6");
 	test_real("/usr/lib/x86_64-linux-gnu/liblzma.so.5");
+	test_lazy("/usr/lib/x86_64-linux-gnu/libc.so.6");
+	test_lazy(fx_path("fx.so"));
 	T_OK(dcpi_unwind_table_build("/nonexistent", &t) == -ENOENT && t.n == 0,
 	     "a missing file: -ENOENT, an empty table");
 	T_OK(dcpi_unwind_table_build(fx_path("fx.s"), &t) == -EBADMSG && t.n == 0,
@@ -251,6 +325,13 @@ int main(void)
 		     "a file cut short, its section headers past its end: refused before libelf "
 		     "allocates for them (%s)", dcpi_errmsg());
 	T_OK(dcpi_unwind_table_build("/dev/null", &t) == -EINVAL, "not a regular file: refused");
+	{
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		T_OK(dcpi_unwind_table_open_fd(fd, "/dev/null", &t) == -EINVAL && !t.lazy,
+		     "opened for lookups: not a regular file, refused");
+		close(fd);
+	}
 	/* an entry point without CFI (as ld.so's _dl_start_user): the outermost frame */
 	{
 		FILE *f = fopen(fx_path("entry.s"), "w");
@@ -267,6 +348,7 @@ int main(void)
 			     "the entry point's first bytes, no FDE there: the outermost frame "
 			     "(entry 0x%" PRIx64 ")", t.entry);
 			dcpi_unwind_table_free(&t);
+			test_lazy(fx_path("entry"));
 		} else {
 			T_SKIP("cannot link the entry-point fixture");
 		}
@@ -285,6 +367,13 @@ int main(void)
 			     strstr(dcpi_errmsg(), "no compiler writes") && t.n == 0,
 			     "CFI naming register 500,000,000: refused before libdw runs it (%s)",
 			     dcpi_errmsg());
+		if (!access(fx_path("huge.so"), R_OK)) {
+			int fd = open(fx_path("huge.so"), O_RDONLY | O_CLOEXEC);
+
+			T_OK(dcpi_unwind_table_open_fd(fd, "huge.so", &t) == -EBADMSG && !t.lazy &&
+			     t.n == 0, "and opened for lookups: refused the same, nothing kept");
+			close(fd);
+		}
 		else
 			T_SKIP("cannot assemble the huge-register fixture");
 	}
