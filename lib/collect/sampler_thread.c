@@ -28,6 +28,12 @@
 #define DEFAULT_MAX_BYTES ((size_t)256 << 20)
 #define DEFAULT_INTERVAL_MS 100u
 #define MAX_RINGS 4096u
+/* Chunks the caller has consumed are kept for the copier's next passes,
+ * up to this many (4 MiB): a chunk freshly allocated is pages the kernel
+ * must fault in and zero, and freed ones go back to it (with stacks, a
+ * pass of a busy process's samples is tens of chunks, and the faults
+ * were an eighth of the collector's time on sort's threads). */
+#define POOL_MAX 64u
 
 struct chunk {
 	struct chunk *next;
@@ -66,6 +72,10 @@ struct tsampler {
 	int *cpu;                    /* per ring: its CPU, -1 until known */
 	int err;                     /* the first error of a copy since the last drain */
 	char errmsg[512];
+	/* under pool_lock (taken alone): chunks to reuse */
+	pthread_mutex_t pool_lock;
+	struct chunk *pool;
+	size_t npool;
 };
 
 static struct tsampler *of(struct dcpi_sampler *s)
@@ -94,6 +104,40 @@ static void chunks_append(struct chunks *a, struct chunks *b)
 	a->tail = b->tail;
 	a->bytes += b->bytes;
 	memset(b, 0, sizeof(*b));
+}
+
+/* A chunk to fill: one kept from earlier, else a new one. */
+static struct chunk *chunk_get(struct tsampler *t)
+{
+	struct chunk *k;
+
+	pthread_mutex_lock(&t->pool_lock);
+	if ((k = t->pool)) {
+		t->pool = k->next;
+		t->npool--;
+	}
+	pthread_mutex_unlock(&t->pool_lock);
+	return k ? k : malloc(sizeof(*k));
+}
+
+/* Consumed chunks: kept for reuse up to POOL_MAX, the rest freed. */
+static void chunks_recycle(struct tsampler *t, struct chunks *c)
+{
+	struct chunk *k = c->head, *next;
+
+	pthread_mutex_lock(&t->pool_lock);
+	for (; k && t->npool < POOL_MAX; k = next) {
+		next = k->next;
+		k->next = t->pool;
+		t->pool = k;
+		t->npool++;
+	}
+	pthread_mutex_unlock(&t->pool_lock);
+	for (; k; k = next) {
+		next = k->next;
+		free(k);
+	}
+	memset(c, 0, sizeof(*c));
 }
 
 /* ---- copying (under ring_lock) ------------------------------------------- */
@@ -125,7 +169,7 @@ static int copy_record(void *arg, const void *raw, size_t len)
 	if (len > CHUNK_BYTES)
 		return 0; /* cannot be: the header's size is 16 bits */
 	if (!k || CHUNK_BYTES - k->len < len) {
-		if (!(k = malloc(sizeof(*k))))
+		if (!(k = chunk_get(c->t)))
 			return dcpi_error(ENOMEM, "out of memory copying the rings");
 		k->next = NULL;
 		k->len = 0;
@@ -298,7 +342,7 @@ static int t_drain(struct dcpi_sampler *s, dcpi_record_cb cb, void *arg)
 	struct chunks c;
 	int terr = take(of(s), &c), err = walk(&c, PICK_ALL, cb, arg);
 
-	chunks_free(&c);
+	chunks_recycle(of(s), &c);
 	return err ? err : terr;
 }
 
@@ -315,7 +359,7 @@ static int t_drain_split(struct dcpi_sampler *s, dcpi_record_cb side, int (*mid)
 		return err;
 	}
 	err = walk(&c, PICK_SAMPLES, samples, arg);
-	chunks_free(&c);
+	chunks_recycle(of(s), &c);
 	return err ? err : terr;
 }
 
@@ -411,9 +455,14 @@ static void t_close(struct dcpi_sampler *s)
 	if (t->stop_fd >= 0)
 		close(t->stop_fd);
 	chunks_free(&t->staged);
+	for (struct chunk *k = t->pool, *next; k; k = next) {
+		next = k->next;
+		free(k);
+	}
 	dcpi_sampler_close(t->inner);
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->ring_lock);
+	pthread_mutex_destroy(&t->pool_lock);
 	free(t->fds);
 	free(t->pass_lost);
 	free(t->pass_cpu);
@@ -489,6 +538,7 @@ int dcpi_sampler_thread_new(struct dcpi_sampler *inner, const struct dcpi_sample
 	t->cgroup = o && o->cgroup;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->ring_lock, NULL);
+	pthread_mutex_init(&t->pool_lock, NULL);
 	t->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	t->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (t->notify_fd < 0 || t->stop_fd < 0)
