@@ -133,11 +133,8 @@ static void chunks_recycle(struct tsampler *t, struct chunks *c)
 		t->npool++;
 	}
 	pthread_mutex_unlock(&t->pool_lock);
-	for (; k; k = next) {
-		next = k->next;
-		free(k);
-	}
-	memset(c, 0, sizeof(*c));
+	c->head = k;
+	chunks_free(c);
 }
 
 /* ---- copying (under ring_lock) ------------------------------------------- */
@@ -455,10 +452,7 @@ static void t_close(struct dcpi_sampler *s)
 	if (t->stop_fd >= 0)
 		close(t->stop_fd);
 	chunks_free(&t->staged);
-	for (struct chunk *k = t->pool, *next; k; k = next) {
-		next = k->next;
-		free(k);
-	}
+	chunks_free(&(struct chunks){ t->pool, NULL, 0 });
 	dcpi_sampler_close(t->inner);
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->ring_lock);

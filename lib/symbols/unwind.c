@@ -9,12 +9,12 @@
  * (dcpi_unwind_table_open_fd) compiles an FDE only when a lookup first
  * falls in it: a run's samples reach a few dozen of libc's 3,700 FDEs,
  * and the whole table (7 ms for libc, 18 for libpython here) would be
- * built while the profiled program runs.  The rules taken are the ones compilers emit
- * for x86-64 code: the CFA as rsp or rbp plus an offset (DW_OP_bregN), the
- * return address saved at CFA - 8, rbp saved at CFA + N or untouched, and
- * the PLT's expression (rsp + 8, + 8 past the entry's push).  Any other
- * rule makes a row of kind NONE, counted: the walk stops there rather
- * than guess. */
+ * built while the profiled program runs.  The rules taken are the ones
+ * compilers emit for x86-64 code: the CFA as rsp or rbp plus an offset
+ * (DW_OP_bregN), the return address saved at CFA - 8, rbp saved at CFA + N
+ * or untouched, and the PLT's expression (rsp + 8, + 8 past the entry's
+ * push).  Any other rule makes a row of kind NONE, counted: the walk stops
+ * there rather than guess. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
