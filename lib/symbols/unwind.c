@@ -543,18 +543,21 @@ static int prepare(Elf *elf, uint64_t fsize, const char *name, struct dcpi_unwin
 	return 0;
 }
 
+/* FDE i's rows, from its start up to the next FDE's. */
+static int walk_nth(struct build *b, const struct dcpi_unwind_lazy *z, size_t i)
+{
+	b->t->fdes++;
+	return walk_fde(b, z->cfi, z->fde[2 * i], i + 1 < z->nfde ? z->fde[2 * i + 2] : UINT64_MAX);
+}
+
 /* Every FDE's rows, in order: the whole table. */
 static int build_all(struct dcpi_unwind_table *t, struct dcpi_unwind_lazy *z)
 {
 	struct build b = { t, 0, 0 };
 	int err = 0;
 
-	for (size_t i = 0; i < z->nfde && !err; i++) {
-		uint64_t lo = z->fde[2 * i], hi = i + 1 < z->nfde ? z->fde[2 * i + 2] : UINT64_MAX;
-
-		t->fdes++;
-		err = walk_fde(&b, z->cfi, lo, hi);
-	}
+	for (size_t i = 0; i < z->nfde && !err; i++)
+		err = walk_nth(&b, z, i);
 	return err;
 }
 
@@ -563,11 +566,9 @@ static void compile_fde(struct dcpi_unwind_table *t, size_t i)
 {
 	struct dcpi_unwind_lazy *z = t->lazy;
 	struct build b = { t, z->cap, t->n };
-	uint64_t lo = z->fde[2 * i], hi = i + 1 < z->nfde ? z->fde[2 * i + 2] : UINT64_MAX;
 
-	t->fdes++;
 	/* out of memory or rows: the rows made so far, and none past them */
-	(void)walk_fde(&b, z->cfi, lo, hi);
+	(void)walk_nth(&b, z, i);
 	z->cap = b.cap;
 	z->at[i] = (uint32_t)b.floor;
 	z->cnt[i] = (uint32_t)(t->n - b.floor);
