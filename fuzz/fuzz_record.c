@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "dcpi/record.h"
+#include "dcpi/stacktops.h"
 #include "dcpi/vprof.h"
 #include "dcpi/sampler.h"
 
@@ -97,6 +98,10 @@ static void check_flags(const uint8_t *raw, size_t size, unsigned flags)
  * sample, registers, chain and used stack. */
 static void check_stack(const uint8_t *raw, size_t size)
 {
+	static struct dcpi_stack_tops *tops; /* empty between inputs */
+
+	if (!tops)
+		tops = dcpi_stack_tops_new();
 	for (int cg = 0; cg < 2; cg++) {
 		struct dcpi_sample s;
 		struct dcpi_stack_sample st;
@@ -121,15 +126,37 @@ static void check_stack(const uint8_t *raw, size_t size)
 
 			if (!c)
 				return;
-			n = dcpi_record_compact_stack(raw, size, cg, c);
+			n = dcpi_record_compact_stack(raw, size, cg, NULL, c);
 			if (!n || n > size || dcpi_record_decode_stack_sample(c, n, cg, &s2, &st2) ||
 			    s2.ip != s.ip || s2.pid != s.pid || s2.time != s.time ||
+			    s2.misc != (s.misc & ~DCPI_MISC_STACK_CUT) ||
 			    s2.cgroup != s.cgroup || st2.nchain != st.nchain || st2.abi != st.abi ||
 			    st2.sp != st.sp || st2.bp != st.bp || st2.ip != st.ip ||
 			    st2.stack_len != st.stack_len ||
 			    (st.stack_len && memcmp(st2.stack, st.stack, st.stack_len)) ||
 			    (st.nchain && memcmp(st2.chain, st.chain, 8 * st.nchain)))
 				abort();
+			/* cut at a top the input's last bytes choose, near its sp:
+			   still a sample of the same fields, its copy the first
+			   bytes of the whole one, marked when shorter */
+			if (tops && st.stack_len) {
+				uint64_t want;
+
+				dcpi_stack_tops_set(tops, s.tid, st.sp + raw[size - 1] * 8u + 1);
+				want = dcpi_stack_tops_keep(dcpi_stack_tops_get(tops, s.tid), st.sp,
+							    st.stack_len);
+				n = dcpi_record_compact_stack(raw, size, cg, tops, c);
+				dcpi_stack_tops_drop(tops, s.tid);
+				if (dcpi_stack_tops_get(tops, s.tid) != 0 || !n || n > size ||
+				    dcpi_record_decode_stack_sample(c, n, cg, &s2, &st2) ||
+				    s2.ip != s.ip || s2.pid != s.pid || s2.tid != s.tid ||
+				    s2.cgroup != s.cgroup || st2.sp != st.sp ||
+				    st2.nchain != st.nchain ||
+				    st2.stack_len != want ||
+				    memcmp(st2.stack, st.stack, st2.stack_len) ||
+				    !(s2.misc & DCPI_MISC_STACK_CUT) != !(st2.stack_len < st.stack_len))
+					abort();
+			}
 			free(c);
 		}
 	}

@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!(copy = malloc(size - pos + 1)))
 		return 0;
 	memcpy(copy, data + pos, size - pos);
-	s = (struct dcpi_unwind_stack){ copy, size - pos, r.sp };
+	s = (struct dcpi_unwind_stack){ copy, size - pos, r.sp, NULL };
 	for (int k = 0; k < MAX_FRAMES; k++) {
 		uint64_t sp = r.sp;
 		const struct dcpi_unwind_row *row = dcpi_unwind_lookup(&t, k ? r.ip - 1 : r.ip);

@@ -60,7 +60,7 @@ static struct dcpi_unwind_table *table_of(struct ctx *x, int idx)
 static void walk(struct ctx *x, const struct dcpi_sample *s, const struct dcpi_stack_sample *st)
 {
 	struct dcpi_unwind_regs r = { st->ip, st->sp, st->bp };
-	struct dcpi_unwind_stack stk = { st->stack, st->stack_len, st->sp };
+	struct dcpi_unwind_stack stk = { st->stack, st->stack_len, st->sp, NULL };
 	int res = DCPI_UW_STOP_NORULE, last = -1;
 	uint64_t lastoff = 0;
 

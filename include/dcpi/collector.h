@@ -62,8 +62,13 @@ struct dcpi_collector_opts {
 	   each epoch's start: must outlive the collector); NULL:
 	   dcpi_bins_default's */
 	const struct dcpi_bins *vbins;
+	/* with stacks: each thread's top is set after a whole walk and dropped
+	   after one that ran out of copy (dcpi/stacktops.h), for the sampler
+	   to cut copies by; NULL: not kept.  Must outlive the collector. */
+	struct dcpi_stack_tops *stack_tops;
 };
 
+struct dcpi_stack_tops;
 struct dcpi_collector;
 
 int dcpi_collector_new(const struct dcpi_collector_opts *o, struct dcpi_collector **out);

@@ -87,9 +87,19 @@ int dcpi_record_decode_stack_sample(const void *raw, size_t len, int cgroup,
 uint64_t dcpi_stack_chain_ip(const struct dcpi_stack_sample *st, uint64_t i);
 /* The sample raw (of the layout above) into out (len bytes of room) with
  * its stack copy cut to the part the stack used (rounded up to 8): most
- * samples use a few hundred bytes of a 16 KiB copy.  Its new length, or 0
- * (out untouched) when raw is not such a sample. */
-size_t dcpi_record_compact_stack(const void *raw, size_t len, int cgroup, void *out);
+ * samples use a few hundred bytes of a 16 KiB copy.  With tops (may be
+ * NULL), cut further to where the sampled thread's walks stop, when that
+ * is known and lies inside the copy (dcpi/stacktops.h): the record's
+ * dyn_size then says the cut length, and its header's misc has
+ * DCPI_MISC_STACK_CUT.  Its new length, or 0 (out untouched) when raw is
+ * not such a sample. */
+/* A bit of a sample's misc the kernel leaves clear (it has meanings in
+ * other records only): set in records dcpi_record_compact_stack cut at
+ * their thread's stack top. */
+#define DCPI_MISC_STACK_CUT (1u << 12)
+struct dcpi_stack_tops;
+size_t dcpi_record_compact_stack(const void *raw, size_t len, int cgroup,
+				 const struct dcpi_stack_tops *tops, void *out);
 
 /* Samples of precise memory events (issue 26: a load-latency event, Intel
  * PEBS load latency or AMD IBS op, dcpi-events(7) ldlat): every event of

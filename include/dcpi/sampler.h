@@ -187,6 +187,10 @@ struct dcpi_sampler_thread_opts {
 				   inner sampler was opened: each is copied with
 				   its stack copy cut to the part the stack used
 				   (dcpi_record_compact_stack) */
+	/* with stacks: where each thread's walks stop (dcpi/stacktops.h), to
+	   cut its copies there; NULL: not cut.  Read only here; it must
+	   outlive the sampler. */
+	const struct dcpi_stack_tops *tops;
 };
 
 int dcpi_sampler_thread_new(struct dcpi_sampler *inner, const struct dcpi_sampler_thread_opts *o,

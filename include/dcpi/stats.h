@@ -41,6 +41,9 @@ struct dcpi_epoch_stats {
 	uint64_t sample_cost_ns;    /* what one sample's interrupt costs the task
 				   it interrupts, as the collector measured it
 				   (dcpi/overhead.h); 0: not measured */
+	uint64_t stack_copies_cut;  /* samples whose stack copy was cut at their
+				   thread's stack top (dcpi/stacktops.h); 0
+				   also when not written */
 	uint32_t ncpus;
 	uint32_t nevents;
 	struct dcpi_stats_event ev[DCPI_MAX_EVENTS];

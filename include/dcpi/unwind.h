@@ -99,11 +99,13 @@ struct dcpi_unwind_regs {
 };
 
 /* The sampled stack: len bytes copied from address base (the sample's rsp)
- * up. */
+ * up.  reach, when set, is raised to the end of every read the steps make
+ * (the address below which a walk read: dcpi/stacktops.h). */
 struct dcpi_unwind_stack {
 	const uint8_t *data;
 	size_t len;
 	uint64_t base;
+	uint64_t *reach;
 };
 
 enum dcpi_unwind_step_result {

@@ -27,6 +27,7 @@
 #include "dcpi/error.h"
 #include "dcpi/file.h"
 #include "dcpi/stacks.h"
+#include "dcpi/stacktops.h"
 #include "dcpi/unwind.h"
 #include "collector_priv.h"
 #include "internal.h"
@@ -355,6 +356,7 @@ int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 
 	if (!c->stk || ev >= c->events.n)
 		return 0;
+	c->stats.stack_copies_cut += (s->misc & DCPI_MISC_STACK_CUT) != 0;
 	if ((err = label_of(c, s->pid, &label)))
 		return err;
 	if (kernel) { /* the kernel's chain, its context markers left out */
@@ -378,7 +380,8 @@ int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 			return err;
 	} else {
 		struct dcpi_unwind_regs r = { st->ip, st->sp, st->bp };
-		struct dcpi_unwind_stack stk = { st->stack, st->stack_len, st->sp };
+		uint64_t reach = 0;
+		struct dcpi_unwind_stack stk = { st->stack, st->stack_len, st->sp, &reach };
 
 		for (int depth = 0; n < DCPI_STACK_MAX_FRAMES; depth++) {
 			struct dcpi_unwind_table *t;
@@ -398,6 +401,13 @@ int dcpi_col_stack_count(struct dcpi_collector *c, const struct dcpi_sample *s,
 				break;
 			}
 		}
+		/* where this thread's walks stop, for cutting its next copies;
+		   a walk that ran out of a copy so cut (at a top another thread
+		   of the same id left, say) undoes it */
+		if (end == DCPI_STACK_END_WHOLE)
+			dcpi_stack_tops_set(c->o.stack_tops, s->tid, reach > r.sp ? reach : r.sp);
+		else if (end == DCPI_STACK_END_COPY && (s->misc & DCPI_MISC_STACK_CUT))
+			dcpi_stack_tops_drop(c->o.stack_tops, s->tid);
 	}
 	/* kept per process when an image of it is (dcpid -bypid IMAGE), or the
 	   process's label is (-bypid K=V): the processes that ran the image */

@@ -11,6 +11,7 @@
 
 #include "dcpi/error.h"
 #include "dcpi/record.h"
+#include "dcpi/stacktops.h"
 #include "dcpi/vprof.h"
 
 #define TRAILER 24 /* pid, tid (2 x u32), time (u64), identifier (u64) */
@@ -283,15 +284,16 @@ int dcpi_mem_source(uint64_t data_src)
 	return DCPI_SRC_OTHER;
 }
 
-size_t dcpi_record_compact_stack(const void *raw, size_t len, int cgroup, void *out)
+size_t dcpi_record_compact_stack(const void *raw, size_t len, int cgroup,
+				 const struct dcpi_stack_tops *tops, void *out)
 {
 	const uint8_t *p = raw;
 	uint8_t *o = out;
 	struct dcpi_sample s;
 	struct dcpi_stack_sample st;
 	size_t at, size, rest, keep, n;
-	uint64_t k;
-	uint16_t nlen;
+	uint64_t k, used;
+	uint16_t nlen, misc;
 	int cg;
 
 	if (dcpi_record_decode_stack_sample(raw, len, cgroup, &s, &st))
@@ -303,7 +305,9 @@ size_t dcpi_record_compact_stack(const void *raw, size_t len, int cgroup, void *
 	memcpy(&k, p + at - 8, 8);
 	size = (size_t)k;
 	cg = rest - size - (size ? 8 : 0) == 8; /* the record adds up (decoded) */
-	keep = (st.stack_len + 7) & ~(size_t)7;
+	/* what the stack used, or less: where the thread's walks stop */
+	used = dcpi_stack_tops_keep(dcpi_stack_tops_get(tops, s.tid), st.sp, st.stack_len);
+	keep = (used + 7) & ~(size_t)7;
 	if (keep > size)
 		keep = size;
 	memcpy(o, p, at - 8);
@@ -312,7 +316,10 @@ size_t dcpi_record_compact_stack(const void *raw, size_t len, int cgroup, void *
 	memcpy(o + at, st.stack, keep);
 	n = at + keep;
 	if (keep) { /* dyn_size: only after a copy that is not empty */
-		memcpy(o + n, p + at + size, 8);
+		if (used < st.stack_len)
+			memcpy(o + n, &used, 8);
+		else
+			memcpy(o + n, p + at + size, 8);
 		n += 8;
 	}
 	if (cg) {
@@ -321,6 +328,10 @@ size_t dcpi_record_compact_stack(const void *raw, size_t len, int cgroup, void *
 	}
 	nlen = (uint16_t)n;
 	memcpy(o + 6, &nlen, 2);              /* perf_event_header.size */
+	/* the mark is ours alone: cleared where the kernel's record had it */
+	misc = (uint16_t)((s.misc & ~DCPI_MISC_STACK_CUT) |
+			  (used < st.stack_len ? DCPI_MISC_STACK_CUT : 0));
+	memcpy(o + 4, &misc, 2);              /* perf_event_header.misc */
 	return n;
 }
 

@@ -14,6 +14,7 @@
 #include "dcpi/label.h"
 #include "dcpi/run.h"
 #include "dcpi/snapshot.h"
+#include "dcpi/stacktops.h"
 
 struct dcpi_run {
 	struct dcpi_run_opts o;      /* pointer options cleared: the copies below */
@@ -25,6 +26,7 @@ struct dcpi_run {
 	char platdir[4096];
 	struct dcpi_sampler *sampler; /* NULL until dcpi_run_open */
 	struct dcpi_collector *col;
+	struct dcpi_stack_tops *tops; /* with stacks: shared by the two */
 	struct dcpi_bins vbins;      /* DB/bins, for precise memory samples */
 	int has_vbins;
 	int kernel;                  /* kernel-mode samples are taken */
@@ -94,6 +96,9 @@ static int new_collector(struct dcpi_run *r, const struct dcpi_run_opts *o)
 
 	load_vbins(r);
 	co.vbins = r->has_vbins ? &r->vbins : NULL;
+	if (o->sampling.stack_bytes && !(r->tops = dcpi_stack_tops_new()))
+		return dcpi_error(ENOMEM, "out of memory");
+	co.stack_tops = r->tops;
 	return dcpi_collector_new(&co, &r->col);
 }
 
@@ -144,6 +149,7 @@ void dcpi_run_free(struct dcpi_run *r)
 		return;
 	dcpi_sampler_close(r->sampler);
 	dcpi_collector_free(r->col);
+	dcpi_stack_tops_free(r->tops);
 	dcpi_buf_release(&r->kallsyms);
 	dcpi_buf_release(&r->pre_text);
 	dcpi_buf_release(&r->pre_gz);
@@ -158,7 +164,8 @@ void dcpi_run_free(struct dcpi_run *r)
 static int open_sampler(struct dcpi_run *r, const struct dcpi_sampler_opts *so)
 {
 	struct dcpi_sampler_thread_opts to = { .max_bytes = r->o.stage_max,
-					       .stacks = so->stack_bytes != 0, .cgroup = so->cgroup };
+					       .stacks = so->stack_bytes != 0, .cgroup = so->cgroup,
+					       .tops = r->tops };
 	struct dcpi_sampler *s;
 	int err = dcpi_sampler_open(r->o.sampler, &r->events, so, &r->sampler);
 
@@ -356,6 +363,7 @@ static void begin_stats(struct dcpi_run *r)
 	st->unknown = old.unknown;
 	st->kernel = old.kernel;
 	st->label_other = old.label_other;
+	st->stack_copies_cut = old.stack_copies_cut;
 	st->start = old.start;
 	st->clock_khz = r->o.clock_khz ? r->o.clock_khz : old.clock_khz;
 	st->sample_cost_ns = r->o.sample_cost_ns ? r->o.sample_cost_ns : old.sample_cost_ns;

@@ -53,6 +53,7 @@ struct tsampler {
 	size_t max_bytes;
 	unsigned interval_ms;
 	int stacks, cgroup;          /* dcpi_sampler_thread_opts */
+	const struct dcpi_stack_tops *tops;
 	unsigned nrings;             /* inner's rings read one by one; 1 when it cannot */
 	int notify_fd, stop_fd;      /* eventfds */
 	pthread_t thread;
@@ -180,7 +181,8 @@ static int copy_record(void *arg, const void *raw, size_t len)
 	/* a sample's stack copy, cut to what the stack used */
 	if (c->t->stacks && len >= 8 && ((const struct perf_event_header *)raw)->type ==
 					    PERF_RECORD_SAMPLE) {
-		size_t n = dcpi_record_compact_stack(raw, len, c->t->cgroup, k->data + k->len);
+		size_t n = dcpi_record_compact_stack(raw, len, c->t->cgroup, c->t->tops,
+						     k->data + k->len);
 
 		if (n) {
 			k->len += n;
@@ -530,6 +532,7 @@ int dcpi_sampler_thread_new(struct dcpi_sampler *inner, const struct dcpi_sample
 	t->interval_ms = o && o->interval_ms ? o->interval_ms : DEFAULT_INTERVAL_MS;
 	t->stacks = o && o->stacks;
 	t->cgroup = o && o->cgroup;
+	t->tops = o ? o->tops : NULL;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->ring_lock, NULL);
 	pthread_mutex_init(&t->pool_lock, NULL);

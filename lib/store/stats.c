@@ -66,6 +66,8 @@ int dcpi_stats_write(const char *path, const struct dcpi_epoch_stats *st, unsign
 		err = dcpi_buf_printf(&b, "collector_cpu_ns %" PRIu64 "\n", st->collector_cpu_ns);
 	if (!err && st->sample_cost_ns)
 		err = dcpi_buf_printf(&b, "sample_cost_ns %" PRIu64 "\n", st->sample_cost_ns);
+	if (!err && st->stack_copies_cut)
+		err = dcpi_buf_printf(&b, "stack_copies_cut %" PRIu64 "\n", st->stack_copies_cut);
 	if (!err && st->labels[0])
 		err = dcpi_buf_printf(&b, "labels %s\nlabel_values %" PRIu64 "\nlabel_other %"
 				      PRIu64 "\n", st->labels, st->label_values, st->label_other);
@@ -140,6 +142,7 @@ static int parse_line(char *line, struct dcpi_epoch_stats *st)
 		{ "clock_khz", offsetof(struct dcpi_epoch_stats, clock_khz) },
 		{ "collector_cpu_ns", offsetof(struct dcpi_epoch_stats, collector_cpu_ns) },
 		{ "sample_cost_ns", offsetof(struct dcpi_epoch_stats, sample_cost_ns) },
+		{ "stack_copies_cut", offsetof(struct dcpi_epoch_stats, stack_copies_cut) },
 	};
 	char *val = strchr(line, ' ');
 	uint64_t x;
@@ -183,6 +186,10 @@ static int stats_possible(const struct dcpi_epoch_stats *st)
 	if (st->kernel > st->samples)
 		return dcpi_error(EBADMSG, "kernel %" PRIu64 " exceeds samples %" PRIu64
 				  " (kernel samples are among those read)", st->kernel, st->samples);
+	if (st->stack_copies_cut > st->samples)
+		return dcpi_error(EBADMSG, "stack_copies_cut %" PRIu64 " exceeds samples %" PRIu64
+				  " (the copies cut are samples' copies)", st->stack_copies_cut,
+				  st->samples);
 	if (st->lost > UINT64_MAX - st->samples)
 		return dcpi_error(EBADMSG, "samples %" PRIu64 " and lost %" PRIu64
 				  " add past 2^64", st->samples, st->lost);

@@ -747,6 +747,8 @@ static int read64(const struct dcpi_unwind_stack *s, uint64_t a, uint64_t *v)
 	if (a < s->base || a - s->base > s->len || s->len - (a - s->base) < 8)
 		return -1;
 	memcpy(v, s->data + (a - s->base), 8);
+	if (s->reach && *s->reach < a + 8)
+		*s->reach = a + 8;
 	return 0;
 }
 

@@ -18,22 +18,28 @@ import json, sys
 d = json.load(sys.stdin)
 print(" ".join("%s %.2f" % (r["procedure"], r["percent"][0]) for r in d["rows"] if r["depth"] == 1))'; }
 
-# near "NAME PCT ..." "NAME=WANT ...": the same names, each within 3 points
-near() { python3 - "$1" "$2" <<'EOF'
+# near "NAME PCT ..." "NAME=WANT ..." [POINTS]: the same names, each within
+# POINTS (3)
+near() { python3 - "$1" "$2" "${3:-3}" <<'EOF'
 import sys
 v = sys.argv[1].split()
 got = dict(zip(v[0::2], map(float, v[1::2])))
 want = {k: eval(x, {"__builtins__": {}}) for k, x in (w.split("=") for w in sys.argv[2].split())}
-sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in want) else 1)
+tol = float(sys.argv[3])
+sys.exit(0 if set(got) == set(want) and all(abs(got[k] - want[k]) <= tol for k in want) else 1)
 EOF
 }
 
-# 18 rounds (about 1,450 samples): at 6 (500) the machine's speed changing
-# under load moved a share by up to 4.5 points (the suite beside two CPU
-# hogs); at 18 eight runs beside them stayed within 0.8 of 60/30/10.  The
-# tail and chain runs below, likewise: 9 and 12 rounds, within 1.0 of 2:1
-# (at 3 and 6, up to 2.6)
-"$REC" -db "$T/db" -stacks -label comm -quiet -- "$T/callers" ratio 18 2>"$T/rec.err" ||
+# The runs are long enough in CPU time, not in rounds: 18 rounds were about
+# 1,450 samples on one host and 750 on a faster one, where a share's
+# binomial spread alone (1.8 points) failed "within 3" one run in ten.  So
+# the program goes on, in whole rounds, to 1.5 s of CPU (3,000 samples at
+# 2,000 a second: a spread of 0.9 point).  At 6 rounds (500 samples) the
+# machine's speed changing under load had also moved a share by up to 4.5
+# points beside two CPU hogs; rounds cut in slices (callers.c) and the
+# longer runs keep that small.  The tail, chain and thread runs below,
+# likewise
+"$REC" -db "$T/db" -stacks -label comm -quiet -- "$T/callers" ratio 18 1.5 2>"$T/rec.err" ||
 	{ fail "dcpi record -stacks runs" "$(cat "$T/rec.err")"; done_testing; }
 ls "$T"/db/*/*/epoch.stacks >/dev/null 2>&1 && pass "the epoch has its epoch.stacks" ||
 	fail "the epoch has its epoch.stacks" "$(ls -R "$T/db")"
@@ -175,7 +181,7 @@ grep -q '^stacks file$' <<<"$out" && [ "$sum" = "$total" ] &&
 	fail "dcpicat epoch.stacks: one line per stack" "sum $sum of $total; $(head -12 <<<"$out")"
 
 # dcpidiff -inclusive: the ratio epoch against the looper's, in one database
-"$REC" -db "$T/two" -stacks -quiet -- "$T/callers" ratio 12 2>/dev/null
+"$REC" -db "$T/two" -stacks -quiet -- "$T/callers" ratio 12 1.0 2>/dev/null
 sleep 1
 "$REC" -db "$T/two" -stacks -quiet -- "$T/callers" looper 40 2>/dev/null
 set -- $(ls "$T/two" | grep '^2' | sort)
@@ -212,7 +218,7 @@ out=$("$DCPI_BIN/dcpistats" -db "$T/two" -inclusive "$1/pid=1" 2>&1); rc=$?
 # 6b. a tail call: jumper() ends in a jump to leaf(), leaving no frame; the
 # call in two() went to jumper(), so its frame is put back (2:1 by construction)
 if objdump -d --no-show-raw-insn "$T/callers" | awk '/<jumper>:/,/^$/' | grep -qE 'jmp +[0-9a-f]+ <leaf>'; then
-	"$REC" -db "$T/tail" -stacks -quiet -- "$T/callers" tail 9 2>/dev/null
+	"$REC" -db "$T/tail" -stacks -quiet -- "$T/callers" tail 9 1.2 2>/dev/null
 	out=$("$P" -db "$T/tail" -callers leaf callers -json 2>&1)
 	s2=$(shares <<<"$out")
 	out2=$("$P" -db "$T/tail" -callers jumper callers 2>&1)
@@ -233,7 +239,7 @@ if awk '/<hop1>:/,/^$/' <<<"$dis" | grep -qE 'jmp +[0-9a-f]+ <hop2>' &&
 	awk '/<hop2>:/,/^$/' <<<"$dis" | grep -qE 'jmp +[0-9a-f]+ <leaf>' &&
 	awk '/<forker>:/,/^$/' <<<"$dis" | grep -qE 'j[a-z]+ +[0-9a-f]+ <forkb>' &&
 	awk '/<forker>:/,/^$/' <<<"$dis" | grep -qE 'j[a-z]+ +[0-9a-f]+ <forkc>'; then
-	"$REC" -db "$T/chain" -stacks -quiet -- "$T/callers" chain 12 2>/dev/null
+	"$REC" -db "$T/chain" -stacks -quiet -- "$T/callers" chain 12 1.2 2>/dev/null
 	s2=$("$P" -db "$T/chain" -callers leaf callers -json 2>&1 | shares)
 	h1=$("$P" -db "$T/chain" -callers hop2 callers 2>&1)
 	h0=$("$P" -db "$T/chain" -callers hop1 callers 2>&1)
@@ -246,6 +252,38 @@ if awk '/<hop1>:/,/^$/' <<<"$dis" | grep -qE 'jmp +[0-9a-f]+ <hop2>' &&
 else
 	skip "this compiler did not make hop1's, hop2's and forker's calls jumps (no chain to restore)"
 fi
+
+# 6d. threads: the 6:3:1 work in two threads at once.  A thread's stack
+# lies below other mappings, so its every copy would run the whole 16 KiB;
+# dcpi cuts a thread's copies where its whole walks end their reads
+# (dcpi/stacktops.h).  The cut copies still walk whole, and the shares hold.
+"$REC" -db "$T/thr" -stacks -quiet -- "$T/callers" threads 9 0.8 2>"$T/thr.err" ||
+	fail "dcpi record -stacks runs the threads" "$(cat "$T/thr.err")"
+s2=$("$P" -db "$T/thr" -callers leaf callers -json 2>&1 | shares)
+near "$s2" "six=60 three=30 one=10" &&
+	pass "threads: leaf's callers six, three, one at 60/30/10% within 3 points ($s2)" ||
+	fail "threads: leaf's callers six, three, one at 60/30/10% within 3 points" "$s2"
+out=$("$P" -db "$T/thr" -stacks -json -keep 100000000 2>&1)
+w=$(python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+tot = d["events"][0]["total"]
+P = [p["procedure"] for p in d["procedures"]]
+# leaf s samples: whole when the stack holds the thread s entry and runner
+leaf = [r for r in d["rows"] if P[r["frames"][-1]] == "leaf"]
+n = sum(r["counts"][0] for r in leaf)
+w = sum(r["counts"][0] for r in leaf if {"clone3", "start_thread", "runner"} <= {P[i] for i in r["frames"]})
+print(n, w, tot)' <<<"$out")
+read -r nleaf wleaf tot <<<"$w"
+cut=$(sed -n 's/^stack_copies_cut \([0-9]*\)$/\1/p' "$T"/thr/*/*/epoch.stats)
+smp=$(sed -n 's/^samples \([0-9]*\)$/\1/p' "$T"/thr/*/*/epoch.stats)
+[ "${nleaf:-0}" -ge 500 ] && [ $((wleaf * 1000)) -ge $((nleaf * 995)) ] &&
+	pass "threads: $wleaf of $nleaf leaf samples walked whole through runner and start_thread to clone3" ||
+	fail "threads: leaf samples walked whole through runner and start_thread to clone3 (99.5%)" "$w"
+[ -n "$cut" ] && [ -n "$smp" ] && [ $((cut * 10)) -ge $((smp * 8)) ] && [ "$cut" -le "$smp" ] &&
+	pass "threads: $cut of $smp samples' copies cut at their thread's stack top (epoch.stats)" ||
+	fail "threads: most copies cut at their thread's stack top (epoch.stats stack_copies_cut)" \
+		"cut '$cut' of '$smp'"
 
 # 7. CSV
 # (warnings, such as samples of no image on a busy machine, go to stderr)
@@ -334,25 +372,33 @@ else
 	# an ordinary user's hostile stacks beside it, all the while
 	chmod 755 "$T" "$T/hostile"
 	for m in loop kernel garbage deep unmapped; do as_nobody "$T/hostile" "$m" 400 & done
-	"$T/callers" ratio 18 & pa=$!
+	"$T/callers" ratio 18 1.5 & pa=$!
 	"$T/callers" looper 20 & pb=$!
 	wait
 	"$DCPI_BIN/dcpictl" -db "$T/d" -timeout 60 flush >/dev/null 2>&1
+	# within 5 points here: nine programs share the two CPUs (and, in CI,
+	# two CPU hogs), and system-wide timer samples fall on whichever runs
+	# when the timer fires, time the host took from the guest included.
+	# Six such runs of this section by hand beside two hogs, 3,000 samples
+	# of the ratio program each, put six at 56.6 to 61.7% and one at 8.5
+	# to 13.3%, with the collector that cuts copies at a thread's top and
+	# the one before it alike: far more than the samples' binomial spread
+	# (0.6 point), so the machine's.  dcpi record's runs above keep 3.
 	out=$("$P" -db "$T/d" -callers leaf "$T/callers" -json 2>&1)
 	s3=$(shares <<<"$out")
-	near "$s3" "six=60 three=30 one=10" && pass "dcpid -stacks: six, three, one at 60/30/10% within 3 points ($s3)" ||
-		fail "dcpid -stacks: six, three, one at 60/30/10% within 3 points" "$s3 $out"
+	near "$s3" "six=60 three=30 one=10" 5 && pass "dcpid -stacks: six, three, one at 60/30/10% within 5 points ($s3)" ||
+		fail "dcpid -stacks: six, three, one at 60/30/10% within 5 points" "$s3 $out"
 	# per process: -pid keeps them apart, EPOCH/pid=N chooses one
 	out=$("$P" -db "$T/d" -callers leaf "$T/callers" -pid -json 2>&1)
 	printf '%s' "$out" >"$T/pid.json"
-	python3 - "$pa" "$T/pid.json" <<'EOF2' && pass "-callers leaf -pid: one section, the ratio process's, 60/30/10% within 3 points" ||
+	python3 - "$pa" "$T/pid.json" <<'EOF2' && pass "-callers leaf -pid: one section, the ratio process's, 60/30/10% within 5 points" ||
 import json, sys
 d = json.load(open(sys.argv[2]))
 p = d["procedures"]
 assert len(p) == 1 and p[0]["pid"] == int(sys.argv[1]), [(x.get("pid"), x["procedure"]) for x in p]
 got = {r["procedure"]: r["percent"][0] for r in p[0]["rows"] if r["depth"] == 1}
 want = {"six": 60, "three": 30, "one": 10}
-assert set(got) == set(want) and all(abs(got[k] - want[k]) <= 3 for k in want), got
+assert set(got) == set(want) and all(abs(got[k] - want[k]) <= 5 for k in want), got
 EOF2
 		fail "-callers leaf -pid: one section, the ratio process's" "$out"
 	"$P" -db "$T/d" -inclusive -json -keep 100000 >"$T/all.json" 2>&1
@@ -376,7 +422,7 @@ EOF2
 import json, sys
 d = json.load(sys.stdin)
 r = {x["procedure"]: x for x in d["rows"]}
-assert abs(r["six"]["share_a"] - 60) <= 3 and r["six"]["b"] == 0, r["six"]
+assert abs(r["six"]["share_a"] - 60) <= 5 and r["six"]["b"] == 0, r["six"]
 assert r["get_next_random"]["a"] == 0 and r["get_next_random"]["share_b"] >= 95, r["get_next_random"]
 ' <<<"$out" && pass "dcpidiff -inclusive EPOCH/pid=A EPOCH/pid=B: each process's own stacks" ||
 		fail "dcpidiff -inclusive EPOCH/pid=A EPOCH/pid=B: each process's own stacks" "$out"

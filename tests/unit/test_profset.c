@@ -102,11 +102,12 @@ static void check_parse_refusals(void)
 		{ "samples 10\nclock_khz 100000001\n", "above 100000000 (100 GHz)" },
 		{ "samples 10\nunknown 11\n", "unknown 11 exceeds samples 10" },
 		{ "samples 10\nkernel 11\n", "kernel 11 exceeds samples 10" },
+		{ "samples 10\nstack_copies_cut 11\n", "stack_copies_cut 11 exceeds samples 10" },
 		{ "samples 10\nlost 18446744073709551606\n", "add past 2^64" },
 	};
 	struct dcpi_epoch_stats st;
 	const char *ok = "samples 10\nunknown 10\nkernel 10\nlost 18446744073709551605\n"
-			 "clock_khz 100000000\n";
+			 "clock_khz 100000000\nstack_copies_cut 10\n";
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int err = dcpi_stats_parse(bad[i].text, strlen(bad[i].text), &st);
@@ -116,6 +117,7 @@ static void check_parse_refusals(void)
 		     bad[i].says, err ? dcpi_errmsg() : "(none)");
 	}
 	T_EQ(dcpi_stats_parse(ok, strlen(ok), &st), 0, "the limits themselves are accepted");
+	T_EQ(st.stack_copies_cut, 10, "stack_copies_cut read");
 }
 
 /* An epoch.stats of text in root2's epoch/host directory. */

@@ -11,6 +11,7 @@
 #include "dcpi/error.h"
 #include "dcpi/event.h"
 #include "dcpi/record.h"
+#include "dcpi/stacktops.h"
 #include "dcpi/sampler.h"
 #include "dcpi/vprof.h"
 #include "tap.h"
@@ -285,7 +286,7 @@ static void test_compact_stack(void)
 
 	build_stack_sample(&r, 3, PERF_SAMPLE_REGS_ABI_64, 256, 20, 1);
 	dcpi_record_decode_stack_sample(r.b, r.n, 1, &s, &st);
-	n = dcpi_record_compact_stack(r.b, r.n, 1, out);
+	n = dcpi_record_compact_stack(r.b, r.n, 1, NULL, out);
 	T_EQ(n, r.n - (256 - 24), "256 bytes of copy, 20 used: 24 kept");
 	T_OK(n && dcpi_record_decode_stack_sample(out, n, 1, &s2, &st2) == 0 &&
 	     s2.ip == s.ip && s2.pid == s.pid && s2.time == s.time && s2.cgroup == 0x4242 &&
@@ -294,26 +295,124 @@ static void test_compact_stack(void)
 	     !memcmp(st2.stack, st.stack, 20),
 	     "the compacted sample decodes to the same fields, chain, registers, cgroup and stack");
 	build_stack_sample(&r, 0, PERF_SAMPLE_REGS_ABI_NONE, 0, 0, 0);
-	n = dcpi_record_compact_stack(r.b, r.n, 0, out);
+	n = dcpi_record_compact_stack(r.b, r.n, 0, NULL, out);
 	T_OK(n == r.n && !memcmp(out, r.b, n), "no copy at all: the same bytes");
 	/* a copy of which nothing was used (the page at sp unreadable) */
 	for (int cg = 0; cg < 2; cg++) {
 		build_stack_sample(&r, 1, PERF_SAMPLE_REGS_ABI_64, 64, 0, cg);
-		n = dcpi_record_compact_stack(r.b, r.n, cg, out);
+		n = dcpi_record_compact_stack(r.b, r.n, cg, NULL, out);
 		T_OK(n == r.n - 64 - 8 && dcpi_record_decode_stack_sample(out, n, cg, &s2, &st2) == 0 &&
 		     st2.stack_len == 0 && s2.cgroup == (cg ? 0x4242u : 0) && st2.sp == 0x7ffd0000,
 		     "a copy none of which was used (cgroup %d): an empty copy, no dynamic size, decodes", cg);
 	}
 	/* asked with a cgroup the kernel did not give */
 	build_stack_sample(&r, 1, PERF_SAMPLE_REGS_ABI_64, 64, 16, 0);
-	n = dcpi_record_compact_stack(r.b, r.n, 1, out);
+	n = dcpi_record_compact_stack(r.b, r.n, 1, NULL, out);
 	T_OK(n == r.n - 48 && dcpi_record_decode_stack_sample(out, n, 1, &s2, &st2) == 0 &&
 	     s2.cgroup == 0 && st2.stack_len == 16, "a cgroup asked for and not given: compacted, decodes");
 	build_stack_sample(&r, 1, PERF_SAMPLE_REGS_ABI_64, 64, 64, 0);
-	n = dcpi_record_compact_stack(r.b, r.n, 0, out);
+	n = dcpi_record_compact_stack(r.b, r.n, 0, NULL, out);
 	T_OK(n == r.n && !memcmp(out, r.b, n), "a copy used whole: the same bytes");
 	build_stack_sample(&r, 1, PERF_SAMPLE_REGS_ABI_64, 64, 65, 0);
-	T_EQ(dcpi_record_compact_stack(r.b, r.n, 0, out), 0, "not a valid sample: 0, nothing written");
+	T_EQ(dcpi_record_compact_stack(r.b, r.n, 0, NULL, out), 0, "not a valid sample: 0, nothing written");
+}
+
+/* Each thread's stack top (dcpi/stacktops.h): kept per thread id,
+ * rounded up to 32 bytes, refused outside the ids and addresses Linux
+ * gives, one slot per id modulo the table's size (the later one holds it;
+ * a drop of one id leaves another's); and the copies cut by it: at the top
+ * when it lies inside the copy, marked, decoding to the same first bytes;
+ * whole when the top is not the sample's thread's, lies at or below its
+ * stack pointer, or past the part used. */
+static void test_stack_tops(void)
+{
+	struct dcpi_stack_tops *t = dcpi_stack_tops_new();
+	struct dcpi_sample s, s2;
+	struct dcpi_stack_sample st, st2;
+	struct rec r;
+	uint8_t out[4096];
+	size_t n;
+
+	T_OK(t != NULL, "a table made");
+	if (!t)
+		return;
+	T_EQ(dcpi_stack_tops_get(t, 78), 0, "no top known at first");
+	dcpi_stack_tops_set(t, 78, 0x7ffd0041);
+	T_EQ(dcpi_stack_tops_get(t, 78), 0x7ffd0060, "a top, rounded up to 32 bytes");
+	T_EQ(dcpi_stack_tops_get(t, 79), 0, "another thread's: not known");
+	dcpi_stack_tops_set(t, 0, 0x1000);
+	dcpi_stack_tops_set(t, -5, 0x1000);
+	dcpi_stack_tops_set(t, 1 << 22, 0x1000);
+	T_OK(!dcpi_stack_tops_get(t, 0) && !dcpi_stack_tops_get(t, -5) &&
+	     !dcpi_stack_tops_get(t, 1 << 22), "thread ids outside 1..2^22-1 not kept");
+	dcpi_stack_tops_set(t, 4194303, 0x7fffffffffe0ull);
+	T_EQ(dcpi_stack_tops_get(t, 4194303), 0x7fffffffffe0ull,
+	     "the highest thread id and the highest user top kept as given");
+	dcpi_stack_tops_set(t, 81, (uint64_t)1 << 48);
+	T_EQ(dcpi_stack_tops_get(t, 81), 0, "a top past user space not kept");
+	dcpi_stack_tops_set(t, 78, 0x7ffd0041 - 100);
+	T_EQ(dcpi_stack_tops_get(t, 78), 0x7ffd0060, "a top a little lower leaves the higher");
+	dcpi_stack_tops_set(t, 78, 0x7ffd0041 - 65536);
+	T_EQ(dcpi_stack_tops_get(t, 78), 0x7ffc0060, "one 64 KiB lower or more replaces it (a reused id's stack)");
+	dcpi_stack_tops_set(t, 78, 0x7ffe0000);
+	T_EQ(dcpi_stack_tops_get(t, 78), 0x7ffe0000, "a higher one replaces it");
+	dcpi_stack_tops_set(t, 78 + 8192, 0x1000);
+	T_OK(dcpi_stack_tops_get(t, 78 + 8192) == 0x1000 && dcpi_stack_tops_get(t, 78) == 0,
+	     "an id on the same slot takes it: the other's is no longer known");
+	dcpi_stack_tops_drop(t, 78);
+	T_EQ(dcpi_stack_tops_get(t, 78 + 8192), 0x1000, "a drop of another id leaves the slot's");
+	dcpi_stack_tops_drop(t, 78 + 8192);
+	T_EQ(dcpi_stack_tops_get(t, 78 + 8192), 0, "dropped");
+	T_OK(dcpi_stack_tops_get(NULL, 78) == 0 && (dcpi_stack_tops_set(NULL, 78, 64),
+						    dcpi_stack_tops_drop(NULL, 78), 1),
+	     "no table: nothing known, nothing kept");
+	T_OK(dcpi_stack_tops_keep(0, 0x1000, 200) == 200 && dcpi_stack_tops_keep(0x1040, 0x1000, 200) == 64 &&
+	     dcpi_stack_tops_keep(0x1000, 0x1000, 200) == 200 &&
+	     dcpi_stack_tops_keep(0x0f00, 0x1000, 200) == 200 &&
+	     dcpi_stack_tops_keep(0x10c8, 0x1000, 200) == 200 &&
+	     dcpi_stack_tops_keep(0x2000, 0x1000, 200) == 200,
+	     "kept: to the top when it lies inside the part used, else the part used");
+
+	/* sample of thread 78, sp 0x7ffd0000, 256 bytes copied, 200 used */
+	build_stack_sample(&r, 3, PERF_SAMPLE_REGS_ABI_64, 256, 200, 1);
+	dcpi_record_decode_stack_sample(r.b, r.n, 1, &s, &st);
+	dcpi_stack_tops_set(t, 78, 0x7ffd0040);
+	n = dcpi_record_compact_stack(r.b, r.n, 1, t, out);
+	T_EQ(n, r.n - (256 - 64), "cut at the thread's top: 64 bytes of copy kept");
+	T_OK(n && dcpi_record_decode_stack_sample(out, n, 1, &s2, &st2) == 0 && st2.stack_len == 64 &&
+	     !memcmp(st2.stack, st.stack, 64) && s2.cgroup == 0x4242 && s2.tid == 78 &&
+	     st2.sp == st.sp && dcpi_stack_chain_ip(&st2, 2) == dcpi_stack_chain_ip(&st, 2),
+	     "the cut sample decodes: the copy's first 64 bytes, the rest as it was");
+	T_OK((s2.misc & DCPI_MISC_STACK_CUT) && (s2.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+						    (s.misc & PERF_RECORD_MISC_CPUMODE_MASK),
+	     "marked as cut, its mode kept");
+	T_OK(!(s.misc & DCPI_MISC_STACK_CUT), "(the kernel's record was not marked)");
+	{ /* the mark is ours: a record that came with it loses it uncut */
+		uint16_t m = PERF_RECORD_MISC_USER | DCPI_MISC_STACK_CUT;
+
+		memcpy(r.b + 4, &m, 2);
+		n = dcpi_record_compact_stack(r.b, r.n, 1, NULL, out);
+		T_OK(n && dcpi_record_decode_stack_sample(out, n, 1, &s2, &st2) == 0 &&
+		     s2.misc == PERF_RECORD_MISC_USER, "a record marked before it was cut: the mark cleared");
+		m = PERF_RECORD_MISC_USER;
+		memcpy(r.b + 4, &m, 2);
+	}
+	dcpi_stack_tops_set(t, 78, 0x7ffd0000 + 224);
+	n = dcpi_record_compact_stack(r.b, r.n, 1, t, out);
+	T_OK(n == r.n - (256 - 200) && dcpi_record_decode_stack_sample(out, n, 1, &s2, &st2) == 0 &&
+	     st2.stack_len == 200 && !(s2.misc & DCPI_MISC_STACK_CUT),
+	     "a top past the part used: the part used, not marked");
+	dcpi_stack_tops_drop(t, 78);
+	dcpi_stack_tops_set(t, 78, 0x7ffd0000);
+	n = dcpi_record_compact_stack(r.b, r.n, 1, t, out);
+	T_OK(n && dcpi_record_decode_stack_sample(out, n, 1, &s2, &st2) == 0 && st2.stack_len == 200 &&
+	     !(s2.misc & DCPI_MISC_STACK_CUT), "a top at the stack pointer (another stack): whole");
+	dcpi_stack_tops_drop(t, 78);
+	dcpi_stack_tops_set(t, 79, 0x7ffd0040);
+	n = dcpi_record_compact_stack(r.b, r.n, 1, t, out);
+	T_OK(n && dcpi_record_decode_stack_sample(out, n, 1, &s2, &st2) == 0 && st2.stack_len == 200 &&
+	     !(s2.misc & DCPI_MISC_STACK_CUT), "another thread's top: whole");
+	dcpi_stack_tops_free(t);
 }
 
 /* Precise memory samples: the layout field by field, the lengths refused,
@@ -432,6 +531,7 @@ int main(void)
 	test_sample();
 	test_stack_sample();
 	test_compact_stack();
+	test_stack_tops();
 	test_sample_cgroup();
 	test_mmap2();
 	test_sideband();

@@ -27,6 +27,7 @@
 #include "dcpi/loadmap.h"
 #include "dcpi/record.h"
 #include "dcpi/sampler.h"
+#include "dcpi/stacktops.h"
 #include "dcpi/symtab.h"
 #include "dcpi/unwind.h"
 #include "fixture.h"
@@ -61,7 +62,12 @@ struct ctx {
 	uint64_t dw_pc[MAX_DEPTH];
 	int dw_n;
 	size_t compared, same, same_len;
+	/* each walk again on its copy cut where the thread's whole walks
+	   ended their reads (dcpi/stacktops.h, as the collector keeps it) */
+	struct dcpi_stack_tops *tops;
+	size_t cut, cut_same;
 };
+
 
 static pid_t dw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
@@ -153,6 +159,30 @@ static struct dcpi_unwind_table *table_of(struct ctx *x, int idx)
 	return x->built[idx] == 1 ? &x->tables[idx] : NULL;
 }
 
+/* The walk of r on stk: its pcs as looked up, how it ended (*r: the last
+ * frame's registers). */
+static int walk_pcs(struct ctx *x, struct dcpi_unwind_regs *rp, const struct dcpi_unwind_stack *stk,
+		    uint64_t *pcs, int *n)
+{
+	struct dcpi_unwind_regs r = *rp;
+	int res = DCPI_UW_OK;
+
+	for (*n = 0; *n < MAX_DEPTH;) {
+		const struct dcpi_unwind_row *row = NULL;
+		struct dcpi_unwind_table *t;
+		uint64_t look = *n ? r.ip - 1 : r.ip, off;
+		int idx = dcpi_loadmap_resolve(x->lm, x->pid, look, 0, &off);
+
+		pcs[(*n)++] = look;
+		if (idx >= 0 && (t = table_of(x, idx)))
+			row = dcpi_unwind_lookup_off(t, off);
+		if ((res = dcpi_unwind_step(row, &r, stk, 0)) != DCPI_UW_OK)
+			break;
+	}
+	*rp = r;
+	return res;
+}
+
 static int on_record(void *arg, const void *raw, size_t len)
 {
 	struct ctx *x = arg;
@@ -178,7 +208,7 @@ static int on_record(void *arg, const void *raw, size_t len)
 		return 0;
 	x->samples++;
 	r = (struct dcpi_unwind_regs){ st.ip, st.sp, st.bp };
-	stk = (struct dcpi_unwind_stack){ st.stack, st.stack_len, st.sp };
+	stk = (struct dcpi_unwind_stack){ st.stack, st.stack_len, st.sp, NULL };
 	{
 		uint64_t ours[MAX_DEPTH];
 		int n = 0, k;
@@ -224,6 +254,24 @@ static int on_record(void *arg, const void *raw, size_t len)
 			break;
 		if (r.sp - st.sp > x->max_depth_bytes)
 			x->max_depth_bytes = r.sp - st.sp;
+	}
+	{ /* on the copy cut at the thread's top, when known: the same walk */
+		uint64_t reach = 0, a[MAX_DEPTH], b[MAX_DEPTH];
+		uint64_t keep = dcpi_stack_tops_keep(dcpi_stack_tops_get(x->tops, s.tid), st.sp,
+						     st.stack_len);
+		struct dcpi_unwind_stack whole = { st.stack, st.stack_len, st.sp, NULL };
+		struct dcpi_unwind_stack cut = { st.stack, keep, st.sp, &reach };
+		struct dcpi_unwind_regs ra = { st.ip, st.sp, st.bp }, rb = ra;
+		int na, nb, ea = walk_pcs(x, &ra, &whole, a, &na), eb = walk_pcs(x, &rb, &cut, b, &nb);
+
+		if (keep < st.stack_len) {
+			x->cut++;
+			x->cut_same += ea == eb && na == nb && !memcmp(a, b, sizeof(a[0]) * (size_t)na);
+		}
+		if (eb == DCPI_UW_STOP_END)
+			dcpi_stack_tops_set(x->tops, s.tid, reach > rb.sp ? reach : rb.sp);
+		else if (eb == DCPI_UW_STOP_TRUNCATED && keep < st.stack_len)
+			dcpi_stack_tops_drop(x->tops, s.tid);
 	}
 	for (int i = 0; i < depth; i++) {
 		leaf |= i == 0 && !strcmp(names[i], "leaf");
@@ -287,6 +335,7 @@ int main(void)
 		return t_done();
 	}
 	x.lm = dcpi_loadmap_new(NULL);
+	x.tops = dcpi_stack_tops_new();
 	x.pid = pid;
 	if (write(go[1], "x", 1) != 1)
 		return 1;
@@ -324,6 +373,13 @@ int main(void)
 	     x.in_leaf);
 	T_OK(x.in_leaf && x.whole * 100 >= x.in_leaf * 95,
 	     "%zu of %zu reach the outermost frame (_start)", x.whole, x.in_leaf);
+	printf("# %zu of %zu samples' copies cut at the thread's top: %zu of them walked the same\n",
+	       x.cut, x.samples, x.cut_same);
+	T_OK(x.cut * 10 >= x.samples * 9, "the copies cut at the thread's top once known (%zu of %zu)",
+	     x.cut, x.samples);
+	T_OK(x.cut && x.cut_same == x.cut,
+	     "every walk the same on its copy cut at the thread's top as on the whole copy "
+	     "(%zu of %zu)", x.cut_same, x.cut);
 	printf("# libdw unwound %zu of the samples too: %zu the same frames as far as both went, %zu "
 	       "the same frames and as many\n", x.compared, x.same, x.same_len);
 	T_OK(x.dwfl && x.compared >= 20, "libdw unwinds the same samples (%zu)", x.compared);
@@ -340,6 +396,7 @@ int main(void)
 			dcpi_symtab_close(x.syms[i]);
 	}
 	dcpi_loadmap_free(x.lm);
+	dcpi_stack_tops_free(x.tops);
 	fx_cleanup();
 	return t_done();
 }

@@ -1,5 +1,9 @@
 /* Who called it, by construction (tests/e2e/stacks; built -O2
  * -fomit-frame-pointer: no frame pointers, as Debian builds).
+ *   callers MODE [N [S]]  ratio, tail, chain, threads: N rounds at least,
+ *                       and on until S seconds of CPU time (each thread's,
+ *                       for threads): a fast machine then takes as many
+ *                       samples as a slow one
  *   callers ratio [N]   leaf() called from six(), three() and one() with
  *                       work in the ratio 6:3:1, N rounds (default 6).  A
  *                       round is cut in SLICES slices, each calling all
@@ -23,9 +27,15 @@
  *                       (forked() calls forker(), which jumps to forkb() or
  *                       forkc() by its argument's parity, each jumping to
  *                       leaf(): two ways, only the first known), N rounds,
- *                       each cut in SLICES slices */
+ *                       each cut in SLICES slices
+ *   callers threads [N] ratio's work in two threads at once, N rounds
+ *                       each (default 6): leaf() under six(), three() and
+ *                       one() under runner(), on threads' stacks (the
+ *                       copies dcpi cuts at each thread's top) */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define SLICES 10
 
@@ -71,17 +81,60 @@ __attribute__((noipa)) static void forker(unsigned long n)
 /* odd: forker jumps to forkb */
 __attribute__((noipa)) static void forked(void) { forker(14000000 / SLICES + 1); sink++; }
 
+/* The CPU time clock c has counted, in seconds. */
+static double cpu_s(clockid_t c)
+{
+	struct timespec ts;
+
+	return clock_gettime(c, &ts) ? 0 : (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Rounds: at least n slices, and on until the CPU time reaches s seconds
+ * (a fast machine takes as many samples as a slow one); whole slices. */
+struct rounds {
+	int n;
+	double s;
+};
+
+static int more(const struct rounds *r, int i, clockid_t c)
+{
+	return i < r->n || (r->s > 0 && cpu_s(c) < r->s);
+}
+
+__attribute__((noipa)) static void *runner(void *arg)
+{
+	for (int i = 0; more(arg, i, CLOCK_THREAD_CPUTIME_ID); i++) {
+		six();
+		three();
+		one();
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
+	struct rounds r = { (argc > 2 ? atoi(argv[2]) : 6) * SLICES, argc > 3 ? atof(argv[3]) : 0 };
+	const clockid_t pc = CLOCK_PROCESS_CPUTIME_ID;
+
+	if (argc > 1 && !strcmp(argv[1], "threads")) {
+		pthread_t t[2];
+
+		for (int i = 0; i < 2; i++)
+			if (pthread_create(&t[i], NULL, runner, &r))
+				return 1;
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		return 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "chain")) {
-		for (int i = 0, n = (argc > 2 ? atoi(argv[2]) : 6) * SLICES; i < n; i++) {
+		for (int i = 0; more(&r, i, pc); i++) {
 			chain();
 			forked();
 		}
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "tail")) {
-		for (int i = 0, n = (argc > 2 ? atoi(argv[2]) : 6) * SLICES; i < n; i++) {
+		for (int i = 0; more(&r, i, pc); i++) {
 			two();
 			direct();
 		}
@@ -93,7 +146,7 @@ int main(int argc, char **argv)
 		sink = get_next_random(m);
 		return 0;
 	}
-	for (int i = 0, n = (argc > 2 ? atoi(argv[2]) : 6) * SLICES; i < n; i++) {
+	for (int i = 0; more(&r, i, pc); i++) {
 		six();
 		three();
 		one();
