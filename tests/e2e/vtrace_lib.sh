@@ -292,12 +292,16 @@ ref = vprof.merged_bins(vprof.loads_of(l2, binary, "chase"), n)
 chase = vprof.merged_bins(vprof.loads_of(mem, binary, "chase"), n)
 arr = vprof.merged_bins(vprof.loads_of(mem, binary, "array_sum"), n)
 assert sum(ref) >= 200 and sum(chase) >= 200 and sum(arr) >= 100, (sum(ref), sum(chase), sum(arr))
-# L2's level as the library sees it: the 1 MiB chase's median bin; a load
-# that hits L2 or nearer is measured below twice its upper edge
-l2b = vprof.median_bin(ref)
-thr = 2 * (bins[l2b][1] + 1)
+# L2's level as the library sees it: the lower of the 1 MiB chase's median
+# bin and the array's (loads that are L2 hits or nearer by construction;
+# either alone can come out high when something ran on the core between
+# the signal and the load: under ASan beside two CPU hogs the 1 MiB chase
+# once measured 128-159 cycles, the array 24-31); a load that hits L2 or
+# nearer is measured below twice its upper edge
 mid = lambda i: (bins[i][0] + min(bins[i][1], 2 * bins[i][0] + 4)) / 2
 cm, am = vprof.median_bin(chase), vprof.median_bin(arr)
+l2b = min(vprof.median_bin(ref), am, key=mid)
+thr = 2 * (bins[l2b][1] + 1)
 above = sum(c for i, c in enumerate(chase) if bins[i][0] >= thr) / sum(chase)
 # the array against the chase of the same process (one calibration of the
 # timing code): below the chase's 10th percentile.  Not against the 1 MiB
@@ -307,7 +311,7 @@ above = sum(c for i, c in enumerate(chase) if bins[i][0] >= thr) / sum(chase)
 # 12-15 cycles against the array's 32-47
 p10 = vprof.quantile_bin(chase, 0.1)
 low = sum(c for i, c in enumerate(arr) if bins[i][1] < bins[p10][0]) / sum(arr)
-print("L2's level (the 1 MiB chase's median) %d-%d cycles; 512 MiB chase: median %d-%d, %.1f%% "
+print("L2's level (the lower of the 1 MiB chase's and the array's medians) %d-%d cycles; 512 MiB chase: median %d-%d, %.1f%% "
       "at %d or more, 10th percentile %d (%d samples); 16 KiB array: median %d-%d, %.1f%% below "
       "%d (%d samples)" %
       (bins[l2b][0], bins[l2b][1], bins[cm][0], bins[cm][1], 100 * above, thr, bins[p10][0],
@@ -319,7 +323,7 @@ print("L2's level (the 1 MiB chase's median) %d-%d cycles; 512 MiB chase: median
 # between: the ASan suite's run beside other tests once measured the
 # array at 64-95 cycles (the chase 320-383), against 24-31 in five runs
 # alone; two runs disturbed at once are far rarer
-assert mid(cm) >= 5 * min(mid(l2b), mid(am)), "chase median not 5x L2's level"
+assert mid(cm) >= 5 * mid(l2b), "chase median not 5x L2's level"
 assert am < cm, "array median not below the chase's"
 assert above >= 0.9, "chase: fewer than 90% above L2's level"
 assert low >= 0.9, "array: fewer than 90% below the chase's 10th percentile"
