@@ -159,8 +159,9 @@ static struct dcpi_unwind_table *table_of(struct ctx *x, int idx)
 	return x->built[idx] == 1 ? &x->tables[idx] : NULL;
 }
 
-/* The walk of r on stk: its pcs as looked up, how it ended (*r: the last
- * frame's registers). */
+/* The walk of r on stk: its frames' pcs (the sampled one, then return
+ * addresses, as libdw gives them; a caller is looked up at its return
+ * address less one), how it ended (*r: the last frame's registers). */
 static int walk_pcs(struct ctx *x, struct dcpi_unwind_regs *rp, const struct dcpi_unwind_stack *stk,
 		    uint64_t *pcs, int *n)
 {
@@ -173,7 +174,7 @@ static int walk_pcs(struct ctx *x, struct dcpi_unwind_regs *rp, const struct dcp
 		uint64_t look = *n ? r.ip - 1 : r.ip, off;
 		int idx = dcpi_loadmap_resolve(x->lm, x->pid, look, 0, &off);
 
-		pcs[(*n)++] = look;
+		pcs[(*n)++] = r.ip;
 		if (idx >= 0 && (t = table_of(x, idx)))
 			row = dcpi_unwind_lookup_off(t, off);
 		if ((res = dcpi_unwind_step(row, &r, stk, 0)) != DCPI_UW_OK)
@@ -191,6 +192,8 @@ static int on_record(void *arg, const void *raw, size_t len)
 	struct dcpi_unwind_regs r;
 	struct dcpi_unwind_stack stk;
 	const char *names[MAX_DEPTH];
+	uint64_t ours[MAX_DEPTH];     /* the walk on the whole copy */
+	int n = 0, end;
 	int depth = 0, res = DCPI_UW_OK, leaf = 0, seen_middle = 0, seen_outer = 0, seen_main = 0;
 	uint64_t off;
 	int idx;
@@ -209,21 +212,10 @@ static int on_record(void *arg, const void *raw, size_t len)
 	x->samples++;
 	r = (struct dcpi_unwind_regs){ st.ip, st.sp, st.bp };
 	stk = (struct dcpi_unwind_stack){ st.stack, st.stack_len, st.sp, NULL };
+	end = walk_pcs(x, &r, &stk, ours, &n);
 	{
-		uint64_t ours[MAX_DEPTH];
-		int n = 0, k;
+		int k;
 
-		while (n < MAX_DEPTH) { /* our frames' pcs: the sampled one, then return addresses */
-			const struct dcpi_unwind_row *row = NULL;
-			struct dcpi_unwind_table *t;
-
-			ours[n++] = r.ip;
-			idx = dcpi_loadmap_resolve(x->lm, x->pid, n > 1 ? r.ip - 1 : r.ip, 0, &off);
-			if (idx >= 0 && (t = table_of(x, idx)))
-				row = dcpi_unwind_lookup_off(t, off);
-			if (dcpi_unwind_step(row, &r, &stk, 0) != DCPI_UW_OK)
-				break;
-		}
 		if (x->dwfl) {
 			x->cur = &st;
 			x->dw_n = 0;
@@ -256,17 +248,16 @@ static int on_record(void *arg, const void *raw, size_t len)
 			x->max_depth_bytes = r.sp - st.sp;
 	}
 	{ /* on the copy cut at the thread's top, when known: the same walk */
-		uint64_t reach = 0, a[MAX_DEPTH], b[MAX_DEPTH];
+		uint64_t reach = 0, b[MAX_DEPTH];
 		uint64_t keep = dcpi_stack_tops_keep(dcpi_stack_tops_get(x->tops, s.tid), st.sp,
 						     st.stack_len);
-		struct dcpi_unwind_stack whole = { st.stack, st.stack_len, st.sp, NULL };
 		struct dcpi_unwind_stack cut = { st.stack, keep, st.sp, &reach };
-		struct dcpi_unwind_regs ra = { st.ip, st.sp, st.bp }, rb = ra;
-		int na, nb, ea = walk_pcs(x, &ra, &whole, a, &na), eb = walk_pcs(x, &rb, &cut, b, &nb);
+		struct dcpi_unwind_regs rb = { st.ip, st.sp, st.bp };
+		int nb, eb = walk_pcs(x, &rb, &cut, b, &nb);
 
 		if (keep < st.stack_len) {
 			x->cut++;
-			x->cut_same += ea == eb && na == nb && !memcmp(a, b, sizeof(a[0]) * (size_t)na);
+			x->cut_same += end == eb && n == nb && !memcmp(ours, b, sizeof(b[0]) * (size_t)n);
 		}
 		if (eb == DCPI_UW_STOP_END)
 			dcpi_stack_tops_set(x->tops, s.tid, reach > rb.sp ? reach : rb.sp);
