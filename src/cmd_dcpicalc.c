@@ -181,7 +181,7 @@ static const char *why_words(unsigned why, char *buf, size_t len)
 		{ DCPI_CALC_WHY_FEW, "few" }, { DCPI_CALC_WHY_STALL, "stall" },
 		{ DCPI_CALC_WHY_SKID, "skid" }, { DCPI_CALC_WHY_MOVED, "moved" },
 		{ DCPI_CALC_WHY_GRAPH, "graph" }, { DCPI_CALC_WHY_TIMER, "timer" },
-		{ DCPI_CALC_WHY_RAN, "ran" },
+		{ DCPI_CALC_WHY_RAN, "ran" }, { DCPI_CALC_WHY_PEAK, "peak" },
 	};
 	size_t at = 0;
 
@@ -312,7 +312,8 @@ static void print_intro(const struct calc *k)
 		printf("\nEstimates, not measurements: freq = %s executions, conf = confidence "
 		       "(H/M/L, and in parentheses what kept it from H: few samples, a "
 		       "stall, skid of a stall onto its samples, moved by the graph, the "
-		       "graph's count alone, or a timer's samples), best = best-case cycles per instruction, cpi = "
+		       "graph's count alone, a timer's samples, or half its samples where a stall "
+		       "ends: peak), best = best-case cycles per instruction, cpi = "
 		       "cycles sampled per execution, bound = what limits the best case.  Counts "
 		       "are printed to "
 		       "the digits their confidence carries: H three significant digits, M two, "

@@ -32,8 +32,11 @@
  * instruction in it (mode TIME), reconciliation moved it by at most 20%,
  * and (mode TIME) a cycles event, not a software clock; M: >=
  * DCPI_CALC_MEDIUM samples and moved by at most 50%; L otherwise, and for
- * blocks whose count comes from the graph alone.  What held a block below
- * H is in its why bits.
+ * blocks whose count comes from the graph alone.  From a software clock
+ * (mode TIME, timer): M needs DCPI_CALC_MEDIUM_TIMER firm samples and no
+ * peak (DCPI_CALC_WHY_PEAK), however far the graph moved it; else L (the
+ * rule make accuracy measured to hold, dcpicalc(1) ACCURACY).  What held
+ * a block below H is in its why bits.
  *
  * Skid: a time sample lands on the instruction after the one that was
  * waiting.  Block and class sums absorb skid inside a block; samples of a
@@ -56,6 +59,7 @@
 
 #define DCPI_CALC_HIGH 100
 #define DCPI_CALC_MEDIUM 16
+#define DCPI_CALC_MEDIUM_TIMER 64  /* mode TIME, a software clock: firm samples M needs */
 #define DCPI_CALC_REL_SCALE 1000.0
 
 enum dcpi_calc_mode {
@@ -105,6 +109,9 @@ enum dcpi_calc_why {
 	DCPI_CALC_WHY_RAN = 64,        /* the graph's count is 0, but samples inside
 					  the block (past its first instruction)
 					  say it ran: a lower bound, printed >0 */
+	DCPI_CALC_WHY_PEAK = 128,      /* mode time: half or more of the block's
+					  samples on one instruction, where a
+					  stall ends: L at most */
 };
 
 struct dcpi_calc_block {

@@ -551,6 +551,48 @@ static void test_skid(void)
 	T_EQ(c.blocks[0].conf, 'M', "a timer's estimate is M at most");
 	T_EQ(c.blocks[0].why, DCPI_CALC_WHY_TIMER, "and says timer (why %#x)", c.blocks[0].why);
 	dcpi_calc_free(&c);
+	/* a timer's block with half or more of its samples on one
+	 * instruction after a load (or on its first two) is L (peak); just
+	 * under half, or after register arithmetic, M; spread but fewer than
+	 * DCPI_CALC_MEDIUM_TIMER firm samples (past the second instruction),
+	 * L (few); at that many, M */
+	{
+		static const struct {
+			uint64_t t[7];
+			char conf;
+			unsigned why;
+			const char *what;
+		} cases[] = {
+			{ { 10, 10, 10, 900, 10, 10, 0 }, 'L',
+			  DCPI_CALC_WHY_TIMER | DCPI_CALC_WHY_PEAK | DCPI_CALC_WHY_SKID |
+			  DCPI_CALC_WHY_FEW, "900 of 950 on one: L (peak)" },
+			{ { 10, 10, 100, 340, 100, 120, 0 }, 'L',
+			  DCPI_CALC_WHY_TIMER | DCPI_CALC_WHY_PEAK | DCPI_CALC_WHY_SKID,
+			  "340 of 680 on one: L (peak)" },
+			{ { 10, 10, 100, 339, 100, 121, 0 }, 'M',
+			  DCPI_CALC_WHY_TIMER | DCPI_CALC_WHY_SKID, "339 of 680 on one: M" },
+			{ { 10, 10, 100, 100, 500, 100, 0 }, 'M', DCPI_CALC_WHY_TIMER,
+			  "500 of 820 on the test after a register add: no stall, M" },
+			{ { 500, 10, 100, 100, 100, 100, 0 }, 'L',
+			  DCPI_CALC_WHY_TIMER | DCPI_CALC_WHY_PEAK,
+			  "500 of 910 on the first instruction (a branch's refill): L (peak)" },
+			{ { 1, 1, 15, 15, 15, 15, 0 }, 'L', DCPI_CALC_WHY_TIMER | DCPI_CALC_WHY_FEW,
+			  "60 firm samples: L (few)" },
+			{ { 1, 1, 16, 16, 16, 16, 0 }, 'M', DCPI_CALC_WHY_TIMER | DCPI_CALC_WHY_FEW,
+			  "64 firm samples: M" },
+			{ { 0, 0, 0, 12, 0, 0, 0 }, 'L', DCPI_CALC_WHY_TIMER | DCPI_CALC_WHY_FEW |
+			  DCPI_CALC_WHY_SKID, "12 samples, all on one: too few to call a peak" },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			in.time = cases[i].t;
+			T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs on a timer's samples");
+			T_OK(c.blocks[0].conf == cases[i].conf && c.blocks[0].why == cases[i].why,
+			     "%s (%c, why %#x)", cases[i].what, c.blocks[0].conf, c.blocks[0].why);
+			dcpi_calc_free(&c);
+		}
+		in.time = even;
+	}
 	in.timer = 0;
 	/* another model's best case (make accuracy's llvm-mca): its cycles
 	 * where it answers, dcpi's own where it returns 0 */
