@@ -79,13 +79,28 @@ pprof_tool() {
 start_dcpid() {
 	local db=$1; shift
 	"$DCPI_BIN/dcpid" -db "$db" "$@" || return 1
-	at_exit "'$DCPI_BIN/dcpictl' -db '$db' -timeout 10 quit"
+	at_exit "stop_dcpid '$db'"
 	local i
 	for i in $(seq 50); do
 		"$DCPI_BIN/dcpictl" -db "$db" status >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
 	return 1
+}
+
+# stop_dcpid DB: ask DB's daemon to quit, and wait (10 s at most) until it
+# has exited.  Its last write (the epoch's kernel symbol snapshot, cut down)
+# comes after quit's answer: removing $T under it left that file, and so $T,
+# behind.
+stop_dcpid() {
+	local db=$1 pid i
+	pid=$(cat "$db/.dcpid-$(dcpi_host).lock" 2>/dev/null)
+	"$DCPI_BIN/dcpictl" -db "$db" -timeout 10 quit
+	[[ $pid =~ ^[0-9]+$ ]] || return 0
+	for i in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
 }
 
 # The daemon's name for this machine's platform directory (dcpi_db_host).
