@@ -29,6 +29,8 @@ struct work {
 	struct csr succ, pred;
 	struct tree dom, pdom;
 	size_t *order, *stack, *stack2;
+	uint64_t *cycles;        /* per node: the natural loops (one per back
+				    edge) that hold it, hashed */
 };
 
 static int csr_make(const struct dcpi_cfg *g, size_t nn, int reverse, struct csr *c)
@@ -197,17 +199,29 @@ static int size_desc(const void *pa, const void *pb)
 				  : (a->header < b->header ? -1 : a->header > b->header);
 }
 
+/* A back edge's own 64-bit name (splitmix64 of its number). */
+static uint64_t cycle_name(size_t i)
+{
+	uint64_t z = (uint64_t)i * 0x9e3779b97f4a7c15ull + 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 /* The natural loop of latch -> header: header, and what reaches latch
- * backwards without passing header.  Marks mark[v] = stamp; assigns
- * loop[v] = header when assign. */
+ * backwards without passing header.  Marks mark[v] = stamp; when assign,
+ * sets loop[v] = header and adds the loop's name (name) to cycles[v]. */
 static size_t loop_body(struct work *w, struct dcpi_cfg *g, const struct backedge *be,
-			size_t *mark, size_t stamp, int assign)
+			size_t *mark, size_t stamp, int assign, uint64_t name)
 {
 	size_t sp = 0, size = 1;
 
 	mark[be->header] = stamp;
-	if (assign && be->header < g->nblocks)
+	if (assign && be->header < g->nblocks) {
 		g->blocks[be->header].loop = be->header;
+		w->cycles[be->header] ^= name;
+	}
 	if (mark[be->latch] != stamp) {
 		mark[be->latch] = stamp;
 		w->stack[sp++] = be->latch;
@@ -216,8 +230,10 @@ static size_t loop_body(struct work *w, struct dcpi_cfg *g, const struct backedg
 	while (sp) {
 		size_t v = w->stack[--sp];
 
-		if (assign && v < g->nblocks)
+		if (assign && v < g->nblocks && v != be->header) {
 			g->blocks[v].loop = be->header;
+			w->cycles[v] ^= name;
+		}
 		for (size_t k = w->pred.first[v]; k < w->pred.first[v + 1]; k++) {
 			size_t p = w->pred.adj[k];
 
@@ -248,10 +264,10 @@ static int find_loops(struct work *w, struct dcpi_cfg *g)
 			be[nbe++] = (struct backedge){ u, h, 0 };
 	}
 	for (size_t i = 0; i < nbe; i++)
-		be[i].size = loop_body(w, g, &be[i], mark, 2 * i + 1, 0);
+		be[i].size = loop_body(w, g, &be[i], mark, 2 * i + 1, 0, 0);
 	qsort(be, nbe, sizeof(*be), size_desc);
 	for (size_t i = 0; i < nbe; i++)
-		loop_body(w, g, &be[i], mark, 2 * i + 2, 1);
+		loop_body(w, g, &be[i], mark, 2 * i + 2, 1, cycle_name(i));
 	free(be);
 	free(mark);
 	return 0;
@@ -284,7 +300,13 @@ static int classes(struct work *w, struct dcpi_cfg *g)
 
 		g->blocks[b].reachable = w->dom.rpo[b] != NONE;
 		for (size_t s = 0; a < g->nblocks && s < MAX_WALK; s++, a = w->dom.idom[a]) {
-			if (ancestor(&w->pdom, b, a) && g->blocks[a].loop == g->blocks[b].loop) {
+			/* a dominates b, b post-dominates a, and the two lie
+			 * on the same cycles: not only the same innermost
+			 * header, since loops that share one (a self-loop at
+			 * an outer loop's head, a continue) are cycles of
+			 * their own, which run one block more often */
+			if (ancestor(&w->pdom, b, a) && g->blocks[a].loop == g->blocks[b].loop &&
+			    w->cycles[a] == w->cycles[b]) {
 				uf[find(uf, b)] = find(uf, a);
 				break;
 			}
@@ -308,7 +330,7 @@ static void work_free(struct work *w)
 	free(w->succ.first), free(w->succ.adj), free(w->pred.first), free(w->pred.adj);
 	free(w->dom.idom), free(w->dom.rpo), free(w->dom.pre), free(w->dom.post);
 	free(w->pdom.idom), free(w->pdom.rpo), free(w->pdom.pre), free(w->pdom.post);
-	free(w->order), free(w->stack), free(w->stack2);
+	free(w->order), free(w->stack), free(w->stack2), free(w->cycles);
 }
 
 static int tree_alloc(struct tree *t, size_t nn)
@@ -331,7 +353,8 @@ int cfg_classes(struct dcpi_cfg *g)
 	w.order = calloc(w.nn, sizeof(size_t));
 	w.stack = calloc(w.nn + g->nedges + 1, sizeof(size_t));
 	w.stack2 = calloc(w.nn, sizeof(size_t));
-	err = !w.order || !w.stack || !w.stack2 ? -ENOMEM : 0;
+	w.cycles = calloc(w.nn, sizeof(uint64_t));
+	err = !w.order || !w.stack || !w.stack2 || !w.cycles ? -ENOMEM : 0;
 	if (!err)
 		err = csr_make(g, w.nn, 0, &w.succ);
 	if (!err)

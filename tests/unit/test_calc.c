@@ -189,6 +189,36 @@ static int has_edge(const struct dcpi_cfg *g, size_t from, size_t to, enum dcpi_
 static const uint8_t loop_code[] = { 0x85, 0xf6, 0x7e, 0x08, 0x01, 0xf8, 0xff, 0xce,
 				     0x75, 0xfa, 0xeb, 0x00, 0xc3 };
 
+/* Two back edges to one header, a continue's and the loop's own:
+ *   0: add $1,%rdx; test $1,%al; jne 0xe | 8: add $1,%rax; jmp 0
+ *   0xe: cmp %rdx,%rsi; jne 0 | 0x13: ret
+ * B0 dominates B2, B2 post-dominates B0, both have B0 as innermost loop
+ * header; but B0 is also on the continue's cycle (B0, B1), which B2 is
+ * not, and runs once more for each time round it: two classes. */
+static const uint8_t continue_code[] = { 0x48, 0x83, 0xc2, 0x01, 0xa8, 0x01, 0x75, 0x06,
+					 0x48, 0x83, 0xc0, 0x01, 0xeb, 0xf2, 0x48, 0x39,
+					 0xd6, 0x75, 0xed, 0xc3 };
+
+static void test_cfg_shared_header(void)
+{
+	struct dcpi_cfg g;
+	size_t n;
+	struct dcpi_insn *v = decode(continue_code, sizeof(continue_code), &n);
+
+	T_EQ(n, 8, "8 instructions decode");
+	T_EQ(dcpi_cfg_build(v, n, sizeof(*v), NULL, &g), 0, "graph builds");
+	T_EQ(g.nblocks, 4, "4 blocks");
+	T_OK(has_edge(&g, 1, 0, DCPI_EDGE_JUMP) && has_edge(&g, 2, 0, DCPI_EDGE_JUMP),
+	     "two back edges to B0");
+	T_OK(g.blocks[0].loop == 0 && g.blocks[2].loop == 0, "B0 and B2 in B0's loop");
+	T_OK(g.blocks[0].cls != g.blocks[2].cls,
+	     "B0 (on the continue's cycle too) and B2: two classes");
+	T_OK(g.blocks[1].cls != g.blocks[0].cls && g.blocks[1].cls != g.blocks[2].cls,
+	     "the continue's block its own class");
+	dcpi_cfg_free(&g);
+	free(v);
+}
+
 static void test_cfg_loop(void)
 {
 	struct dcpi_cfg g;
@@ -434,6 +464,52 @@ static void test_estimate(void)
 	T_EQ(dcpi_calc_run(&in, &c), -EINVAL, "retired mode without retired samples: EINVAL");
 	in.mode = DCPI_CALC_EXACT;
 	T_EQ(dcpi_calc_run(&in, &c), -EINVAL, "exact mode without counts: EINVAL");
+	free(v);
+}
+
+/* A loop that a side block can join: its back edge from the loop's own
+ * branch, and again from the compare and branch after it (gzip's
+ * longest_match: `cmpb; jne`, its samples all on the jne where the
+ * compare's load ends).  That block's estimate has no firm samples, so it
+ * is worth no more than an edge: the loop's flow is not drawn round it
+ * to keep it.
+ *   0: add $1,%rdx; add $1,%rcx; add $1,%rax; cmp %rdx,%rsi; jne 0
+ *   0x11: cmp %rax,(%rdi); jne 0 | 0x16: ret */
+static const uint8_t side_code[] = { 0x48, 0x83, 0xc2, 0x01, 0x48, 0x83, 0xc1, 0x01, 0x48,
+				     0x83, 0xc0, 0x01, 0x48, 0x39, 0xd6, 0x75, 0xef, 0x48,
+				     0x39, 0x07, 0x75, 0xea, 0xc3 };
+
+static void time_input(struct dcpi_calc_input *in, const struct dcpi_insn *v, size_t n,
+		       const uint64_t *t);
+
+static void test_no_firm_side(void)
+{
+	struct dcpi_calc_input in;
+	struct dcpi_calc c;
+	size_t n;
+	struct dcpi_insn *v = decode(side_code, sizeof(side_code), &n);
+	uint64_t t[8] = { 0, 100, 100, 100, 100, 0, 800, 5 };
+
+	T_EQ(n, 8, "8 instructions decode");
+	time_input(&in, v, n, t);
+	in.timer = 1;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs");
+	T_OK(c.cfg.nblocks == 3 && c.cfg.blocks[1].ninsns == 2, "loop, side block of 2, ret (%zu)",
+	     c.cfg.nblocks);
+	if (c.cfg.nblocks == 3) {
+		T_OK(c.cfg.blocks[0].cls != c.cfg.blocks[1].cls,
+		     "the loop's block and the side block: two classes (the loop's own "
+		     "back edge is a cycle the side block is not on)");
+		T_OK(c.blocks[1].support == 0 && c.blocks[1].estimate > 0,
+		     "the side block's estimate rests on no firm sample (%g)", c.blocks[1].estimate);
+		T_OK(c.blocks[1].freq < 0.8 * c.blocks[1].estimate,
+		     "the graph did not keep it whole (%g of %g)", c.blocks[1].freq,
+		     c.blocks[1].estimate);
+		T_OK(fabs(c.blocks[0].freq - c.blocks[0].estimate) < 0.2 * c.blocks[0].estimate,
+		     "the loop keeps its own (%g, estimated %g)", c.blocks[0].freq,
+		     c.blocks[0].estimate);
+	}
+	dcpi_calc_free(&c);
 	free(v);
 }
 
@@ -715,12 +791,14 @@ int main(void)
 	test_flow();
 	test_flow_random();
 	test_cfg_loop();
+	test_cfg_shared_header();
 	test_cfg_noreturn();
 	test_cfg_table();
 	test_cfg_bad();
 	test_cost();
 	test_estimate();
 	test_skid();
+	test_no_firm_side();
 	test_ran();
 	return t_done();
 }
