@@ -33,10 +33,11 @@
  * and (mode TIME) a cycles event, not a software clock; M: >=
  * DCPI_CALC_MEDIUM samples and moved by at most 50%; L otherwise, and for
  * blocks whose count comes from the graph alone.  From a software clock
- * (mode TIME, timer): M needs DCPI_CALC_MEDIUM_TIMER firm samples and no
- * peak (DCPI_CALC_WHY_PEAK), however far the graph moved it; else L (the
- * rule make accuracy measured to hold, dcpicalc(1) ACCURACY).  What held
- * a block below H is in its why bits.
+ * (mode TIME, timer): no peak (DCPI_CALC_WHY_PEAK) and
+ * DCPI_CALC_HIGH_TIMER firm samples is H, DCPI_CALC_MEDIUM_TIMER M,
+ * however far the graph moved it; else L (the rule make accuracy measured
+ * to hold, dcpicalc(1) ACCURACY).  What held a block below H is in its
+ * why bits.
  *
  * Skid: a time sample lands on the instruction after the one that was
  * waiting.  Block and class sums absorb skid inside a block; samples of a
@@ -60,6 +61,7 @@
 #define DCPI_CALC_HIGH 100
 #define DCPI_CALC_MEDIUM 16
 #define DCPI_CALC_MEDIUM_TIMER 64  /* mode TIME, a software clock: firm samples M needs */
+#define DCPI_CALC_HIGH_TIMER 300   /* and H, with no peak */
 #define DCPI_CALC_REL_SCALE 1000.0
 
 enum dcpi_calc_mode {
@@ -105,7 +107,8 @@ enum dcpi_calc_why {
 	DCPI_CALC_WHY_SKID = 16,       /* its firm samples sit mostly where a
 					  load's or a divide's stall lands */
 	DCPI_CALC_WHY_TIMER = 32,      /* time samples from a software clock
-					  (cpu-clock, task-clock): never H */
+					  (cpu-clock, task-clock): H needs
+					  DCPI_CALC_HIGH_TIMER firm samples */
 	DCPI_CALC_WHY_RAN = 64,        /* the graph's count is 0, but samples inside
 					  the block (past its first instruction)
 					  say it ran: a lower bound, printed >0 */

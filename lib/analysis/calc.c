@@ -437,16 +437,23 @@ static void confidences(const struct dcpi_calc_input *in, struct dcpi_calc *c,
 		cb->why |= skid ? DCPI_CALC_WHY_SKID : 0;
 		cb->why |= d > 0.2 ? DCPI_CALC_WHY_MOVED : 0;
 		if (in->mode == DCPI_CALC_TIME && in->timer) {
-			/* a software clock's samples (M at most): a peak, or
-			 * fewer than DCPI_CALC_MEDIUM_TIMER firm samples, is
-			 * L; the graph's moves do not demote it (measured on
-			 * make accuracy's profiles: the blocks it moved held
-			 * as often as those it left).  A cycles event keeps
-			 * the rules below, which no machine here can measure. */
+			/* a software clock's samples, by the rule measured on
+			 * make accuracy's profiles: a peak, or fewer than
+			 * DCPI_CALC_MEDIUM_TIMER firm samples, is L; from
+			 * DCPI_CALC_HIGH_TIMER firm samples without a peak, H;
+			 * M between.  Nothing else predicted a miss there (a
+			 * long-latency instruction, skid, the graph's moves:
+			 * the blocks it moved held as often as those it left),
+			 * so nothing else lowers it.  A cycles event keeps the
+			 * rules below, which no machine here can measure. */
 			int peak = peaked(in, c, b);
 
-			cb->why |= peak ? DCPI_CALC_WHY_PEAK : 0;
-			k = peak || est[b].support < DCPI_CALC_MEDIUM_TIMER ? 'L' : 'M';
+			k = peak || est[b].support < DCPI_CALC_MEDIUM_TIMER ? 'L'
+			    : est[b].support >= DCPI_CALC_HIGH_TIMER ? 'H' : 'M';
+			cb->why = k == 'H' ? 0
+				  : (cb->why & ~(unsigned)DCPI_CALC_WHY_FEW) |
+				    (peak ? DCPI_CALC_WHY_PEAK : 0) |
+				    (est[b].support < DCPI_CALC_HIGH_TIMER ? DCPI_CALC_WHY_FEW : 0);
 		} else if (d > 0.5)
 			k = 'L';
 		else if (d > 0.2)

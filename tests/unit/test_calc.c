@@ -621,17 +621,19 @@ static void test_skid(void)
 	own = c.blocks[0].cost.cycles;
 	own1 = c.blocks[1].cost.cycles;
 	dcpi_calc_free(&c);
-	/* the same samples from a software clock (cpu-clock): at most M */
+	/* the same samples from a software clock (cpu-clock): 1,200 firm
+	 * samples, spread: H, nothing held it down */
 	in.timer = 1;
 	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs on a timer's samples");
-	T_EQ(c.blocks[0].conf, 'M', "a timer's estimate is M at most");
-	T_EQ(c.blocks[0].why, DCPI_CALC_WHY_TIMER, "and says timer (why %#x)", c.blocks[0].why);
+	T_EQ(c.blocks[0].conf, 'H', "a timer's estimate on 1,200 firm samples, spread, is H");
+	T_EQ(c.blocks[0].why, 0, "and nothing held it down (why %#x)", c.blocks[0].why);
 	dcpi_calc_free(&c);
 	/* a timer's block with half or more of its samples on one
 	 * instruction after a load (or on its first two) is L (peak); just
-	 * under half, or after register arithmetic, M; spread but fewer than
-	 * DCPI_CALC_MEDIUM_TIMER firm samples (past the second instruction),
-	 * L (few); at that many, M */
+	 * under half, or after register arithmetic, no peak; spread, fewer
+	 * than DCPI_CALC_MEDIUM_TIMER firm samples (past the second
+	 * instruction) is L (few), from there M (few), from
+	 * DCPI_CALC_HIGH_TIMER H */
 	{
 		static const struct {
 			uint64_t t[7];
@@ -640,15 +642,18 @@ static void test_skid(void)
 			const char *what;
 		} cases[] = {
 			{ { 10, 10, 10, 900, 10, 10, 0 }, 'L',
-			  DCPI_CALC_WHY_TIMER | DCPI_CALC_WHY_PEAK | DCPI_CALC_WHY_SKID |
-			  DCPI_CALC_WHY_FEW, "900 of 950 on one: L (peak)" },
+			  DCPI_CALC_WHY_TIMER | DCPI_CALC_WHY_PEAK | DCPI_CALC_WHY_SKID,
+			  "900 of 950 on one: L (peak)" },
 			{ { 10, 10, 100, 340, 100, 120, 0 }, 'L',
 			  DCPI_CALC_WHY_TIMER | DCPI_CALC_WHY_PEAK | DCPI_CALC_WHY_SKID,
 			  "340 of 680 on one: L (peak)" },
-			{ { 10, 10, 100, 339, 100, 121, 0 }, 'M',
-			  DCPI_CALC_WHY_TIMER | DCPI_CALC_WHY_SKID, "339 of 680 on one: M" },
-			{ { 10, 10, 100, 100, 500, 100, 0 }, 'M', DCPI_CALC_WHY_TIMER,
-			  "500 of 820 on the test after a register add: no stall, M" },
+			{ { 10, 10, 100, 339, 100, 121, 0 }, 'H', 0,
+			  "339 of 680 on one: no peak, H" },
+			{ { 10, 10, 100, 100, 500, 100, 0 }, 'H', 0,
+			  "500 of 820 on the test after a register add: no stall, H" },
+			{ { 1, 1, 74, 75, 75, 75, 0 }, 'M', DCPI_CALC_WHY_TIMER | DCPI_CALC_WHY_FEW,
+			  "299 firm samples: M (few)" },
+			{ { 1, 1, 75, 75, 75, 75, 0 }, 'H', 0, "300 firm samples: H" },
 			{ { 500, 10, 100, 100, 100, 100, 0 }, 'L',
 			  DCPI_CALC_WHY_TIMER | DCPI_CALC_WHY_PEAK,
 			  "500 of 910 on the first instruction (a branch's refill): L (peak)" },
