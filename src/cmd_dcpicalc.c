@@ -223,7 +223,7 @@ static void print_edges_of(const struct calc *k, size_t v)
 
 		printf("  %-8s -> %-8s %-7s %12s %c", node_name(k, ge->from, a, sizeof(a)),
 		       node_name(k, ge->to, b, sizeof(b)), edge_kind(ge->kind),
-		       dcpi_estimate_str(ce->count, ce->conf, f, sizeof(f)), ce->conf);
+		       dcpi_edge_count_str(ce, f, sizeof(f)), ce->conf);
 		if (ce->prob >= 0)
 			printf(" %6.3f\n", ce->prob);
 		else
@@ -412,6 +412,7 @@ static void json_block(struct dcpi_json *j, const struct calc *k, size_t b)
 	json_num(j, "freq", cb->freq, 2);
 	json_num(j, "estimate", cb->estimate, 2);
 	json_conf(j, cb->conf);
+	dcpi_json_key_u64(j, "digits", (uint64_t)cb->digits);
 	json_why(j, cb);
 	json_samples(j, k, s);
 	json_num(j, "best_cpi", cb->best_cpi, 3);
@@ -453,6 +454,7 @@ static void json_edge(struct dcpi_json *j, const struct calc *k, size_t e)
 	json_num(j, "count", ce->count, 2);
 	json_num(j, "probability", ce->prob, 4);
 	json_conf(j, ce->conf);
+	dcpi_json_key_u64(j, "digits", (uint64_t)ce->digits);
 	dcpi_json_obj_end(j);
 }
 

@@ -121,6 +121,9 @@ struct dcpi_calc_block {
 	double freq;                   /* reconciled executions */
 	double estimate;               /* the class's estimate before it; < 0: none */
 	char conf;                     /* 'H' 'M' 'L' 'E' */
+	int digits;                    /* significant digits its count carries:
+					  H 3 (2 from a software clock), M 2,
+					  L 1; 0 exact */
 	unsigned why;                  /* enum dcpi_calc_why: what kept it from H */
 	double support;                /* samples the estimate rests on (mode time:
 					  firm ones); INFINITY for exact counts */
@@ -143,6 +146,7 @@ struct dcpi_calc_edge {
 	double count;                  /* in freq's units */
 	double prob;                   /* of leaving its source by it; < 0: source never ran */
 	char conf;                     /* the weaker of its ends' */
+	int digits;                    /* the fewer of its ends' (a block's) */
 };
 
 struct dcpi_calc {
@@ -212,9 +216,16 @@ int dcpi_calc_exact_load(const char *db, struct dcpi_annot_image *img,
  * (E: exact) in full.  Returns buf. */
 const char *dcpi_estimate_str(double v, char conf, char *buf, size_t len);
 
-/* A block's count as the reports print it: dcpi_estimate_str of its freq
- * and conf, or ">0" where the graph's count is 0 but the block's samples
- * say it ran (DCPI_CALC_WHY_RAN).  Returns buf. */
+/* The same to a given number of significant digits (0: in full); '~'
+ * before an L.  Returns buf. */
+const char *dcpi_count_str(double v, char conf, int digits, char *buf, size_t len);
+
+/* A block's count as the reports print it: to its digits (an H from a
+ * software clock carries two), or ">0" where the graph's count is 0 but
+ * the block's samples say it ran (DCPI_CALC_WHY_RAN).  Returns buf. */
 const char *dcpi_block_count_str(const struct dcpi_calc_block *cb, char *buf, size_t len);
+
+/* An edge's count to its digits.  Returns buf. */
+const char *dcpi_edge_count_str(const struct dcpi_calc_edge *ce, char *buf, size_t len);
 
 #endif

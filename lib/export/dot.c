@@ -104,7 +104,7 @@ int dcpi_dot_write(FILE *f, const struct dcpi_calc *c, const struct dcpi_dot_opt
 		if (ge->from >= g->nblocks || ge->to >= g->nblocks)
 			continue;
 		fprintf(f, "  B%zu -> B%zu [label=\"%s\", penwidth=%.2f%s];\n", ge->from, ge->to,
-			dcpi_estimate_str(c->edges[e].count, c->edges[e].conf, est, sizeof(est)),
+			dcpi_edge_count_str(&c->edges[e], est, sizeof(est)),
 			0.5 + 4.5 * w,
 			ge->kind == DCPI_EDGE_FALL ? "" : ", style=bold");
 	}

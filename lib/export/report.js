@@ -52,12 +52,15 @@
 	   same order as report_pct, not the JSON's four-decimal rounding of it */
 	function share(n, t) { return t ? 100 * Math.min(n, t) / t : 0; }
 
-	/* An estimated count to the digits its confidence carries, as the text
-	 * tools print it (dcpi_estimate_str): H three significant digits, M two,
-	 * L its order of magnitude with '~'; E (exact) in full. */
-	function estimate(v, conf) {
+	/* An estimated count to the digits it carries, as the text tools
+	 * print it (dcpi_count_str): the JSON's digits where given (an H from
+	 * a software clock carries two), else its confidence's: H three
+	 * significant digits, M two, L its order of magnitude with '~'; E
+	 * (exact) in full. */
+	function estimate(v, conf, given) {
 		var sfx = ['', 'k', 'M', 'G', 'T', 'P'];
-		var digits = conf === 'H' ? 3 : conf === 'M' ? 2 : conf === 'L' ? 1 : 0;
+		var digits = typeof given === 'number' ? given :
+			conf === 'H' ? 3 : conf === 'M' ? 2 : conf === 'L' ? 1 : 0;
 		var k = 0, scale = 1, lead, m, d;
 		if (!digits || !(v > 0) || !isFinite(v)) return cfixed(v > 0 && isFinite(v) ? v : 0, 0);
 		lead = Math.floor(Math.log10(v));
@@ -70,10 +73,10 @@
 	}
 	var confName = { H: 'high confidence', M: 'medium confidence', L: 'low confidence: an order of magnitude', E: 'exact (dcpix)' };
 	/* why holds "ran" (a block's JSON): the graph gave it 0, its samples say it ran */
-	function estCell(v, conf, why) {
+	function estCell(v, conf, why, digits) {
 		var ran = why && why.indexOf('ran') >= 0;
 		return el('td', { class: 'num est conf-' + conf, title: ran ? 'ran (its samples say so), the graph gave it no count' : 'estimate, ' + (confName[conf] || conf), 'data-v': v },
-			ran ? '>0' : estimate(v, conf), ' ', el('span', { class: 'conf' }, conf));
+			ran ? '>0' : estimate(v, conf, digits), ' ', el('span', { class: 'conf' }, conf));
 	}
 
 	/* A table that sorts by a column (click its head) and filters rows by
@@ -349,7 +352,7 @@
 			add(s, table([textCol('block', function (r) { return 'B' + r.id; }, function (r) { return '#i' + r.start; }),
 				textCol('start', function (r) { return r.start; }),
 				numCol('insns', function (r) { return r.instructions; }),
-				{ label: C.absolute ? 'executions' : 'rel. freq', num: true, key: function (r) { return r.freq; }, cell: function (r) { return estCell(r.freq, r.conf, r.why); } },
+				{ label: C.absolute ? 'executions' : 'rel. freq', num: true, key: function (r) { return r.freq; }, cell: function (r) { return estCell(r.freq, r.conf, r.why, r.digits); } },
 				numCol('samples', function (r) { return r.samples[0]; }),
 				{ label: 'cpi', num: true, key: function (r) { return r.cpi === null ? -Infinity : r.cpi; }, cell: function (r) {
 					var below = r.cpi !== null && r.cpi < r.best_cpi;

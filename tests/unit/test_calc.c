@@ -575,6 +575,7 @@ static void test_skid(void)
 	     c.blocks[0].landed);
 	T_EQ(c.blocks[0].conf, 'H', "H");
 	T_EQ(c.blocks[0].why, 0, "nothing held it down");
+	T_EQ(c.blocks[0].digits, 3, "three significant digits (a cycles event's H)");
 	dcpi_calc_free(&c);
 	/* plenty of clean samples (300), but most (400 of 700) where the
 	 * load's stall lands: M for skid alone */
@@ -627,6 +628,19 @@ static void test_skid(void)
 	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs on a timer's samples");
 	T_EQ(c.blocks[0].conf, 'H', "a timer's estimate on 1,200 firm samples, spread, is H");
 	T_EQ(c.blocks[0].why, 0, "and nothing held it down (why %#x)", c.blocks[0].why);
+	{
+		char f[32];
+		size_t e = 0;
+
+		while (e < c.cfg.nedges && !(c.cfg.edges[e].from == 0 && c.cfg.edges[e].to == 0))
+			e++;
+		T_EQ(c.blocks[0].digits, 2, "but it carries two significant digits, not H's three");
+		dcpi_block_count_str(&c.blocks[0], f, sizeof(f));
+		T_OK(!strcmp(f, "1.0k"), "and is printed so (%s: the hottest block, 1000 "
+		     "relative; H's three would be 1.00k)", f);
+		T_OK(e < c.cfg.nedges && c.edges[e].digits == 2 && c.edges[e].conf == 'H',
+		     "its loop's edge too (H, %d digits)", e < c.cfg.nedges ? c.edges[e].digits : -1);
+	}
 	dcpi_calc_free(&c);
 	/* a timer's block with half or more of its samples on one
 	 * instruction after a load (or on its first two) is L (peak); just

@@ -888,12 +888,12 @@ static char *dot_of(double cutoff, const uint64_t *samples, const char *title)
 		{ 1, 3, DCPI_EDGE_UNKNOWN }, { 2, 4, DCPI_EDGE_EXIT }, { 4, 0, DCPI_EDGE_ENTRY },
 	};
 	struct dcpi_calc_block cb[3] = {
-		{ .freq = 100, .conf = 'H', .time = 60, .best_cpi = 0.5, .cpi = 1.25 },
-		{ .freq = 40, .conf = 'M', .time = 30, .best_cpi = 0.75, .cpi = -1 },
-		{ .freq = 100, .conf = 'L', .time = 10, .best_cpi = 1, .cpi = 2 },
+		{ .freq = 100, .conf = 'H', .digits = 3, .time = 60, .best_cpi = 0.5, .cpi = 1.25 },
+		{ .freq = 40, .conf = 'M', .digits = 2, .time = 30, .best_cpi = 0.75, .cpi = -1 },
+		{ .freq = 100, .conf = 'L', .digits = 1, .time = 10, .best_cpi = 1, .cpi = 2 },
 	};
-	struct dcpi_calc_edge ce[6] = { { 40, 0.4, 'H' }, { 60, 0.6, 'H' }, { 30, 0.75, 'M' },
-					{ 10, 0.25, 'M' }, { 100, 1, 'L' }, { 100, 1, 'H' } };
+	struct dcpi_calc_edge ce[6] = { { 40, 0.4, 'H', 3 }, { 60, 0.6, 'H', 3 }, { 30, 0.75, 'M', 2 },
+					{ 10, 0.25, 'M', 2 }, { 100, 1, 'L', 1 }, { 100, 1, 'H', 3 } };
 	struct dcpi_calc c;
 	static const char *const src[3] = { "13: for (i = 0; i < n; i++)\n14: acc += \"q\" \\ x",
 					    NULL, "lib.h:7: return *p;" };
