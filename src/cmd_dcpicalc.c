@@ -316,7 +316,8 @@ static void print_intro(const struct calc *k)
 		       "ends: peak), best = best-case cycles per instruction, cpi = "
 		       "cycles sampled per execution, bound = what limits the best case.  Counts "
 		       "are printed to "
-		       "the digits their confidence carries: H three significant digits, M two, "
+		       "the digits their confidence carries: H three significant digits (two "
+		       "from a software clock), M two, "
 		       "L only its order of magnitude (~); >0: the graph's count is 0, but the "
 		       "block's own samples say it ran (ran).\n",
 		       c->absolute ? "estimated" : "relative");
