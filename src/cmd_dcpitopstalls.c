@@ -30,6 +30,7 @@ struct row {
 	double stall;            /* samples */
 	double count, avg;       /* block frequency; stall cycles per execution */
 	char conf;
+	int digits;              /* the count's significant digits (dcpi_calc_block) */
 	struct dcpi_stall_insn s;
 	uint64_t at[DCPI_STALL_NKINDS];   /* the blamed instruction's address; 0 none */
 	/* the value profile of the load a 'd' culprit blames, where there is one */
@@ -109,6 +110,7 @@ static void add_row(struct ts *t, const struct dcpi_stall_proc *p, size_t i)
 	w->stall = p->stall[i];
 	w->count = b < p->c.cfg.nblocks ? p->c.blocks[b].freq : 0;
 	w->conf = b < p->c.cfg.nblocks ? p->c.blocks[b].conf : 'L';
+	w->digits = b < p->c.cfg.nblocks ? p->c.blocks[b].digits : 1;
 	w->avg = p->c.insns[i].stall;
 	w->s = p->s[i];
 	w->vt_samples = 0; /* mark_vtrace's, later */
@@ -268,7 +270,8 @@ static void print_text(const struct ts *t, size_t n)
 
 	report_print_header(stdout, t->b.o.db, &t->b.r.set, t->total, &t->b.w);
 	printf("\nStall = %s above the instruction's static best case, from %s (%.0f %s "
-	       "in all);\ncount = %s executions of its block, c = confidence (H/M/L); "
+	       "in all);\ncount = %s executions of its block, to the digits its confidence "
+	       "carries, c = confidence (H/M/L); "
 	       "avg = stall cycles per execution;\nculprits are POSSIBLE reasons by static "
 	       "rules%s: i I-cache, I ITLB, d D-cache, D DTLB,\nw write buffer, p branch "
 	       "mispredict, f functional unit, s synchronisation, m microcode, ? unexplained.\n",
@@ -285,13 +288,15 @@ static void print_text(const struct ts *t, size_t n)
 	       "avg", "culprits", "address", "procedure", "instruction  image  file:line");
 	for (size_t i = 0; i < n; i++) {
 		const struct row *r = &t->rows[i];
-		char c[2 * DCPI_STALL_NKINDS + 1];
+		char c[2 * DCPI_STALL_NKINDS + 1], cnt[32];
 		double pct = t->total_stall > 0 ? 100.0 * r->stall / t->total_stall : 0;
 
 		cum += pct;
 		culprit_codes(r, c);
-		printf("%5.2f%% %5.1f%% %10.0f %10.0f %c %7.2f %-9s 0x%-10" PRIx64 " %-24s %s  %s",
-		       pct, cum, stall_units(t, r->stall), r->count, r->conf, r->avg, c, r->vaddr,
+		printf("%5.2f%% %5.1f%% %10.0f %10s %c %7.2f %-9s 0x%-10" PRIx64 " %-24s %s  %s",
+		       pct, cum, stall_units(t, r->stall),
+		       dcpi_count_str(r->count, r->conf, r->digits, cnt, sizeof(cnt)), r->conf, r->avg,
+		       c, r->vaddr,
 		       cli_safe(r->proc), cli_safe(r->insn),
 		       cli_safe(report_base(dcpi_annot_image_profile(t->b.r.imgs[r->img])->path)));
 		if (r->line)
@@ -352,6 +357,7 @@ static void json_row(struct dcpi_json *j, const struct ts *t, const struct row *
 	dcpi_json_key(j, "count");
 	dcpi_json_fixed(j, r->count, 2);
 	dcpi_json_key_str(j, "conf", conf);
+	dcpi_json_key_u64(j, "digits", (uint64_t)r->digits);
 	dcpi_json_key(j, "avg_stall");
 	dcpi_json_fixed(j, r->avg, 3);
 	json_culprits(j, r);

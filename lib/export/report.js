@@ -224,7 +224,7 @@
 	function stallCols(withProc) {
 		var cols = [numCol('stall', function (r) { return r.stall; }, 0, 'stall ' + 'cycles above the static best case'),
 			numCol('%', function (r) { return r.percent; }, 2),
-			{ label: 'count', num: true, key: function (r) { return r.count; }, cell: function (r) { return estCell(r.count, r.conf); } },
+			{ label: 'count', num: true, key: function (r) { return r.count; }, cell: function (r) { return estCell(r.count, r.conf, null, r.digits); } },
 			numCol('avg', function (r) { return r.avg_stall; }, 3, 'stall cycles per execution'),
 			textCol('culprits', function (r) { return (r.culprits || []).map(function (c) { return c.code || c; }).join(' ') || '?'; }),
 			textCol('address', function (r) { return r.address; }, withProc ? null : function (r) { return '#i' + r.address; })];
