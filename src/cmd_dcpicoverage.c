@@ -161,10 +161,10 @@ static void text_detail(const struct cv *k, const struct proc *p)
 	for (size_t b = 0; b < g->nblocks; b++) {
 		char f[32];
 
-		if (p->estimated && (p->c.blocks[b].why & DCPI_CALC_WHY_RAN))
-			snprintf(f, sizeof(f), ">0");   /* ran, the graph gave it nothing */
+		if (p->estimated) /* to its digits; >0: ran, the graph gave it nothing */
+			dcpi_block_count_str(&p->c.blocks[b], f, sizeof(f));
 		else
-			snprintf(f, sizeof(f), "%.0f", p->estimated ? p->c.blocks[b].freq : 0);
+			snprintf(f, sizeof(f), "0");
 		printf("B%-5zu 0x%-10" PRIx64 " %5zu %12s %c  %s\n", b, g->blocks[b].start,
 		       g->blocks[b].ninsns, f, p->estimated ? p->c.blocks[b].conf : '-',
 		       p->cov.block_ran[b] == 2 ? "yes (implied by the graph)"
