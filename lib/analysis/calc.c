@@ -366,11 +366,11 @@ static int ran(const struct dcpi_calc_input *in, const struct dcpi_calc *c, size
  * measure.  A pile after register arithmetic is no stall: a loop that
  * retires in bundles puts its timer samples on one instruction of each
  * (e2e/calc's loop of adds: 60% on its compare, its count within 7%).
- * Measured on make accuracy's profiles (AMD EPYC guest, 2026-11-29, two
- * sets of five runs, medians): with this rule M held within 25% for 100%,
- * 71-73% and 68-70% of the kernels', corpus's and held-out programs' hot
- * blocks, L for 50-54%, 45% and 49%; before it, M 80-89%, 50%, 58-61%
- * against L 48-52%, 47-50%, 51-52% (dcpicalc(1) ACCURACY). */
+ * On make accuracy's profiles (AMD EPYC guest, 2026-11-29, one set of
+ * five runs) blocks so piled were within 25% for 57%, 43% and 51% of the
+ * kernels', corpus's and held-out programs' hot blocks, the others for
+ * 100%, 71% and 63%; a peak keeps a software clock's block L
+ * (dcpicalc(1) ACCURACY). */
 #define PEAK_SHARE 0.5
 #define MIN_PEAK_SAMPLES DCPI_CALC_MEDIUM
 
@@ -433,11 +433,6 @@ static void confidences(const struct dcpi_calc_input *in, struct dcpi_calc *c,
 		k = conf_of(clean, in->mode == DCPI_CALC_TIME && est[b].stall_prone);
 		if (skid && k == 'H')
 			k = 'M';
-		if (in->mode == DCPI_CALC_TIME && in->timer) {
-			cb->why |= DCPI_CALC_WHY_TIMER;
-			if (k == 'H')
-				k = 'M';
-		}
 		cb->why |= clean < DCPI_CALC_HIGH ? DCPI_CALC_WHY_FEW : 0;
 		cb->why |= in->mode == DCPI_CALC_TIME && est[b].stall_prone ? DCPI_CALC_WHY_STALL : 0;
 		cb->why |= skid ? DCPI_CALC_WHY_SKID : 0;
@@ -457,7 +452,7 @@ static void confidences(const struct dcpi_calc_input *in, struct dcpi_calc *c,
 			k = peak || est[b].support < DCPI_CALC_MEDIUM_TIMER ? 'L'
 			    : est[b].support >= DCPI_CALC_HIGH_TIMER ? 'H' : 'M';
 			cb->why = k == 'H' ? 0
-				  : (cb->why & ~(unsigned)DCPI_CALC_WHY_FEW) |
+				  : (cb->why & ~(unsigned)DCPI_CALC_WHY_FEW) | DCPI_CALC_WHY_TIMER |
 				    (peak ? DCPI_CALC_WHY_PEAK : 0) |
 				    (est[b].support < DCPI_CALC_HIGH_TIMER ? DCPI_CALC_WHY_FEW : 0);
 		} else if (d > 0.5)
