@@ -210,14 +210,11 @@ int dcpi_calc_exact_import(const struct dcpi_callgrind_obj *o, const struct dcpi
 int dcpi_calc_exact_load(const char *db, struct dcpi_annot_image *img,
 			 const struct dcpi_annotation *a, uint64_t **counts);
 
-/* An estimated count printed to the digits its confidence carries: H
- * three significant digits, M two, L its order of magnitude with '~'
- * ("~3G"); from 1,000 on with a k, M, G, T suffix ("20.1M"); any other conf
- * (E: exact) in full.  Returns buf. */
-const char *dcpi_estimate_str(double v, char conf, char *buf, size_t len);
-
-/* The same to a given number of significant digits (0: in full); '~'
- * before an L.  Returns buf. */
+/* An estimated count printed to the significant digits it carries
+ * (dcpi_calc_block.digits: H three, two from a software clock, M two, L
+ * one, its order of magnitude, with '~' before it: "~3G"); from 1,000 on
+ * with a k, M, G, T suffix ("20.1M"); digits 0 (E: exact) in full.
+ * Returns buf. */
 const char *dcpi_count_str(double v, char conf, int digits, char *buf, size_t len);
 
 /* A block's count as the reports print it: to its digits (an H from a

@@ -10,7 +10,7 @@
  * DCPI_DOT_LARGE blocks gets layout bounds for speed (dot spends most of
  * its time routing splines).  Edges are drawn thicker by count
  * and labelled with it; an estimate is printed to the digits its
- * confidence carries (dcpi_estimate_str).  A block's source lines, when
+ * confidence carries (dcpi_count_str).  A block's source lines, when
  * given, close its label.  Names and labels are escaped for DOT; a layout
  * bound (nslimit, mclimit) keeps dot's work bounded on large graphs.
  */

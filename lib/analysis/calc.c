@@ -622,11 +622,6 @@ void dcpi_calc_free(struct dcpi_calc *c)
 	memset(c, 0, sizeof(*c));
 }
 
-const char *dcpi_estimate_str(double v, char conf, char *buf, size_t len)
-{
-	return dcpi_count_str(v, conf, conf_digits(conf), buf, len);
-}
-
 const char *dcpi_count_str(double v, char conf, int digits, char *buf, size_t len)
 {
 	static const char sfx[] = { 0, 'k', 'M', 'G', 'T', 'P' };

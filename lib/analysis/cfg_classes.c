@@ -230,7 +230,7 @@ static size_t loop_body(struct work *w, struct dcpi_cfg *g, const struct backedg
 	while (sp) {
 		size_t v = w->stack[--sp];
 
-		if (assign && v < g->nblocks && v != be->header) {
+		if (assign && v < g->nblocks) {
 			g->blocks[v].loop = be->header;
 			w->cycles[v] ^= name;
 		}
