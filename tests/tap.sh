@@ -94,9 +94,9 @@ start_dcpid() {
 # behind.
 stop_dcpid() {
 	local db=$1 pid i
-	pid=$(cat "$db/.dcpid-$(dcpi_host).lock" 2>/dev/null)
+	pid=$(dcpid_pid "$db")
 	"$DCPI_BIN/dcpictl" -db "$db" -timeout 10 quit
-	[[ $pid =~ ^[0-9]+$ ]] || return 0
+	[ -n "$pid" ] || return 0
 	for i in $(seq 100); do
 		kill -0 "$pid" 2>/dev/null || return 0
 		sleep 0.1
@@ -105,6 +105,13 @@ stop_dcpid() {
 
 # The daemon's name for this machine's platform directory (dcpi_db_host).
 dcpi_host() { local h; h=$(hostname); echo "${h//\//_}"; }
+
+# dcpid_pid DB: the pid in DB's writer lock (this machine's daemon);
+# fails, printing nothing, when there is none.
+dcpid_pid() {
+	local p
+	p=$(cat "$1/.dcpid-$(dcpi_host).lock" 2>/dev/null) && [[ $p =~ ^[0-9]+$ ]] && echo "$p"
+}
 
 # Run a command as the unprivileged user nobody (the attacker of the
 # hardening tests); with root's environment, no supplementary groups.

@@ -10,7 +10,7 @@ require_root "needs root to play the root daemon and another user (CI runs as ro
 HOST=$(dcpi_host)
 build_workload spin || fail "build spin"
 # a root daemon that hangs must not hang the suite
-kill_holder() { local p; p=$(cat "$1/.dcpid-$HOST.lock" 2>/dev/null) && [ -n "$p" ] && kill -9 "$p"; }
+kill_holder() { local p; p=$(dcpid_pid "$1") && kill -9 "$p"; }
 # dcpid DB OPTIONS... must refuse to start: in the foreground, so one that
 # starts after all is ours to stop.  Sets out and rc (rc 0: it started).
 start_refused() {

@@ -15,7 +15,7 @@ cc -g -O1 -o "$N/prog" "$DCPI_ROOT/tests/workloads/spin.c" || fail "build prog"
 cc -g -O2 -o "$N/prog3" "$DCPI_ROOT/tests/workloads/spin.c" || fail "build prog3"
 chown nobody:nogroup "$N/prog" "$N/prog3"
 as_nobody mkfifo -m 644 "$N/fifo"
-kill_holder() { local p; p=$(cat "$1/.dcpid-$HOST.lock" 2>/dev/null) && [ -n "$p" ] && kill -9 "$p"; }
+kill_holder() { local p; p=$(dcpid_pid "$1") && kill -9 "$p"; }
 # flooded LOG: the daemon (system-wide) held back warnings, perhaps those
 # of other processes on the machine: a line of ours may be among them
 flooded() { grep -q "more warnings\{0,1\} (refused files and the like) not logged" "$1"; }
