@@ -25,10 +25,14 @@
  * "lea TABLE(%rip),%b; movslq (%b,%r,4),%x; add %b,%x; jmp *%x" (entries
  * relative to the table).  Anything else goes to the unknown node.
  *
- * Equivalence classes: blocks a and b are in one class when a dominates
- * b, b post-dominates a, and both are in the same innermost loop: they run
- * equally often on every complete run (as LLVM's sample loader and BOLT
- * group them).  Unreachable blocks are each a class of their own.
+ * Equivalence classes: blocks a and b are in one class when they lie on
+ * the same cycles of the graph closed through the outside node (cycle
+ * equivalence, Johnson, Pearson and Pingali 1994): they run equally often
+ * on every complete run.  (Dominance, post-dominance and the same
+ * innermost loop, as LLVM's sample loader groups blocks, are not enough:
+ * a loop's way out may post-dominate its head and pass on some turns
+ * only.)  A block the outside does not reach, or that does not reach the
+ * outside, is a class of its own.
  *
  * Ownership: the graph owns its arrays; dcpi_cfg_free() releases them.
  * Bounds: at most DCPI_CFG_MAX_BLOCKS blocks (-EFBIG beyond: a procedure

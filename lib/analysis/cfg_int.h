@@ -1,4 +1,4 @@
-/* Private to the CFG module (cfg.c, cfg_table.c, cfg_classes.c). */
+/* Private to the CFG module (cfg.c, cfg_table.c, cfg_classes.c, cfg_cycles.c). */
 #ifndef DCPI_CFG_INT_H
 #define DCPI_CFG_INT_H
 
@@ -25,5 +25,13 @@ size_t cfg_insn_index(const struct cfg_ctx *c, uint64_t v);
 int cfg_jump_table(const struct cfg_ctx *c, size_t j, uint64_t **targets, size_t *n);
 /* Reachability, loops and equivalence classes of a built graph. */
 int cfg_classes(struct dcpi_cfg *g);
+/* Cycle equivalence: nodes v of a graph of nn nodes and ne edges
+ * from[e] -> to[e], with keep[v] set (every one on a path from root and
+ * back to it; edges to or from others are left out), get in cls[v] the
+ * same number exactly when they lie on the same cycles, so that every
+ * circulation through root passes them equally often; the others get
+ * SIZE_MAX.  Class numbers are not dense.  0, or -ENOMEM. */
+int cfg_cycle_classes(size_t nn, const size_t *from, const size_t *to, size_t ne, size_t root,
+		      const unsigned char *keep, size_t *cls);
 
 #endif

@@ -17,6 +17,7 @@
 #include "dcpi/disasm.h"
 #include "dcpi/error.h"
 #include "dcpi/flow.h"
+#include "analysis/cfg_int.h" /* cfg_cycle_classes against brute force */
 #include "tap.h"
 
 #define BASE 0x1000
@@ -217,6 +218,141 @@ static void test_cfg_shared_header(void)
 	     "the continue's block its own class");
 	dcpi_cfg_free(&g);
 	free(v);
+}
+
+/* A loop whose one way out is a block only some turns pass (liblzma's
+ * match loop, reduced):
+ *   0: dec %ecx; jne 8 | 4: dec %edx; je 0xa | 8: jmp 0 | 0xa: ret
+ * B0 dominates B1, B1 post-dominates B0 (the only exit is B1's), and
+ * both are in the one natural loop (B2 -> B0); but B0 -> B2 -> B0 is a
+ * cycle without B1: B0 runs on every turn, B1 on some.  Dominance and
+ * loops put them in one class; they are two. */
+static const uint8_t exit_code[] = { 0xff, 0xc9, 0x75, 0x04, 0xff, 0xca,
+				     0x74, 0x02, 0xeb, 0xf6, 0xc3 };
+
+static void test_cfg_partial_exit(void)
+{
+	struct dcpi_cfg g;
+	size_t n;
+	struct dcpi_insn *v = decode(exit_code, sizeof(exit_code), &n);
+
+	T_EQ(n, 6, "6 instructions decode");
+	T_EQ(dcpi_cfg_build(v, n, sizeof(*v), NULL, &g), 0, "graph builds");
+	T_EQ(g.nblocks, 4, "4 blocks");
+	T_OK(has_edge(&g, 0, 2, DCPI_EDGE_JUMP) && has_edge(&g, 1, 3, DCPI_EDGE_JUMP) &&
+	     has_edge(&g, 2, 0, DCPI_EDGE_JUMP), "B0 -> B2, B1 -> B3, B2 -> B0");
+	T_OK(g.blocks[0].loop == 0 && g.blocks[1].loop == 0 && g.blocks[2].loop == 0,
+	     "B0, B1, B2 in B0's loop");
+	T_OK(g.blocks[0].cls != g.blocks[1].cls, "B0 (every turn) and B1 (some): two classes");
+	T_OK(g.blocks[2].cls != g.blocks[0].cls && g.blocks[2].cls != g.blocks[1].cls,
+	     "B2 (one turn fewer than B0) its own class");
+	T_OK(g.blocks[3].cls != g.blocks[0].cls && g.blocks[3].cls != g.blocks[1].cls,
+	     "B3 (once) its own class");
+	dcpi_cfg_free(&g);
+	free(v);
+}
+
+/* Whether v lies on a cycle of the graph without node gone (brute force). */
+static int on_cycle_without(size_t nn, const size_t *from, const size_t *to, size_t ne,
+			    const unsigned char *keep, size_t v, size_t gone)
+{
+	unsigned char seen[16] = { 0 };
+	size_t stack[16], sp = 0;
+
+	for (size_t e = 0; e < ne; e++)
+		if (from[e] == v && to[e] != gone && keep[to[e]] && !seen[to[e]])
+			seen[to[e]] = 1, stack[sp++] = to[e];
+	while (sp) {
+		size_t u = stack[--sp];
+
+		if (u == v)
+			return 1;
+		for (size_t e = 0; e < ne; e++)
+			if (from[e] == u && to[e] != gone && keep[to[e]] && !seen[to[e]])
+				seen[to[e]] = 1, stack[sp++] = to[e];
+	}
+	(void)nn;
+	return 0;
+}
+
+/* Random graphs of up to 12 nodes (node 0 the outside): the classes
+ * against the definition (a and b are on the same cycles when neither is
+ * on a cycle without the other), and against runs (random walks from the
+ * outside back to it: one class, one count). */
+static void test_cycle_classes_random(void)
+{
+	uint64_t r = 0x243f6a8885a308d3ull;
+	int wrong_def = 0, wrong_run = 0, graphs = 0, merged = 0;
+
+	for (int gi = 0; gi < 400; gi++) {
+		size_t nn = 3 + gi % 10, ne = 0, from[64], to[64], cls[16];
+		unsigned char keep[16], fw[16], bw[16];
+
+		for (size_t v = 0; v < nn && gi % 2; v++)   /* half of them: a ring, then more */
+			from[ne] = v, to[ne++] = (v + 1) % nn;
+		for (size_t e = 0; e < (gi % 2 ? nn / 2 : nn + nn / 2) + gi % 5 && ne < 64; e++) {
+			r = r * 6364136223846793005ull + 1442695040888963407ull;
+			from[ne] = (r >> 33) % nn;
+			to[ne++] = (r >> 13) % nn;
+		}
+		/* keep: reached from 0 and reaching 0 */
+		memset(fw, 0, sizeof(fw)), memset(bw, 0, sizeof(bw));
+		fw[0] = bw[0] = 1;
+		for (size_t it = 0; it < nn; it++)
+			for (size_t e = 0; e < ne; e++) {
+				fw[to[e]] |= fw[from[e]];
+				bw[from[e]] |= bw[to[e]];
+			}
+		for (size_t v = 0; v < nn; v++)
+			keep[v] = fw[v] && bw[v];
+		if (cfg_cycle_classes(nn, from, to, ne, 0, keep, cls))
+			continue;
+		graphs++;
+		for (size_t a = 1; a < nn; a++)
+			for (size_t b = a + 1; b < nn; b++) {
+				int same, def;
+
+				if (!keep[a] || !keep[b])
+					continue;
+				same = cls[a] == cls[b];
+				def = !on_cycle_without(nn, from, to, ne, keep, a, b) &&
+				      !on_cycle_without(nn, from, to, ne, keep, b, a);
+				wrong_def += same != def;
+				merged += same;
+			}
+		/* runs: 20 walks, each from 0 until it comes back to 0 */
+		for (int w = 0; w < 20; w++) {
+			unsigned cnt[16] = { 0 };
+			size_t v = 0;
+
+			for (int step = 0; step < 200; step++) {
+				size_t opts[64], no = 0;
+
+				for (size_t e = 0; e < ne; e++)
+					if (from[e] == v && keep[to[e]])
+						opts[no++] = to[e];
+				if (!no)
+					break;
+				r = r * 6364136223846793005ull + 1442695040888963407ull;
+				v = opts[(r >> 33) % no];
+				if (v == 0)
+					break;
+				cnt[v]++;
+			}
+			if (v != 0)
+				continue;   /* not back out: not a whole run */
+			for (size_t a = 1; a < nn; a++)
+				for (size_t b = a + 1; b < nn; b++)
+					wrong_run += keep[a] && keep[b] && cls[a] == cls[b] &&
+						     cnt[a] != cnt[b];
+		}
+		for (size_t v = 0; v < nn; v++)
+			wrong_run += !keep[v] && cls[v] != SIZE_MAX;
+	}
+	T_EQ(graphs, 400, "400 random graphs classed");
+	T_OK(merged > 100, "classes join blocks (%d pairs)", merged);
+	T_EQ(wrong_def, 0, "a pair in one class exactly when on the same cycles");
+	T_EQ(wrong_run, 0, "one class, one count on every whole run; none for the rest");
 }
 
 static void test_cfg_loop(void)
@@ -811,6 +947,8 @@ int main(void)
 	test_flow_random();
 	test_cfg_loop();
 	test_cfg_shared_header();
+	test_cfg_partial_exit();
+	test_cycle_classes_random();
 	test_cfg_noreturn();
 	test_cfg_table();
 	test_cfg_bad();
