@@ -132,6 +132,9 @@ struct dcpi_calc_block {
 					  instructions where a stall lands */
 	uint64_t time, retired;        /* samples in the block */
 	struct dcpi_cost_block cost;   /* best case per execution */
+	double expect;                 /* mode time: the cycles per execution its
+					  samples are divided by, cost.cycles or
+					  more (see calc.c's expected()) */
 	double best_cpi;               /* cost.cycles / instructions */
 	double cpi;                    /* cycles sampled / (freq x instructions); < 0: none */
 };

@@ -59,6 +59,11 @@ struct dcpi_cost_block {
 	enum dcpi_cost_port port;   /* when bound is DCPI_BOUND_PORT */
 	int long_latency;     /* holds a long-latency instruction */
 	size_t loads, stores;
+	double path;          /* the longest chain of dependent instructions
+				 (through registers and flags; a load's hit
+				 latency counted) of one execution alone:
+				 what the block takes when nothing overlaps
+				 it, as after a mispredicted branch */
 };
 
 /* The class of in on arch (dcpi_disasm_arch(); NULL is x86-64); never

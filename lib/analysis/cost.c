@@ -11,6 +11,7 @@
  * Where a source gives a range (DIV r64: 35-88 cycles), the low end is
  * used: the model must never cost more than the hardware's best case. */
 #include <pthread.h>
+#include <math.h>
 #include <string.h>
 
 #include <capstone/capstone.h>
@@ -230,10 +231,27 @@ static double latency_of(const struct dcpi_cost_class *c, const struct dcpi_insn
 	return c->latency + ((in->flags & DCPI_INSN_LOAD) ? LOAD_LAT : 0);
 }
 
+/* One instruction with unbounded resources: done its latency after what
+ * it reads is ready (ready[], per register, updated for what it writes).
+ * Memory dependencies are not seen (a lower bound still).  Returns when
+ * it is done. */
+static double step(const char *arch, const struct dcpi_insn *in, double *ready)
+{
+	double t = 0;
+
+	for (unsigned r = 0; r < in->nregs_read; r++)
+		if (in->regs_read[r] < NREGS && ready[in->regs_read[r]] > t)
+			t = ready[in->regs_read[r]];
+	t += latency_of(dcpi_cost_class(arch, in), in);
+	for (unsigned r = 0; r < in->nregs_write; r++)
+		if (in->regs_write[r] < NREGS)
+			ready[in->regs_write[r]] = t;
+	return t;
+}
+
 /* The loop-carried bound of a self-loop: registers' ready times over
- * CARRY_ITERS iterations with unbounded resources; the growth per
- * iteration in the second half is the recurrence's latency.  Memory
- * dependencies are not seen (a lower bound still). */
+ * CARRY_ITERS iterations; the growth per iteration in the second half is
+ * the recurrence's latency. */
 static double carried(const char *arch, const struct dcpi_insn *insns, size_t n, size_t stride)
 {
 	double ready[NREGS];
@@ -241,18 +259,8 @@ static double carried(const char *arch, const struct dcpi_insn *insns, size_t n,
 
 	memset(ready, 0, sizeof(ready));
 	for (int it = 0; it < CARRY_ITERS; it++) {
-		for (size_t i = 0; i < n; i++) {
-			const struct dcpi_insn *in = INSN(insns, i, stride);
-			double t = 0;
-
-			for (unsigned r = 0; r < in->nregs_read; r++)
-				if (in->regs_read[r] < NREGS && ready[in->regs_read[r]] > t)
-					t = ready[in->regs_read[r]];
-			t += latency_of(dcpi_cost_class(arch, in), in);
-			for (unsigned r = 0; r < in->nregs_write; r++)
-				if (in->regs_write[r] < NREGS)
-					ready[in->regs_write[r]] = t;
-		}
+		for (size_t i = 0; i < n; i++)
+			step(arch, INSN(insns, i, stride), ready);
 		end = 0;
 		for (size_t r = 0; r < NREGS; r++)
 			if (ready[r] > end)
@@ -261,6 +269,19 @@ static double carried(const char *arch, const struct dcpi_insn *insns, size_t n,
 			half = end;
 	}
 	return (end - half) / (CARRY_ITERS - CARRY_ITERS / 2);
+}
+
+/* The longest dependence chain of one execution alone (dcpi_cost_block's
+ * path), from all ready at 0: when the last instruction is done (a branch
+ * on a loaded value after the load and the compare). */
+static double path(const char *arch, const struct dcpi_insn *insns, size_t n, size_t stride)
+{
+	double ready[NREGS], end = 0;
+
+	memset(ready, 0, sizeof(ready));
+	for (size_t i = 0; i < n; i++)
+		end = fmax(end, step(arch, INSN(insns, i, stride), ready));
+	return end;
 }
 
 void dcpi_cost_block(const char *arch, const struct dcpi_insn *insns, size_t n, size_t stride,
@@ -295,6 +316,7 @@ void dcpi_cost_block(const char *arch, const struct dcpi_insn *insns, size_t n, 
 	if (best <= 0)
 		best = 0.25;
 	out->cycles = best;
+	out->path = path(arch, insns, n, stride);
 	for (size_t i = 0; per_insn && i < n; i++)
 		per_insn[i] = uops > 0 ? best * dcpi_cost_class(arch, INSN(insns, i, stride))->uops / uops
 				       : best / (double)n;

@@ -17,6 +17,7 @@
 #include "dcpi/disasm.h"
 #include "dcpi/error.h"
 #include "dcpi/flow.h"
+#include "analysis/calc_int.h" /* calc_reconcile on a graph made by hand */
 #include "analysis/cfg_int.h" /* cfg_cycle_classes against brute force */
 #include "tap.h"
 
@@ -518,7 +519,78 @@ static void test_cost(void)
 	dcpi_cost_block("x86-64", v + 4, 1, sizeof(*v), 0, NULL, &cb);
 	T_OK(cb.cycles >= 21, "div64 costs its reciprocal throughput (%g)", cb.cycles);
 	T_STREQ(dcpi_cost_bound_name(&cb), "divider", "bound by the divider");
+	dcpi_cost_block("x86-64", v, 4, sizeof(*v), 0, NULL, &cb);
+	T_OK(fabs(cb.path - (dcpi_cost_class("x86-64", &v[0])->latency +
+			     dcpi_cost_class("x86-64", &v[1])->latency)) < 1e-9,
+	     "path: the imul -> add chain (%g), not the jne's", cb.path);
 	free(v);
+}
+
+/* The path of a compare on two loads: liblzma's match loop's
+ *   movq (%rdi,%r10),%r8; subq (%rdx,%r10),%r8; je
+ * issues in one cycle, but alone waits for both loads one after the
+ * other (4 cycles each on a hit) before the branch can resolve. */
+static void test_cost_path(void)
+{
+	static const uint8_t code[] = { 0x4e, 0x8b, 0x04, 0x17, 0x4e, 0x2b, 0x04, 0x12,
+					0x74, 0x00 };
+	struct dcpi_cost_block cb;
+	size_t n;
+	struct dcpi_insn *v = decode(code, sizeof(code), &n);
+
+	T_EQ(n, 3, "3 instructions");
+	if (n == 3) {
+		dcpi_cost_block("x86-64", v, 3, sizeof(*v), 0, NULL, &cb);
+		T_OK(cb.cycles <= 1.0, "best case: issue-bound, 1 cycle or less (%g)", cb.cycles);
+		T_OK(cb.path >= 2 * 4 + 1, "path: two loads in a row and the subtract (%g)", cb.path);
+	}
+	free(v);
+}
+
+/* Lowering spreads in proportion (calc_flow.c's segments): a dispatch
+ * block B0 with a firm estimate of 100 leads to eight cases B1-B8, each
+ * estimated at 80 from samples that are not firm, which join again in
+ * B9 (100) and loop back.  The cases share B0's count; with equal
+ * estimates, equally, to within a segment (80 / 16 = 5) of each other.
+ * Four whole-unit segments gave some cases 0 and others 2.5 times their
+ * share. */
+static void test_flow_proportional(void)
+{
+	struct dcpi_cfg_block blocks[10];
+	struct dcpi_cfg_edge edges[32];
+	struct dcpi_calc_block cb[10];
+	struct dcpi_calc_edge ce[32];
+	struct calc_est est[10];
+	struct dcpi_calc c;
+	size_t ne = 0, out = 11;
+	double lo = INFINITY, hi = 0;
+
+	memset(blocks, 0, sizeof(blocks)), memset(cb, 0, sizeof(cb)), memset(ce, 0, sizeof(ce));
+	memset(&c, 0, sizeof(c));
+	edges[ne++] = (struct dcpi_cfg_edge){ 0, 1, DCPI_EDGE_TABLE };
+	for (size_t k = 2; k <= 8; k++)
+		edges[ne++] = (struct dcpi_cfg_edge){ 0, k, DCPI_EDGE_TABLE };
+	for (size_t k = 1; k <= 8; k++)
+		edges[ne++] = (struct dcpi_cfg_edge){ k, 9, DCPI_EDGE_JUMP };
+	edges[ne++] = (struct dcpi_cfg_edge){ 9, 0, DCPI_EDGE_JUMP };
+	edges[ne++] = (struct dcpi_cfg_edge){ 9, out, DCPI_EDGE_EXIT };
+	edges[ne++] = (struct dcpi_cfg_edge){ out, 0, DCPI_EDGE_ENTRY };
+	c.cfg = (struct dcpi_cfg){ .blocks = blocks, .nblocks = 10, .edges = edges, .nedges = ne };
+	c.blocks = cb;
+	c.edges = ce;
+	for (size_t b = 0; b < 10; b++) {
+		int cas = b >= 1 && b <= 8;
+
+		est[b] = (struct calc_est){ .w = cas ? 80 : 100, .support = cas ? 0 : 400, .has = 1 };
+		cb[b].time = cas ? 80 : 400;
+		blocks[b].reachable = 1;
+	}
+	T_EQ(calc_reconcile(DCPI_CALC_TIME, &c, est), 0, "reconciled");
+	for (size_t k = 1; k <= 8; k++)
+		lo = fmin(lo, cb[k].freq), hi = fmax(hi, cb[k].freq);
+	T_OK(fabs(cb[0].freq - 100) < 5, "the dispatch keeps its firm 100 (%g)", cb[0].freq);
+	T_OK(lo > 0 && hi - lo <= 80.0 / 16 + 1e-6,
+	     "the eight cases share it, none a segment from another (%g to %g)", lo, hi);
 }
 
 /* ---- estimates -------------------------------------------------------------------------- */
@@ -953,6 +1025,8 @@ int main(void)
 	test_cfg_table();
 	test_cfg_bad();
 	test_cost();
+	test_cost_path();
+	test_flow_proportional();
 	test_estimate();
 	test_skid();
 	test_no_firm_side();
