@@ -159,12 +159,14 @@ static const char *edge_kind(enum dcpi_cfg_edge_kind kd)
 
 /* ---- text --------------------------------------------------------------------------- */
 
-static void print_cpi(double v)
+/* A measured cpi (or a stall, to the place of the cpi it is part of) to
+ * the digits its samples and count carry: 0 (no samples) as 0. */
+static void print_cpi(double v, double quantum)
 {
-	if (v < 0)
-		printf(" %6s", "-");
-	else
-		printf(" %6.2f", v);
+	char buf[32];
+
+	printf(" %6s", v == 0 && quantum == 0 ? "0" : dcpi_quantum_str(v, quantum, 2, buf,
+									    sizeof(buf)));
 }
 
 /* A block's cpi below its best case says that its count is too high or
@@ -202,8 +204,8 @@ static void print_block_row(const struct calc *k, size_t b)
 	for (unsigned e = 0; e < k->set.nevents; e++)
 		printf(" %10" PRIu64, block_samples(k, b, e));
 	printf(" %12s %c", dcpi_block_count_str(cb, f, sizeof(f)), cb->conf);
-	print_cpi(cb->best_cpi);
-	print_cpi(cb->cpi);
+	printf(" %6.2f", cb->best_cpi);
+	print_cpi(cb->cpi, dcpi_digits_quantum(cb->cpi, cb->cpi_digits));
 	putchar(below_best(cb) ? '!' : ' ');
 	printf(" %-10s C%zu%s", dcpi_cost_bound_name(&cb->cost), bl->cls,
 	       bl->reachable ? "" : " unreachable");
@@ -235,25 +237,27 @@ static void print_insns(const struct calc *k, size_t b)
 {
 	const struct dcpi_cfg_block *bl = &k->c.cfg.blocks[b];
 
-	char f[32];
+	const struct dcpi_calc_block *cb = &k->c.blocks[b];
+	char f[32], q[32];
 
 	printf("\nB%zu  0x%" PRIx64 "-0x%" PRIx64 "  freq %s (%c)  best-case cpi %.2f", b,
-	       bl->start, bl->end,
-	       dcpi_block_count_str(&k->c.blocks[b], f, sizeof(f)),
-	       k->c.blocks[b].conf, k->c.blocks[b].best_cpi);
-	if (k->c.blocks[b].cpi >= 0)
-		printf("  actual cpi %.2f%s", k->c.blocks[b].cpi,
-		       below_best(&k->c.blocks[b]) ? " (below the best case: see '!')" : "");
+	       bl->start, bl->end, dcpi_block_count_str(cb, f, sizeof(f)), cb->conf, cb->best_cpi);
+	if (cb->cpi >= 0)
+		printf("  actual cpi %s%s",
+		       dcpi_quantum_str(cb->cpi, dcpi_digits_quantum(cb->cpi, cb->cpi_digits), 2, q,
+					sizeof(q)),
+		       below_best(cb) ? " (below the best case: see '!')" : "");
 	printf("\n");
 	for (size_t i = bl->first; i < bl->first + bl->ninsns; i++) {
 		const struct dcpi_annot_insn *r = &k->a.insns[i];
 		const struct dcpi_calc_insn *ci = &k->c.insns[i];
+		double quantum = dcpi_digits_quantum(ci->cpi, ci->digits);
 
 		for (unsigned e = 0; e < k->set.nevents; e++)
 			printf("%10" PRIu64 " ", r->counts[e]);
 		printf("%6.2f", ci->best);
-		print_cpi(ci->cpi);
-		print_cpi(ci->stall);
+		print_cpi(ci->cpi, quantum);
+		print_cpi(ci->stall, quantum);
 		printf("  0x%-10" PRIx64 " %-7s %s\n", r->insn.vaddr, r->insn.mnemonic,
 		       cli_safe(r->insn.operands));
 	}
@@ -418,6 +422,7 @@ static void json_block(struct dcpi_json *j, const struct calc *k, size_t b)
 	json_samples(j, k, s);
 	json_num(j, "best_cpi", cb->best_cpi, 3);
 	json_num(j, "cpi", cb->cpi, 3);
+	dcpi_json_key_u64(j, "cpi_digits", (uint64_t)cb->cpi_digits);
 	dcpi_json_key_str(j, "bound", dcpi_cost_bound_name(&cb->cost));
 	dcpi_json_key_u64(j, "class", bl->cls);
 	dcpi_json_key_bool(j, "reachable", bl->reachable);
@@ -439,6 +444,7 @@ static void json_insn(struct dcpi_json *j, const struct calc *k, size_t i)
 	json_num(j, "best", ci->best, 3);
 	json_num(j, "cpi", ci->cpi, 3);
 	json_num(j, "stall", ci->stall, 3);
+	dcpi_json_key_u64(j, "cpi_digits", (uint64_t)ci->digits);
 	dcpi_json_obj_end(j);
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ struct row {
 	char insn[200];
 	double stall;            /* samples */
 	double count, avg;       /* block frequency; stall cycles per execution */
+	double cpi;              /* the instruction's, and its significant digits */
+	int cpi_digits;
 	char conf;
 	int digits;              /* the count's significant digits (dcpi_calc_block) */
 	struct dcpi_stall_insn s;
@@ -112,6 +115,8 @@ static void add_row(struct ts *t, const struct dcpi_stall_proc *p, size_t i)
 	w->conf = b < p->c.cfg.nblocks ? p->c.blocks[b].conf : 'L';
 	w->digits = b < p->c.cfg.nblocks ? p->c.blocks[b].digits : 1;
 	w->avg = p->c.insns[i].stall;
+	w->cpi = p->c.insns[i].cpi;
+	w->cpi_digits = p->c.insns[i].digits;
 	w->s = p->s[i];
 	w->vt_samples = 0; /* mark_vtrace's, later */
 	w->vt_mean = 0;
@@ -247,6 +252,42 @@ static double stall_units(const struct ts *t, double samples)
 	return t->b.r.cols->cycles_per_sample > 0 ? samples * t->b.r.cols->cycles_per_sample : samples;
 }
 
+/* The significant digits of a row's average stall (per execution): to
+ * its cpi's place (dcpi_calc_insn.digits: the samples' standard error,
+ * or the count's digits where coarser); 0 when the stall is below it. */
+static int avg_digits(const struct row *r)
+{
+	double q = dcpi_digits_quantum(r->cpi, r->cpi_digits);
+
+	if (!(q > 0) || !(r->avg >= q / 2))
+		return 0;
+	return (int)fmax(1, floor(log10(r->avg)) - round(log10(q)) + 1);
+}
+
+/* ... and of its stall in all (cycles or samples: v): the average's place
+ * times the executions, to the nearest power of ten. */
+static int total_digits(const struct row *r, double v)
+{
+	double q = dcpi_digits_quantum(r->cpi, r->cpi_digits);
+
+	if (!avg_digits(r) || !(v > 0))
+		return 0;
+	return (int)fmax(1, floor(log10(v)) - round(log10(q * v / r->avg)) + 1);
+}
+
+/* A stall (in all, or per execution: avg) to digits significant digits
+ * ("0" for none); in all as counts print ("13M"). */
+static const char *stall_str(double v, int digits, int avg, char *buf, size_t len)
+{
+	if (digits <= 0 || !(v > 0))
+		snprintf(buf, len, "0");
+	else if (avg)
+		dcpi_quantum_str(v, dcpi_digits_quantum(v, digits), 2, buf, len);
+	else
+		dcpi_count_str(v, 'H', digits, buf, len);
+	return buf;
+}
+
 static void culprit_codes(const struct row *r, char *buf)
 {
 	size_t n = 0;
@@ -288,15 +329,16 @@ static void print_text(const struct ts *t, size_t n)
 	       "avg", "culprits", "address", "procedure", "instruction  image  file:line");
 	for (size_t i = 0; i < n; i++) {
 		const struct row *r = &t->rows[i];
-		char c[2 * DCPI_STALL_NKINDS + 1], cnt[32];
+		char c[2 * DCPI_STALL_NKINDS + 1], cnt[32], st[32], avg[32];
 		double pct = t->total_stall > 0 ? 100.0 * r->stall / t->total_stall : 0;
+		double v = stall_units(t, r->stall);
 
 		cum += pct;
 		culprit_codes(r, c);
-		printf("%5.2f%% %5.1f%% %10.0f %10s %c %7.2f %-9s 0x%-10" PRIx64 " %-24s %s  %s",
-		       pct, cum, stall_units(t, r->stall),
-		       dcpi_count_str(r->count, r->conf, r->digits, cnt, sizeof(cnt)), r->conf, r->avg,
-		       c, r->vaddr,
+		printf("%5.2f%% %5.1f%% %10s %10s %c %7s %-9s 0x%-10" PRIx64 " %-24s %s  %s",
+		       pct, cum, stall_str(v, total_digits(r, v), 0, st, sizeof(st)),
+		       dcpi_count_str(r->count, r->conf, r->digits, cnt, sizeof(cnt)), r->conf,
+		       stall_str(r->avg, avg_digits(r), 1, avg, sizeof(avg)), c, r->vaddr,
 		       cli_safe(r->proc), cli_safe(r->insn),
 		       cli_safe(report_base(dcpi_annot_image_profile(t->b.r.imgs[r->img])->path)));
 		if (r->line)
@@ -360,6 +402,8 @@ static void json_row(struct dcpi_json *j, const struct ts *t, const struct row *
 	dcpi_json_key_u64(j, "digits", (uint64_t)r->digits);
 	dcpi_json_key(j, "avg_stall");
 	dcpi_json_fixed(j, r->avg, 3);
+	dcpi_json_key_u64(j, "stall_digits", (uint64_t)total_digits(r, stall_units(t, r->stall)));
+	dcpi_json_key_u64(j, "avg_stall_digits", (uint64_t)avg_digits(r));
 	json_culprits(j, r);
 	dcpi_json_key_str(j, "file", r->file);
 	dcpi_json_key_u64(j, "line", r->line);

@@ -137,12 +137,19 @@ struct dcpi_calc_block {
 					  more (see calc.c's expected()) */
 	double best_cpi;               /* cost.cycles / instructions */
 	double cpi;                    /* cycles sampled / (freq x instructions); < 0: none */
+	int cpi_digits;                /* significant digits cpi carries: to
+					  the place of its samples' standard
+					  error (1/sqrt(n) of it), or of its
+					  count's digits where coarser */
 };
 
 struct dcpi_calc_insn {
 	double best;                   /* best-case cycles (its share of the block's) */
 	double cpi;                    /* cycles per execution; < 0: cannot say */
 	double stall;                  /* cpi - best, >= 0; < 0 when cpi is */
+	int digits;                    /* significant digits cpi carries (its
+					  own samples' and its block's count's);
+					  stall is good to the same place */
 };
 
 struct dcpi_calc_edge {
@@ -227,5 +234,15 @@ const char *dcpi_block_count_str(const struct dcpi_calc_block *cb, char *buf, si
 
 /* An edge's count to its digits.  Returns buf. */
 const char *dcpi_edge_count_str(const struct dcpi_calc_edge *ce, char *buf, size_t len);
+
+/* The place a value carries digits significant digits to (0.01 for 0.123
+ * at two); 0 for digits 0 (all) or v not above 0. */
+double dcpi_digits_quantum(double v, int digits);
+
+/* v (a cpi, a stall, cycles) rounded to quantum (dcpi_digits_quantum of
+ * what it was measured with: a stall to its cpi's place) and printed
+ * with as many decimals as that place needs, at most 3; quantum 0 prints
+ * decimals decimals.  "-" for v < 0.  Returns buf. */
+const char *dcpi_quantum_str(double v, double quantum, int decimals, char *buf, size_t len);
 
 #endif

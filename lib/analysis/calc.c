@@ -547,6 +547,20 @@ static void edge_values(struct dcpi_calc *c)
 	}
 }
 
+/* The significant digits of samples x u / count: to the place of its
+ * standard error from the samples (1/sqrt(n) of it, to the nearest power
+ * of ten), or of the count's own digits (0: exact, all) where coarser. */
+static int ratio_digits(double v, double samples, int count_digits)
+{
+	double qs, q;
+
+	if (!(v > 0) || !(samples > 0) || !isfinite(v))
+		return 1;
+	qs = pow(10, round(log10(v / sqrt(samples))));
+	q = fmax(qs, dcpi_digits_quantum(v, count_digits));
+	return (int)fmax(1, floor(log10(v)) - round(log10(q)) + 1);
+}
+
 static void cpis(const struct dcpi_calc_input *in, struct dcpi_calc *c)
 {
 	double u = in->cycles_per_sample > 0 ? in->cycles_per_sample : 1;
@@ -557,11 +571,13 @@ static void cpis(const struct dcpi_calc_input *in, struct dcpi_calc *c)
 		int ok = c->has_cpi && cb->freq > 0;
 
 		cb->cpi = ok ? (double)cb->time * u / (cb->freq * (double)bl->ninsns) : -1;
+		cb->cpi_digits = ratio_digits(cb->cpi, (double)cb->time, cb->digits);
 		for (size_t i = bl->first; i < bl->first + bl->ninsns; i++) {
 			struct dcpi_calc_insn *ci = &c->insns[i];
 
 			ci->cpi = ok ? (double)in->time[i] * u / cb->freq : -1;
 			ci->stall = ok ? fmax(0, ci->cpi - ci->best) : -1;
+			ci->digits = ratio_digits(ci->cpi, in->time ? (double)in->time[i] : 0, cb->digits);
 		}
 	}
 }
@@ -689,4 +705,26 @@ const char *dcpi_block_count_str(const struct dcpi_calc_block *cb, char *buf, si
 const char *dcpi_edge_count_str(const struct dcpi_calc_edge *ce, char *buf, size_t len)
 {
 	return dcpi_count_str(ce->count, ce->conf, ce->digits, buf, len);
+}
+
+double dcpi_digits_quantum(double v, int digits)
+{
+	if (digits <= 0 || !(v > 0) || !isfinite(v))
+		return 0;
+	return pow(10, floor(log10(v)) - digits + 1);
+}
+
+const char *dcpi_quantum_str(double v, double quantum, int decimals, char *buf, size_t len)
+{
+	if (v < 0 || !isfinite(v)) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	if (quantum > 0) {
+		v = round(v / quantum) * quantum;
+		decimals = (int)ceil(-log10(quantum) - 1e-9);
+		decimals = decimals < 0 ? 0 : decimals > 3 ? 3 : decimals;
+	}
+	snprintf(buf, len, "%.*f", decimals, v);
+	return buf;
 }

@@ -40,7 +40,7 @@ static void dot_block(FILE *f, const struct dcpi_calc *c, const struct dcpi_dot_
 	double heat = maxs ? (double)s / (double)maxs : 0;
 	double font = 9 + 15 * (maxfreq > 0 ? cb->freq / maxfreq : 0);
 	double side = 1 + 3 * sqrt(total ? (double)s / (double)total : 0);
-	char est[32];
+	char est[32], cpi[32];
 
 	if (pct < o->cutoff || (o->cutoff > 0 && !s)) {
 		fprintf(f, "  B%zu [label=\"B%zu\", shape=box, fontsize=8, width=0.3, height=0.2, "
@@ -52,7 +52,10 @@ static void dot_block(FILE *f, const struct dcpi_calc *c, const struct dcpi_dot_
 		c->absolute ? "freq" : "rel.freq", dcpi_block_count_str(cb, est, sizeof(est)),
 		cb->conf);
 	if (cb->cpi >= 0)
-		fprintf(f, "cpi %.2f  best %.2f\\n", cb->cpi, cb->best_cpi);
+		fprintf(f, "cpi %s  best %.2f\\n",
+			dcpi_quantum_str(cb->cpi, dcpi_digits_quantum(cb->cpi, cb->cpi_digits), 2,
+					 cpi, sizeof(cpi)),
+			cb->best_cpi);
 	else
 		fprintf(f, "best cpi %.2f\\n", cb->best_cpi);
 	fprintf(f, "%.1f%% of samples", pct);

@@ -71,6 +71,18 @@
 		d = digits - 1 - lead > 0 ? digits - 1 - lead : 0;
 		return (conf === 'L' ? '~' : '') + cfixed(v / scale, d) + sfx[k];
 	}
+	/* A measured ratio (a cpi, a stall per execution) to the significant
+	 * digits the JSON says it carries, as dcpi_quantum_str prints it (at
+	 * most three decimals); two decimals where the JSON gives none. */
+	function sig(v, digits) {
+		var lead, m;
+		if (v === null || v === undefined) return '-';
+		if (typeof digits !== 'number') return cfixed(Number(v), 2);
+		if (!(v > 0) || !isFinite(v) || digits <= 0) return '0';
+		lead = Math.floor(Math.log10(v));
+		m = Math.pow(10, lead - digits + 1);
+		return cfixed(Math.round(v / m) * m, Math.min(3, Math.max(0, digits - 1 - lead)));
+	}
 	var confName = { H: 'high confidence', M: 'medium confidence', L: 'low confidence: an order of magnitude', E: 'exact (dcpix)' };
 	/* why holds "ran" (a block's JSON): the graph gave it 0, its samples say it ran */
 	function estCell(v, conf, why, digits) {
@@ -222,10 +234,12 @@
 			add(s, el('p', { class: 'note' }, 'Not analysed (no code to read, so every sample is unexplained): ' + none.join(', ') + '.'));
 	}
 	function stallCols(withProc) {
-		var cols = [numCol('stall', function (r) { return r.stall; }, 0, 'stall ' + 'cycles above the static best case'),
+		var cols = [{ label: 'stall', num: true, title: 'stall cycles above the static best case, to the digits they carry', key: function (r) { return r.stall; }, cell: function (r) {
+				return el('td', { class: 'num' }, typeof r.stall_digits === 'number' ? (r.stall_digits > 0 ? estimate(r.stall, 'H', r.stall_digits) : '0') : fixed(r.stall, 0)); } },
 			numCol('%', function (r) { return r.percent; }, 2),
 			{ label: 'count', num: true, key: function (r) { return r.count; }, cell: function (r) { return estCell(r.count, r.conf, null, r.digits); } },
-			numCol('avg', function (r) { return r.avg_stall; }, 3, 'stall cycles per execution'),
+			{ label: 'avg', num: true, title: 'stall cycles per execution', key: function (r) { return r.avg_stall; }, cell: function (r) {
+				return el('td', { class: 'num' }, typeof r.avg_stall_digits === 'number' ? sig(r.avg_stall, r.avg_stall_digits) : fixed(r.avg_stall, 3)); } },
 			textCol('culprits', function (r) { return (r.culprits || []).map(function (c) { return c.code || c; }).join(' ') || '?'; }),
 			textCol('address', function (r) { return r.address; }, withProc ? null : function (r) { return '#i' + r.address; })];
 		if (withProc) cols.push(textCol('procedure', function (r) { return r.procedure; }, function (r) { return pageOf(r.image, r.procedure); }));
@@ -356,8 +370,8 @@
 				numCol('samples', function (r) { return r.samples[0]; }),
 				{ label: 'cpi', num: true, key: function (r) { return r.cpi === null ? -Infinity : r.cpi; }, cell: function (r) {
 					var below = r.cpi !== null && r.cpi < r.best_cpi;
-					return el('td', { class: 'num', title: below ? 'below the best case, which no block can run: its count is over-estimated, or the cost model is slower than this core' : null },
-						r.cpi === null ? '-' : fixed(r.cpi, 2) + (below ? '!' : '')); } },
+					return el('td', { class: 'num cpi', title: below ? 'below the best case, which no block can run: its count is over-estimated, or the cost model is slower than this core' : null },
+						r.cpi === null ? '-' : sig(r.cpi, r.cpi_digits) + (below ? '!' : '')); } },
 				numCol('best cpi', function (r) { return r.best_cpi; }, 2),
 				textCol('bound', function (r) { return r.bound; })], C.blocks));
 		} else if (C) add(s, warnings([C]));

@@ -86,30 +86,33 @@ top=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"][0]
 dom "$T/r/p/0.html" >"$T/p0.dom"
 "$DCPI_BIN/dcpicalc" -db "$T/db" hot_loop "$T/hot" >"$T/calc.txt"
 "$DCPI_BIN/dcpilist" -db "$T/db" -both -json hot_loop "$T/hot" >"$T/list.json"
-check "the procedure page of $top: its graph, dcpicalc's estimates, dcpilist's instructions" \
+check "the procedure page of $top: its graph, dcpicalc's estimates and cpi, dcpilist's instructions" \
 	python3 - "$T/p0.dom" "$T/calc.txt" "$T/list.json" <<'EOF'
 import html.parser, json, re, sys
 class P(html.parser.HTMLParser):
     def __init__(s):
-        super().__init__(); s.nodes = 0; s.est = []; s.insns = []; s.cell = None; s.title = 0
+        super().__init__(); s.nodes = 0; s.est = []; s.cpi = []; s.insns = []; s.cell = None; s.title = 0
     def handle_starttag(s, tag, a):
         a = dict(a)
         if tag == 'g' and a.get('class') == 'node': s.nodes += 1
         if tag == 'tr' and a.get('class') == 'insn': s.insns.append(a.get('id'))
-        if tag == 'td' and 'est' in (a.get('class') or '').split(): s.cell = ''
+        if tag == 'td' and 'est' in (a.get('class') or '').split(): s.cell = ''; s.into = s.est
+        if tag == 'td' and 'cpi' in (a.get('class') or '').split(): s.cell = ''; s.into = s.cpi
     def handle_endtag(s, tag):
-        if tag == 'td' and s.cell is not None: s.est.append(s.cell); s.cell = None
+        if tag == 'td' and s.cell is not None: s.into.append(s.cell); s.cell = None
     def handle_data(s, d):
         if s.cell is not None: s.cell += d
 p = P(); p.feed(open(sys.argv[1]).read())
 text = open(sys.argv[2]).read().split('\nEdges')[0]   # the block table, before the edges
 blocks = [l.split() for l in text.splitlines() if re.match(r'B\d+\s+0x', l)]
 want = ['%s %s' % (b[4], b[5]) for b in blocks]   # freq and its confidence, as printed
+cpis = [b[7] for b in blocks]                      # cpi to its digits, '!' below the best case
 assert p.nodes == len(blocks) > 0, (p.nodes, len(blocks))
 assert p.est[:len(want)] == want, (p.est, want)   # the block table, then the stalls'
+assert p.cpi == cpis, (p.cpi, cpis)
 li = json.load(open(sys.argv[3]))
 assert p.insns == ['i' + x['address'] for x in li['instructions']], (p.insns[:3], len(li['instructions']))
-print('#', p.nodes, 'blocks drawn, estimates', want[:3], len(p.insns), 'instructions')
+print('#', p.nodes, 'blocks drawn, estimates', want[:3], 'cpi', cpis[:3], len(p.insns), 'instructions')
 EOF
 
 # links resolve inside the report; nothing names the network

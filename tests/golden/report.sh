@@ -73,8 +73,9 @@ EOF
 dom "$T/r/$page" >"$T/hot.dom"
 (cd "$T" && "$DCPI_BIN/dcpicalc" -db "$DB" hot prog) >"$T/calc.txt" 2>/dev/null
 (cd "$T" && "$DCPI_BIN/dcpitopstalls" -db "$DB" -json -n 50 -proc hot prog) >"$T/stalls.json" 2>/dev/null
-check "hot's page ($page): dcpicalc's estimates and dcpitopstalls -proc's rows" \
-	python3 - "$T/hot.dom" "$T/calc.txt" "$T/stalls.json" <<'EOF'
+(cd "$T" && "$DCPI_BIN/dcpitopstalls" -db "$DB" -n 50 -proc hot prog) >"$T/stalls.txt" 2>/dev/null
+check "hot's page ($page): dcpicalc's estimates and dcpitopstalls -proc's rows, as it prints them" \
+	python3 - "$T/hot.dom" "$T/calc.txt" "$T/stalls.json" "$T/stalls.txt" <<'EOF'
 import html.parser, json, re, sys
 class P(html.parser.HTMLParser):
     def __init__(s):
@@ -101,9 +102,12 @@ assert p.est[:len(want)] == want, (p.est, want)
 st = json.load(open(sys.argv[3]))['rows']
 rows = [r for r in p.rows if r]
 assert len(rows) == len(st) > 0, (rows, st)
+# the text's rows by address: stall and avg as dcpitopstalls prints them (to their digits)
+tx = {l.split()[7]: l.split() for l in open(sys.argv[4]) if re.match(r'\s*\d+\.\d+% ', l)}
 for g, w in zip(rows, st):
-    assert g[0] == '%.0f' % w['stall'] and g[1] == '%.2f' % w['percent'] and g[5] == w['address'], (g, w)
-print('# blocks', want, '; stalls', [(r[5], r[0]) for r in rows])
+    t = tx['0x%x' % int(w['address'], 16)]
+    assert g[0] == t[2] and g[1] == '%.2f' % w['percent'] and g[3] == t[5] and g[5] == w['address'], (g, w, t)
+print('# blocks', want, '; stalls', [(r[5], r[0], r[3]) for r in rows])
 EOF
 # the script's number formatting against C's printf("%.*f") (Python's %
 # formats the exact double the same way, ties to even): shares like 3 of

@@ -690,6 +690,51 @@ static const uint8_t side_code[] = { 0x48, 0x83, 0xc2, 0x01, 0x48, 0x83, 0xc1, 0
 static void time_input(struct dcpi_calc_input *in, const struct dcpi_insn *v, size_t n,
 		       const uint64_t *t);
 
+/* cpi and stall to the digits they carry: the quantum string, and each
+ * instruction's digits at the place of its samples' standard error (a
+ * power of ten within a factor of sqrt(10) of cpi / sqrt(n)), or its
+ * count's where coarser. */
+static void test_cpi_digits(void)
+{
+	struct dcpi_calc_input in;
+	struct dcpi_calc c;
+	size_t n, bad = 0, seen = 0;
+	struct dcpi_insn *v = decode(side_code, sizeof(side_code), &n);
+	uint64_t t[8] = { 0, 30, 480, 100, 4000, 0, 800, 5 };
+	char buf[32];
+
+	T_STREQ(dcpi_quantum_str(1.92, 0.1, 2, buf, sizeof(buf)), "1.9", "1.92 to 0.1: 1.9");
+	T_STREQ(dcpi_quantum_str(0.57, 0.1, 2, buf, sizeof(buf)), "0.6", "0.57 to 0.1: 0.6");
+	T_STREQ(dcpi_quantum_str(1234.5, 100, 2, buf, sizeof(buf)), "1200", "1234.5 to 100: 1200");
+	T_STREQ(dcpi_quantum_str(0.1234, 0, 2, buf, sizeof(buf)), "0.12", "no quantum: 2 decimals");
+	T_STREQ(dcpi_quantum_str(-1, 0.1, 2, buf, sizeof(buf)), "-", "none: -");
+	T_OK(fabs(dcpi_digits_quantum(1.92, 2) - 0.1) < 1e-12 &&
+	     fabs(dcpi_digits_quantum(0.0123, 1) - 0.01) < 1e-12 && dcpi_digits_quantum(5, 0) == 0,
+	     "quantum of 1.92 at 2 digits 0.1, of 0.0123 at 1 0.01, all digits 0");
+	T_EQ(n, 8, "8 instructions decode");
+	time_input(&in, v, n, t);
+	in.timer = 1;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs");
+	for (size_t i = 0; i < n && c.blocks; i++) {
+		const struct dcpi_calc_insn *ci = &c.insns[i];
+		size_t b = dcpi_cfg_block_at(&c.cfg, v[i].vaddr);
+		double q, se;
+
+		if (!(ci->cpi > 0) || !t[i] || b >= c.cfg.nblocks)
+			continue;
+		seen++;
+		q = dcpi_digits_quantum(ci->cpi, ci->digits);
+		se = ci->cpi / sqrt((double)t[i]);
+		bad += !(q > 0) || q < se / sqrt(10) * 0.999 ||
+		       (q > se * sqrt(10) * 1.001 && q > dcpi_digits_quantum(ci->cpi,
+									  c.blocks[b].digits) * 1.001);
+	}
+	T_OK(seen >= 4, "sampled instructions with a cpi (%zu)", seen);
+	T_EQ(bad, 0, "each to its samples' standard error, or its count's digits");
+	dcpi_calc_free(&c);
+	free(v);
+}
+
 static void test_no_firm_side(void)
 {
 	struct dcpi_calc_input in;
@@ -1030,6 +1075,7 @@ int main(void)
 	test_estimate();
 	test_skid();
 	test_no_firm_side();
+	test_cpi_digits();
 	test_ran();
 	return t_done();
 }
