@@ -30,8 +30,8 @@ struct row {
 	char insn[200];
 	double stall;            /* samples */
 	double count, avg;       /* block frequency; stall cycles per execution */
-	double cpi;              /* the instruction's, and its significant digits */
-	int cpi_digits;
+	int avg_digits;          /* significant digits of avg (dcpi_stall_avg_digits) */
+	int total_digits;        /* and of stall in all (dcpi_stall_total_digits) */
 	char conf;
 	int digits;              /* the count's significant digits (dcpi_calc_block) */
 	struct dcpi_stall_insn s;
@@ -87,6 +87,17 @@ static const struct cli_cmd cli = {
 
 /* ---- collecting ---------------------------------------------------------------------- */
 
+/* Cycles a sample stands for in the stall's unit: 1 when it is samples. */
+static double unit_cycles(const struct ts *t)
+{
+	return t->b.r.cols->cycles_per_sample > 0 ? t->b.r.cols->cycles_per_sample : 1;
+}
+
+static double stall_units(const struct ts *t, double samples)
+{
+	return t->b.r.cols->cycles_per_sample > 0 ? samples * t->b.r.cols->cycles_per_sample : samples;
+}
+
 static void add_row(struct ts *t, const struct dcpi_stall_proc *p, size_t i)
 {
 	const struct dcpi_annot_insn *r = &p->a.insns[i];
@@ -115,8 +126,9 @@ static void add_row(struct ts *t, const struct dcpi_stall_proc *p, size_t i)
 	w->conf = b < p->c.cfg.nblocks ? p->c.blocks[b].conf : 'L';
 	w->digits = b < p->c.cfg.nblocks ? p->c.blocks[b].digits : 1;
 	w->avg = p->c.insns[i].stall;
-	w->cpi = p->c.insns[i].cpi;
-	w->cpi_digits = p->c.insns[i].digits;
+	w->avg_digits = dcpi_stall_avg_digits(&p->c, i);
+	w->total_digits = dcpi_stall_total_digits(&p->c, i, stall_units(t, w->stall),
+						  (double)r->counts[p->col], unit_cycles(t));
 	w->s = p->s[i];
 	w->vt_samples = 0; /* mark_vtrace's, later */
 	w->vt_mean = 0;
@@ -247,33 +259,6 @@ static int cmp_row(const void *a, const void *b)
 
 /* ---- output ------------------------------------------------------------------------ */
 
-static double stall_units(const struct ts *t, double samples)
-{
-	return t->b.r.cols->cycles_per_sample > 0 ? samples * t->b.r.cols->cycles_per_sample : samples;
-}
-
-/* The significant digits of a row's average stall (per execution): to
- * its cpi's place (dcpi_calc_insn.digits: the samples' standard error,
- * or the count's digits where coarser); 0 when the stall is below it. */
-static int avg_digits(const struct row *r)
-{
-	double q = dcpi_digits_quantum(r->cpi, r->cpi_digits);
-
-	if (!(q > 0) || !(r->avg >= q / 2))
-		return 0;
-	return (int)fmax(1, floor(log10(r->avg)) - round(log10(q)) + 1);
-}
-
-/* ... and of its stall in all (cycles or samples: v): the average's place
- * times the executions, to the nearest power of ten. */
-static int total_digits(const struct row *r, double v)
-{
-	double q = dcpi_digits_quantum(r->cpi, r->cpi_digits);
-
-	if (!avg_digits(r) || !(v > 0))
-		return 0;
-	return (int)fmax(1, floor(log10(v)) - round(log10(q * v / r->avg)) + 1);
-}
 
 /* A stall (in all, or per execution: avg) to digits significant digits
  * ("0" for none); in all as counts print ("13M"). */
@@ -336,9 +321,9 @@ static void print_text(const struct ts *t, size_t n)
 		cum += pct;
 		culprit_codes(r, c);
 		printf("%5.2f%% %5.1f%% %10s %10s %c %7s %-9s 0x%-10" PRIx64 " %-24s %s  %s",
-		       pct, cum, stall_str(v, total_digits(r, v), 0, st, sizeof(st)),
+		       pct, cum, stall_str(v, r->total_digits, 0, st, sizeof(st)),
 		       dcpi_count_str(r->count, r->conf, r->digits, cnt, sizeof(cnt)), r->conf,
-		       stall_str(r->avg, avg_digits(r), 1, avg, sizeof(avg)), c, r->vaddr,
+		       stall_str(r->avg, r->avg_digits, 1, avg, sizeof(avg)), c, r->vaddr,
 		       cli_safe(r->proc), cli_safe(r->insn),
 		       cli_safe(report_base(dcpi_annot_image_profile(t->b.r.imgs[r->img])->path)));
 		if (r->line)
@@ -402,8 +387,8 @@ static void json_row(struct dcpi_json *j, const struct ts *t, const struct row *
 	dcpi_json_key_u64(j, "digits", (uint64_t)r->digits);
 	dcpi_json_key(j, "avg_stall");
 	dcpi_json_fixed(j, r->avg, 3);
-	dcpi_json_key_u64(j, "stall_digits", (uint64_t)total_digits(r, stall_units(t, r->stall)));
-	dcpi_json_key_u64(j, "avg_stall_digits", (uint64_t)avg_digits(r));
+	dcpi_json_key_u64(j, "stall_digits", (uint64_t)r->total_digits);
+	dcpi_json_key_u64(j, "avg_stall_digits", (uint64_t)r->avg_digits);
 	json_culprits(j, r);
 	dcpi_json_key_str(j, "file", r->file);
 	dcpi_json_key_u64(j, "line", r->line);

@@ -1,5 +1,6 @@
 /* Stall culprits by static rules: see dcpi/stall.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -332,4 +333,40 @@ int dcpi_stall_culprits(const struct dcpi_stall_input *in, struct dcpi_stall_ins
 	free(x.blk);
 	free(x.seen);
 	return err;
+}
+
+int dcpi_stall_avg_digits(const struct dcpi_calc *c, size_t i)
+{
+	const struct dcpi_calc_insn *ci = &c->insns[i];
+	double q = dcpi_digits_quantum(ci->cpi, ci->digits);
+
+	if (!(q > 0) || !(ci->stall >= q / 2))
+		return 0;
+	return (int)fmax(1, floor(log10(ci->stall)) - round(log10(q)) + 1);
+}
+
+int dcpi_stall_total_digits(const struct dcpi_calc *c, size_t i, double v, double samples,
+			    double u)
+{
+	size_t lo = 0, hi = c->cfg.nblocks, b;   /* the block holding i: blocks are in order */
+	double et, eb, q;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->cfg.blocks[mid].first <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	b = lo;
+	if (!(v > 0) || !(samples > 0) || b >= c->cfg.nblocks ||
+	    i >= c->cfg.blocks[b].first + c->cfg.blocks[b].ninsns)
+		return 0;
+	et = samples * u / sqrt(samples);
+	eb = c->insns[i].best * dcpi_digits_quantum(c->blocks[b].freq, c->blocks[b].digits);
+	q = pow(10, round(log10(fmax(et, eb))));
+	if (!(v >= q / 2))
+		return 0;
+	return (int)fmax(1, floor(log10(v)) - round(log10(q)) + 1);
 }

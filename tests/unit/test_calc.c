@@ -17,6 +17,7 @@
 #include "dcpi/disasm.h"
 #include "dcpi/error.h"
 #include "dcpi/flow.h"
+#include "dcpi/stall.h"
 #include "analysis/calc_int.h" /* calc_reconcile on a graph made by hand */
 #include "analysis/cfg_int.h" /* cfg_cycle_classes against brute force */
 #include "tap.h"
@@ -731,6 +732,23 @@ static void test_cpi_digits(void)
 	}
 	T_OK(seen >= 4, "sampled instructions with a cpi (%zu)", seen);
 	T_EQ(bad, 0, "each to its samples' standard error, or its count's digits");
+	/* a stall in all is samples' time less best x count: no less precise
+	 * than its average, which divides it by the count */
+	bad = seen = 0;
+	for (size_t i = 0; i < n && c.blocks; i++) {
+		size_t b = dcpi_cfg_block_at(&c.cfg, v[i].vaddr);
+		double u = in.cycles_per_sample > 0 ? in.cycles_per_sample : 1, tot;
+
+		if (!(c.insns[i].stall > 0) || b >= c.cfg.nblocks)
+			continue;
+		seen++;
+		tot = (double)t[i] * u - c.insns[i].best * c.blocks[b].freq;
+		bad += dcpi_stall_total_digits(&c, i, tot, (double)t[i], u) <
+		       dcpi_stall_avg_digits(&c, i);
+		bad += dcpi_stall_total_digits(&c, i, 0, (double)t[i], u) != 0;
+	}
+	T_OK(seen >= 1, "stalled instructions (%zu)", seen);
+	T_EQ(bad, 0, "a stall in all carries its average's digits or more; none of 0");
 	dcpi_calc_free(&c);
 	free(v);
 }
