@@ -235,6 +235,10 @@ const char *dcpi_block_count_str(const struct dcpi_calc_block *cb, char *buf, si
 /* An edge's count to its digits.  Returns buf. */
 const char *dcpi_edge_count_str(const struct dcpi_calc_edge *ce, char *buf, size_t len);
 
+/* The significant digits v has when given to the place quantum (a power
+ * of ten; the inverse of dcpi_digits_quantum), at least 1. */
+int dcpi_quantum_digits(double v, double quantum);
+
 /* The place a value carries digits significant digits to (0.01 for 0.123
  * at two); 0 for digits 0 (all) or v not above 0. */
 double dcpi_digits_quantum(double v, int digits);

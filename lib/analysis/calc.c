@@ -558,7 +558,7 @@ static int ratio_digits(double v, double samples, int count_digits)
 		return 1;
 	qs = pow(10, round(log10(v / sqrt(samples))));
 	q = fmax(qs, dcpi_digits_quantum(v, count_digits));
-	return (int)fmax(1, floor(log10(v)) - round(log10(q)) + 1);
+	return dcpi_quantum_digits(v, q);
 }
 
 static void cpis(const struct dcpi_calc_input *in, struct dcpi_calc *c)
@@ -705,6 +705,11 @@ const char *dcpi_block_count_str(const struct dcpi_calc_block *cb, char *buf, si
 const char *dcpi_edge_count_str(const struct dcpi_calc_edge *ce, char *buf, size_t len)
 {
 	return dcpi_count_str(ce->count, ce->conf, ce->digits, buf, len);
+}
+
+int dcpi_quantum_digits(double v, double quantum)
+{
+	return (int)fmax(1, floor(log10(v)) - round(log10(quantum)) + 1);
 }
 
 double dcpi_digits_quantum(double v, int digits)

@@ -340,9 +340,7 @@ int dcpi_stall_avg_digits(const struct dcpi_calc *c, size_t i)
 	const struct dcpi_calc_insn *ci = &c->insns[i];
 	double q = dcpi_digits_quantum(ci->cpi, ci->digits);
 
-	if (!(q > 0) || !(ci->stall >= q / 2))
-		return 0;
-	return (int)fmax(1, floor(log10(ci->stall)) - round(log10(q)) + 1);
+	return q > 0 && ci->stall >= q / 2 ? dcpi_quantum_digits(ci->stall, q) : 0;
 }
 
 int dcpi_stall_total_digits(const struct dcpi_calc *c, size_t i, double v, double samples,
@@ -363,10 +361,8 @@ int dcpi_stall_total_digits(const struct dcpi_calc *c, size_t i, double v, doubl
 	if (!(v > 0) || !(samples > 0) || b >= c->cfg.nblocks ||
 	    i >= c->cfg.blocks[b].first + c->cfg.blocks[b].ninsns)
 		return 0;
-	et = samples * u / sqrt(samples);
+	et = u * sqrt(samples);
 	eb = c->insns[i].best * dcpi_digits_quantum(c->blocks[b].freq, c->blocks[b].digits);
 	q = pow(10, round(log10(fmax(et, eb))));
-	if (!(v >= q / 2))
-		return 0;
-	return (int)fmax(1, floor(log10(v)) - round(log10(q)) + 1);
+	return v >= q / 2 ? dcpi_quantum_digits(v, q) : 0;
 }
