@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,9 +92,10 @@ static double unit_cycles(const struct ts *t)
 	return t->b.r.cols->cycles_per_sample > 0 ? t->b.r.cols->cycles_per_sample : 1;
 }
 
+/* Samples in the stall's unit. */
 static double stall_units(const struct ts *t, double samples)
 {
-	return t->b.r.cols->cycles_per_sample > 0 ? samples * t->b.r.cols->cycles_per_sample : samples;
+	return samples * unit_cycles(t);
 }
 
 static void add_row(struct ts *t, const struct dcpi_stall_proc *p, size_t i)
