@@ -256,11 +256,15 @@ static int name_ok(const char *name)
 	if (!strcmp(name, "hosts"))
 		return 1;
 	if (!strncmp(name, ".build-id/", 10)) {
-		const char *h = name + 10, *dot = strchr(h + 3, '.');
-		size_t n = dot ? (size_t)(dot - (h + 3)) : strlen(h + 3);
+		const char *h = name + 10, *dot;
+		size_t n;
 
-		return is_hex(h, 2) && h[2] == '/' && is_hex(h + 3, n) &&
-		       (!dot || !strcmp(dot, ".debug"));
+		/* "xx/" first: h + 3 is inside the name only then */
+		if (!is_hex(h, 2) || h[2] != '/')
+			return 0;
+		dot = strchr(h + 3, '.');
+		n = dot ? (size_t)(dot - (h + 3)) : strlen(h + 3);
+		return is_hex(h + 3, n) && (!dot || !strcmp(dot, ".debug"));
 	}
 	s1 = strchr(name, '/');
 	s2 = s1 ? strchr(s1 + 1, '/') : NULL;

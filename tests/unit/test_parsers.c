@@ -499,7 +499,7 @@ static void test_tar(void)
 		EPOCH "/plat", "notanepoch/plat/x", "hosts2", "./hosts", ".build-id/ab/cdef.sh",
 		".build-id/AB/cdef", ".build-id/ab/CDEF", ".build-id/a/bcdef", ".build-id/abc/def",
 		".build-id/ab/", ".build-id/ab/cd/ef", ".build-id/ab/cdef.debug.x",
-		".build-id/ab/../../x",
+		".build-id/ab/../../x", ".build-id/", ".build-id/a", ".build-id/ab",
 	};
 	struct dcpi_tar_stats st;
 	struct member two[2] = { { EPOCH "/p/a", "12345", AE_IFREG }, { EPOCH "/p/b", "67890",
