@@ -641,6 +641,24 @@ static void test_estimate(void)
 	}
 	dcpi_calc_free(&c);
 
+	/* the loop's first instruction: 1040 samples agree with its interior's
+	   1000 a piece (3 standard deviations of the difference: 116), and
+	   count, as without skid or with a skid of one executed instruction
+	   they are its own; 1400 are another instruction's, skidded in */
+	ret[2] = 1040;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "retired mode runs (first instruction 1040)");
+	T_OK(fabs(c.blocks[1].estimate - 3040e3 / 3) < 1, "1040 + 2 x 1000 over 3 instructions "
+	     "x 1000 (%g)", c.blocks[1].estimate);
+	T_OK(fabs(c.blocks[1].support - 3040) < 1e-9, "all 3040 samples its support (%g)",
+	     c.blocks[1].support);
+	dcpi_calc_free(&c);
+	ret[2] = 1400;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "retired mode runs (first instruction 1400)");
+	T_OK(fabs(c.blocks[1].estimate - 1e6) < 1, "1400 left out: 2 x 1000 over 2 (%g)",
+	     c.blocks[1].estimate);
+	dcpi_calc_free(&c);
+	ret[2] = 1000;
+
 	/* time only, no clock: relative counts, and the hottest block at the scale */
 	in.mode = DCPI_CALC_TIME;
 	in.retired = NULL;
