@@ -314,6 +314,8 @@ static void test_rerandomize(void)
 	struct dcpi_run_opts o = opts(fx_path("db-r"), -1, 0);
 	struct dcpi_run *r;
 	struct timespec pause = { 0, 15000000 };
+	uint64_t t0, took;
+	int base;
 
 	ops.rerandomize = count_redraw;
 	o.sampler = &ops;
@@ -331,17 +333,27 @@ static void test_rerandomize(void)
 	o.events = &evr;
 	r = open_run(&o);
 	T_EQ(r ? dcpi_run_randomized(r) : -1, 1, "R period: randomised");
+	t0 = now_ns();
 	for (int i = 0; r && i < 3; i++)
 		dcpi_run_drain(r, 0);
-	T_EQ(redrawn, 1, "R period: redrawn once for three drains within 10 ms");
+	took = now_ns() - t0;
+	/* three drains take microseconds, unless this test was preempted
+	   between them (a busy machine): then once per 10 ms begun */
+	if (took < 10000000)
+		T_EQ(redrawn, 1, "R period: redrawn once for three drains within 10 ms");
+	else
+		T_OK(redrawn >= 1 && (uint64_t)redrawn <= 1 + took / 10000000,
+		     "R period: redrawn at most once per 10 ms (%d for three drains in %.1f ms: "
+		     "preempted)", redrawn, (double)took / 1e6);
+	base = redrawn;
 	nanosleep(&pause, NULL);
 	if (r)
 		dcpi_run_drain(r, 0);
-	T_EQ(redrawn, 2, "R period: redrawn again at the next drain 15 ms later");
+	T_EQ(redrawn, base + 1, "R period: redrawn again at the next drain 15 ms later");
 	nanosleep(&pause, NULL);
 	if (r)
 		dcpi_run_rerandomize(r);
-	T_EQ(redrawn, 3, "R period: redrawn by the loop's own call without a drain");
+	T_EQ(redrawn, base + 2, "R period: redrawn by the loop's own call without a drain");
 	dcpi_run_free(r);
 }
 
