@@ -34,9 +34,10 @@
  * DCPI_CALC_MEDIUM samples and moved by at most 50%; L otherwise, and for
  * blocks whose count comes from the graph alone.  From a software clock
  * (mode TIME, timer): no peak (DCPI_CALC_WHY_PEAK) and
- * DCPI_CALC_HIGH_TIMER firm samples is H, DCPI_CALC_MEDIUM_TIMER M,
- * however far the graph moved it; else L (the rule make accuracy measured
- * to hold, dcpicalc(1) ACCURACY).  What held a block below H is in its
+ * DCPI_CALC_HIGH_TIMER firm samples is H unless the graph moved it by more
+ * than half (then M), DCPI_CALC_MEDIUM_TIMER M however far the graph moved
+ * it; else L (the rule make accuracy measured to hold, dcpicalc(1)
+ * ACCURACY).  What held a block below H is in its
  * why bits.
  *
  * Skid: a time sample lands on the instruction after the one that was

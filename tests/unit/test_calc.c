@@ -993,6 +993,61 @@ static void test_skid(void)
 	free(v);
 }
 
+/* A loop whose head X (4 register adds, compare, je out) runs as often
+ * as its body Y (4 adds, jmp back) and its exit Z (3 adds, ret) together:
+ * three classes.
+ *   0: add $1 to eax ecx edx esi; cmp %eax,%edi; je 0x22
+ *   0x10: add $1 to r8d r9d r10d r11d; jmp 0
+ *   0x22: add $1 to eax ecx edx; ret */
+static const uint8_t headbody_code[] = {
+	0x83, 0xc0, 0x01, 0x83, 0xc1, 0x01, 0x83, 0xc2, 0x01, 0x83, 0xc6, 0x01, 0x39, 0xc7,
+	0x74, 0x12, 0x41, 0x83, 0xc0, 0x01, 0x41, 0x83, 0xc1, 0x01, 0x41, 0x83, 0xc2, 0x01,
+	0x41, 0x83, 0xc3, 0x01, 0xeb, 0xde, 0x83, 0xc0, 0x01, 0x83, 0xc1, 0x01, 0x83, 0xc2,
+	0x01, 0xc3
+};
+
+/* A software clock's H says the block's own samples fix its count: where
+ * the graph moved it by more than half from theirs, it is M (moved).
+ * X's 6,000 spread samples say over ten times what Y's and Z's say
+ * together (each under 100 firm samples: too few to bound X before the
+ * graph); raising them costs more than lowering X, so X goes down to
+ * their sum. */
+static void test_timer_moved(void)
+{
+	struct dcpi_calc_input in;
+	struct dcpi_calc c;
+	size_t n;
+	struct dcpi_insn *v = decode(headbody_code, sizeof(headbody_code), &n);
+	uint64_t t[15] = { 1000, 1000, 1000, 1000, 1000, 1000, 33, 33, 33, 33, 33,
+			   49, 49, 49, 49 };
+
+	T_EQ(n, 15, "15 instructions decode");
+	time_input(&in, v, n, t);
+	in.timer = 1;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs on a timer's samples");
+	T_OK(c.cfg.nblocks == 3 && c.cfg.blocks[0].cls != c.cfg.blocks[1].cls,
+	     "head, body and ret; head and body in two classes");
+	T_OK(c.cfg.nblocks == 3 && c.blocks[0].support >= DCPI_CALC_HIGH_TIMER &&
+	     c.blocks[0].moved > 0.5,
+	     "the head: %g firm samples, spread, its count moved by %g from theirs",
+	     c.cfg.nblocks == 3 ? c.blocks[0].support : 0, c.cfg.nblocks == 3 ? c.blocks[0].moved : 0);
+	T_OK(c.cfg.nblocks == 3 && c.blocks[0].conf == 'M' &&
+	     (c.blocks[0].why & DCPI_CALC_WHY_MOVED) && (c.blocks[0].why & DCPI_CALC_WHY_TIMER),
+	     "is M, why moved (%c, why %#x)", c.cfg.nblocks == 3 ? c.blocks[0].conf : '?',
+	     c.cfg.nblocks == 3 ? c.blocks[0].why : 0);
+	dcpi_calc_free(&c);
+	/* the body's samples agreeing (about a quarter of 6,000 more): the
+	   head keeps its own count, H */
+	for (size_t i = 6; i < 11; i++)
+		t[i] = 1000;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs, the body agreeing");
+	T_OK(c.cfg.nblocks == 3 && c.blocks[0].conf == 'H' && c.blocks[0].moved <= 0.5,
+	     "the head unmoved (%g) is H (%c)", c.cfg.nblocks == 3 ? c.blocks[0].moved : 0,
+	     c.cfg.nblocks == 3 ? c.blocks[0].conf : '?');
+	dcpi_calc_free(&c);
+	free(v);
+}
+
 /* A loop the graph empties although its samples say it ran: all of the
  * header's samples on its second instruction (no firm support, so its
  * estimate is weak), none in the body or the exit, whose raising costs
@@ -1110,6 +1165,7 @@ int main(void)
 	test_flow_proportional();
 	test_estimate();
 	test_skid();
+	test_timer_moved();
 	test_no_firm_side();
 	test_cpi_digits();
 	test_ran();
