@@ -127,7 +127,7 @@ static void add_row(struct ts *t, const struct dcpi_stall_proc *p, size_t i)
 	w->digits = b < p->c.cfg.nblocks ? p->c.blocks[b].digits : 1;
 	w->avg = p->c.insns[i].stall;
 	w->avg_digits = dcpi_stall_avg_digits(&p->c, i);
-	w->total_digits = dcpi_stall_total_digits(&p->c, i, stall_units(t, w->stall),
+	w->total_digits = dcpi_stall_total_digits(&p->c, b, i, stall_units(t, w->stall),
 						  (double)r->counts[p->col], unit_cycles(t));
 	w->s = p->s[i];
 	w->vt_samples = 0; /* mark_vtrace's, later */

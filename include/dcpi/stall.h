@@ -125,16 +125,16 @@ double dcpi_stall_samples(const struct dcpi_calc *c, const uint64_t *time, size_
 int dcpi_stall_avg_digits(const struct dcpi_calc *c, size_t i);
 
 /* ... and of its stall in all, v (its samples' time, samples cycles a
- * sample each, less the best case times its block's count, in units of
- * u cycles: 1 when v counts samples): to the place of the larger of the
- * samples' standard error (1/sqrt(samples) of their time) and the best
- * case times the count's last digit's place, to the nearest power of
- * ten; 0 when v is below half of it.  The samples' error rules where the
+ * sample each, less the best case times the count of its block b, in
+ * units of u cycles: 1 when v counts samples): to the place of the larger
+ * of the samples' standard error (1/sqrt(samples) of their time) and the
+ * best case times the count's last digit's place, to the nearest power of
+ * ten; 0 when v is below half of it, or i is not in block b.  The samples' error rules where the
  * best case is small beside their time, so the stall in all may carry
  * more digits than its average, whose count may be an order of
  * magnitude. */
-int dcpi_stall_total_digits(const struct dcpi_calc *c, size_t i, double v, double samples,
-			    double u);
+int dcpi_stall_total_digits(const struct dcpi_calc *c, size_t b, size_t i, double v,
+			    double samples, double u);
 
 /* ---- every sampled procedure of an annotated image ---- */
 

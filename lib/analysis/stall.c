@@ -343,22 +343,12 @@ int dcpi_stall_avg_digits(const struct dcpi_calc *c, size_t i)
 	return q > 0 && ci->stall >= q / 2 ? dcpi_quantum_digits(ci->stall, q) : 0;
 }
 
-int dcpi_stall_total_digits(const struct dcpi_calc *c, size_t i, double v, double samples,
-			    double u)
+int dcpi_stall_total_digits(const struct dcpi_calc *c, size_t b, size_t i, double v,
+			    double samples, double u)
 {
-	size_t lo = 0, hi = c->cfg.nblocks, b;   /* the block holding i: blocks are in order */
 	double et, eb, q;
 
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->cfg.blocks[mid].first <= i)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	b = lo;
-	if (!(v > 0) || !(samples > 0) || b >= c->cfg.nblocks ||
+	if (!(v > 0) || !(samples > 0) || b >= c->cfg.nblocks || i < c->cfg.blocks[b].first ||
 	    i >= c->cfg.blocks[b].first + c->cfg.blocks[b].ninsns)
 		return 0;
 	et = u * sqrt(samples);

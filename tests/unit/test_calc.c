@@ -761,9 +761,9 @@ static void test_cpi_digits(void)
 			continue;
 		seen++;
 		tot = (double)t[i] * u - c.insns[i].best * c.blocks[b].freq;
-		bad += dcpi_stall_total_digits(&c, i, tot, (double)t[i], u) <
+		bad += dcpi_stall_total_digits(&c, b, i, tot, (double)t[i], u) <
 		       dcpi_stall_avg_digits(&c, i);
-		bad += dcpi_stall_total_digits(&c, i, 0, (double)t[i], u) != 0;
+		bad += dcpi_stall_total_digits(&c, b, i, 0, (double)t[i], u) != 0;
 	}
 	T_OK(seen >= 1, "stalled instructions (%zu)", seen);
 	T_EQ(bad, 0, "a stall in all carries its average's digits or more; none of 0");
