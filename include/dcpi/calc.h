@@ -169,6 +169,9 @@ struct dcpi_calc {
 	int absolute;                    /* freq are executions, else relative */
 	int has_cpi;                     /* cpi can be computed at all */
 	double unknown_freq;             /* flow through the unknown node */
+	double calm;                     /* mode time with a clock: the calm samples
+					    (calc.c's clock_scale) the counts' scale
+					    came from; 0: the bounds' scale */
 };
 
 /* 0, or -EINVAL (no instructions; a mode without its samples), cfg and

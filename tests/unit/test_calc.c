@@ -993,6 +993,53 @@ static void test_skid(void)
 	free(v);
 }
 
+/* Absolute counts from time and a clock (issue 29): skid_code's loop ran
+ * N times, its calm instructions (the mov, the test and the jne: third
+ * on, none after a load) at their best case, and the add after the load
+ * stalled 5 cycles each time.  The samples over the best case bound the
+ * count from above, 2.5 times too high; scaled so that the calm samples
+ * are their best case times the count, it is N.  With no calm sample the
+ * bound's scale stays. */
+static void test_clock_scale(void)
+{
+	const double N = 1e6, u = 1000;
+	struct dcpi_calc_input in;
+	struct dcpi_calc c;
+	size_t n;
+	struct dcpi_insn *v = decode(skid_code, sizeof(skid_code), &n);
+	uint64_t t[7] = { 0 }, stalled[7] = { 0, 0, 0, 5000, 0, 0, 0 };
+	double best[7], bound;
+
+	time_input(&in, v, n, t);
+	in.cycles_per_sample = u;
+	for (size_t i = 0; i < 6; i++)
+		t[i] = 100;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs, to read the best case");
+	for (size_t i = 0; i < 7; i++)
+		best[i] = c.insns[i].best;
+	dcpi_calc_free(&c);
+	for (size_t i = 0; i < 6; i++)
+		t[i] = (uint64_t)llround(N * best[i] / u + (i == 3 ? 5 * N / u : 0));
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs, the add stalled");
+	T_OK(c.absolute, "absolute counts");
+	T_OK(c.blocks[0].estimate > 0 && fabs(c.blocks[0].freq - N) / N < 0.01,
+	     "the loop's count from its calm samples: %g (truth %g)", c.blocks[0].freq, N);
+	T_OK(fabs(c.insns[3].cpi - (5 + best[3])) < 0.05 * (5 + best[3]),
+	     "the add's cpi shows its stall: %g (truth %g)", c.insns[3].cpi, 5 + best[3]);
+	T_OK(fabs(c.insns[4].stall) < 0.05, "the test none: %g", c.insns[4].stall);
+	T_OK(c.calm == (double)(t[2] + t[4] + t[5]), "the calm samples said: %g", c.calm);
+	dcpi_calc_free(&c);
+	in.time = stalled;
+	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs, samples only after the load");
+	bound = 5000 * u / (c.blocks[0].expect * (c.blocks[0].cost.cycles - best[0]) /
+			    c.blocks[0].cost.cycles);
+	T_OK(fabs(c.blocks[0].freq - bound) / bound < 0.01,
+	     "no calm sample: the bound's scale (%g, bound %g)", c.blocks[0].freq, bound);
+	T_OK(c.calm == 0, "and says so (calm %g)", c.calm);
+	dcpi_calc_free(&c);
+	free(v);
+}
+
 /* A loop whose head X (4 register adds, compare, je out) runs as often
  * as its body Y (4 adds, jmp back) and its exit Z (3 adds, ret) together:
  * three classes.
@@ -1165,6 +1212,7 @@ int main(void)
 	test_flow_proportional();
 	test_estimate();
 	test_skid();
+	test_clock_scale();
 	test_timer_moved();
 	test_no_firm_side();
 	test_cpi_digits();
