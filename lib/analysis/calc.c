@@ -659,7 +659,8 @@ static void scale_counts(struct dcpi_calc *c, double k)
  * blocks within 25%; kernels / corpus / held out): 3.1-6.2 / 15.2-22.2 /
  * 10.1-22.2% from the bounds, 14.7-27.3 / 31.2-39.1 / 33.3-38.1% so
  * scaled.  Left out on trial, each worse somewhere: blocks labelled L,
- * a second instruction after a load, loads, a block's last instruction,
+ * blocks with a peak (held out 40-50%, the corpus 24-33%), a second
+ * instruction after a load, loads, a block's last instruction,
  * a floor on the calm samples (the bounds' scale is worse still), and
  * equal shares of the block's best case instead of uops' (no change). */
 static void clock_scale(const struct dcpi_calc_input *in, struct dcpi_calc *c)
