@@ -115,7 +115,9 @@ enum dcpi_calc_why {
 					  say it ran: a lower bound, printed >0 */
 	DCPI_CALC_WHY_PEAK = 128,      /* mode time: half or more of the block's
 					  samples on one instruction, where a
-					  stall ends: L at most */
+					  stall ends (its first two, or after a
+					  load, a store or a long-latency
+					  instruction): L at most */
 };
 
 struct dcpi_calc_block {

@@ -827,6 +827,10 @@ static const uint8_t skid_code[] = { 0x83, 0xc2, 0x01, 0xff, 0xce, 0x8b, 0x07, 0
 /* The same loop, its add reading %ecx, not the load's %eax: nothing lands. */
 static const uint8_t nodep_code[] = { 0x83, 0xc2, 0x01, 0xff, 0xce, 0x8b, 0x07, 0x01, 0xca,
 				      0x85, 0xf6, 0x75, 0xf3, 0xc3 };
+/* The loop with a store in the load's place: add $1,%edx; dec %esi;
+ * mov %eax,(%rdi,%rdx,4); add $1,%ecx; test %esi,%esi; jne 0; ret. */
+static const uint8_t store_code[] = { 0x83, 0xc2, 0x01, 0xff, 0xce, 0x89, 0x04, 0x97, 0x83,
+				      0xc1, 0x01, 0x85, 0xf6, 0x75, 0xf1, 0xc3 };
 /* An epilogue: add $8,%rsp; pop %rbx; pop %rbp; pop %r12; ret.  Each pop
  * loads and writes %rsp, the next reads it: the stack engine's, no stall. */
 static const uint8_t pops_code[] = { 0x48, 0x83, 0xc4, 0x08, 0x5b, 0x5d, 0x41, 0x5c, 0xc3 };
@@ -974,6 +978,24 @@ static void test_skid(void)
 			T_OK(c.blocks[0].conf == cases[i].conf && c.blocks[0].why == cases[i].why,
 			     "%s (%c, why %#x)", cases[i].what, c.blocks[0].conf, c.blocks[0].why);
 			dcpi_calc_free(&c);
+		}
+		/* the same loop with a store where the load was: 500 of 820 on
+		   the add after it is a peak (a full store buffer's wait) */
+		{
+			size_t ns;
+			struct dcpi_insn *w = decode(store_code, sizeof(store_code), &ns);
+			uint64_t st[7] = { 10, 10, 100, 500, 100, 100, 0 };
+			struct dcpi_calc_input in2 = in;
+
+			in2.insns = w;
+			in2.time = st;
+			T_EQ(ns, 7, "the store loop decodes to 7 instructions");
+			T_EQ(dcpi_calc_run(&in2, &c), 0, "time mode runs on the store loop");
+			T_OK(c.blocks[0].conf == 'L' && (c.blocks[0].why & DCPI_CALC_WHY_PEAK),
+			     "500 of 820 on the add after a store: L (peak) (%c, why %#x)",
+			     c.blocks[0].conf, c.blocks[0].why);
+			dcpi_calc_free(&c);
+			free(w);
 		}
 		in.time = even;
 	}
