@@ -11,7 +11,8 @@
  * with the clock rate dcpi record measured (epoch stats), absolute; (a) retired, with
  * instruction samples drawn from the exact counts (Poisson thinning at a
  * fixed seed, about A_SAMPLES per procedure), without and with skid (each
- * sample moved to the next instruction executed); (c) exact.  The naive
+ * sample moved to the next instruction in memory, which at a taken branch is
+ * not the next executed: a harsher skid than a PEBS event's); (c) exact.  The naive
  * baseline (a block's samples / its instructions) is scored beside (b).
  * Blocks scored: >= 1% of the procedure's samples and >= 64 samples (of
  * the mode's own event).  "shape": the estimates times one scale per
