@@ -372,33 +372,40 @@ else
 	# an ordinary user's hostile stacks beside it, all the while
 	chmod 755 "$T" "$T/hostile"
 	for m in loop kernel garbage deep unmapped; do as_nobody "$T/hostile" "$m" 400 & done
-	"$T/callers" ratio 18 1.5 & pa=$!
+	"$T/callers" ratio 18 1.5 "$T/ratio.times" & pa=$!
 	"$T/callers" looper 20 & pb=$!
 	wait
 	"$DCPI_BIN/dcpictl" -db "$T/d" -timeout 60 flush >/dev/null 2>&1
-	# within 5 points here: nine programs share the two CPUs (and, in CI,
-	# two CPU hogs), and system-wide timer samples fall on whichever runs
-	# when the timer fires, time the host took from the guest included.
-	# Six such runs of this section by hand beside two hogs, 3,000 samples
-	# of the ratio program each, put six at 56.6 to 61.7% and one at 8.5
-	# to 13.3%, with the collector that cuts copies at a thread's top and
-	# the one before it alike: far more than the samples' binomial spread
-	# (0.6 point), so the machine's.  dcpi record's runs above keep 3.
+	# The truth is the CPU time the program measured in each caller (a
+	# timer's samples measure time, not work), within 5 points: nine
+	# programs share the two CPUs (and, in CI, two CPU hogs), and
+	# system-wide timer samples fall on whichever runs when the timer
+	# fires.  Six runs of this section beside two hogs (2026-11-30) put
+	# the measured shares within 0.4 point of the work's 60/30/10 and
+	# dcpid's within 0.5 to 1.9 points of them; against the work, earlier
+	# hand runs put six at 56.6 to 61.7% and one at 8.5 to 13.3%, and one
+	# CI run six at 65.5% and one at 6.6% (its CPU times not kept: cause
+	# not found).  dcpi record's runs above keep 3.
+	want=$(python3 -c '
+import sys
+v = open(sys.argv[1]).read().split()
+d = dict(zip(v[0::2], map(float, v[1::2])))
+print(" ".join("%s=%.2f" % (k, 100 * x / sum(d.values())) for k, x in d.items()))' "$T/ratio.times")
 	out=$("$P" -db "$T/d" -callers leaf "$T/callers" -json 2>&1)
 	s3=$(shares <<<"$out")
-	near "$s3" "six=60 three=30 one=10" 5 && pass "dcpid -stacks: six, three, one at 60/30/10% within 5 points ($s3)" ||
-		fail "dcpid -stacks: six, three, one at 60/30/10% within 5 points" "$s3 $out"
+	near "$s3" "$want" 5 && pass "dcpid -stacks: six, three, one at their CPU time's shares within 5 points ($s3; $want)" ||
+		fail "dcpid -stacks: six, three, one at their CPU time's shares within 5 points" "$s3; $want; $out"
 	# per process: -pid keeps them apart, EPOCH/pid=N chooses one
 	out=$("$P" -db "$T/d" -callers leaf "$T/callers" -pid -json 2>&1)
 	printf '%s' "$out" >"$T/pid.json"
-	python3 - "$pa" "$T/pid.json" <<'EOF2' && pass "-callers leaf -pid: one section, the ratio process's, 60/30/10% within 5 points" ||
+	python3 - "$pa" "$T/pid.json" "$want" <<'EOF2' && pass "-callers leaf -pid: one section, the ratio process's, at its CPU time's shares within 5 points" ||
 import json, sys
 d = json.load(open(sys.argv[2]))
 p = d["procedures"]
 assert len(p) == 1 and p[0]["pid"] == int(sys.argv[1]), [(x.get("pid"), x["procedure"]) for x in p]
 got = {r["procedure"]: r["percent"][0] for r in p[0]["rows"] if r["depth"] == 1}
-want = {"six": 60, "three": 30, "one": 10}
-assert set(got) == set(want) and all(abs(got[k] - want[k]) <= 5 for k in want), got
+want = {k: float(v) for k, v in (w.split("=") for w in sys.argv[3].split())}
+assert set(got) == set(want) and all(abs(got[k] - want[k]) <= 5 for k in want), (got, want)
 EOF2
 		fail "-callers leaf -pid: one section, the ratio process's" "$out"
 	"$P" -db "$T/d" -inclusive -json -keep 100000 >"$T/all.json" 2>&1
@@ -418,13 +425,16 @@ EOF2
 		fail "-inclusive -pid: main of each process, adding up to main's count" "$(head -c 3000 "$T/byp.json")"
 	e=$(ls "$T/d" | grep '^2' | sort | tail -1)
 	out=$("$DCPI_BIN/dcpidiff" -db "$T/d" -inclusive -json "$e/pid=$pa" "$e/pid=$pb" 2>&1)
+	six=$(sed 's/.*six=\([0-9.]*\).*/\1/' <<<"$want")
+	# six's share of process A: its CPU time's share of the three callers'
+	# (the process does little else)
 	python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 r = {x["procedure"]: x for x in d["rows"]}
-assert abs(r["six"]["share_a"] - 60) <= 5 and r["six"]["b"] == 0, r["six"]
+assert abs(r["six"]["share_a"] - float(sys.argv[1])) <= 5 and r["six"]["b"] == 0, r["six"]
 assert r["get_next_random"]["a"] == 0 and r["get_next_random"]["share_b"] >= 95, r["get_next_random"]
-' <<<"$out" && pass "dcpidiff -inclusive EPOCH/pid=A EPOCH/pid=B: each process's own stacks" ||
+' "$six" <<<"$out" && pass "dcpidiff -inclusive EPOCH/pid=A EPOCH/pid=B: each process's own stacks" ||
 		fail "dcpidiff -inclusive EPOCH/pid=A EPOCH/pid=B: each process's own stacks" "$out"
 	out=$("$DCPI_BIN/dcpistats" -db "$T/d" -inclusive -json "$e/pid=$pb" 2>&1)
 	python3 -c '

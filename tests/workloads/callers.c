@@ -13,6 +13,13 @@
  *                       Each call is still long (one() some 1 ms, two
  *                       periods of 2,000 samples/s, never a loop short
  *                       enough for periodic sampling to lock onto)
+ *   callers ratio N S FILE  the same, and writes to FILE the CPU time
+ *                       (this thread's clock) spent in six(), three() and
+ *                       one(): "six T three T one T", seconds.  A timer's
+ *                       samples measure time, not work: where the machine
+ *                       runs one caller slower than another (neighbours,
+ *                       the host taking the guest's CPU), the samples
+ *                       follow the time, and so must a check
  *   callers looper [M]  DCPI's looper: get_next_random() calls rand() in
  *                       a loop, M million times (default 20); main calls
  *                       only it, so every rand() sample is under it
@@ -33,6 +40,7 @@
  *                       one() under runner(), on threads' stacks (the
  *                       copies dcpi cuts at each thread's top) */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -146,10 +154,26 @@ int main(int argc, char **argv)
 		sink = get_next_random(m);
 		return 0;
 	}
+	const clockid_t tc = CLOCK_THREAD_CPUTIME_ID;
+	double spent[3] = { 0, 0, 0 }, t[4];
+	FILE *f;
+
 	for (int i = 0; more(&r, i, pc); i++) {
+		t[0] = cpu_s(tc);
 		six();
+		t[1] = cpu_s(tc);
 		three();
+		t[2] = cpu_s(tc);
 		one();
+		t[3] = cpu_s(tc);
+		for (int k = 0; k < 3; k++)
+			spent[k] += t[k + 1] - t[k];
+	}
+	if (argc > 4) {
+		f = fopen(argv[4], "w");
+		if (!f || fprintf(f, "six %.6f three %.6f one %.6f\n", spent[0], spent[1],
+				  spent[2]) < 0 || fclose(f))
+			return 1;
 	}
 	return 0;
 }
