@@ -660,18 +660,24 @@ static void scale_counts(struct dcpi_calc *c, double k)
  * skid's reach (the block's third instruction on) and not after a load
  * or a long-latency instruction (waits_before) holds the core's
  * retirement for about its best case (its share by uops of the block's)
- * each time it runs, and a time sample on it is a cycle so held.  The
+ * each time it runs.  A time sample on one is a cycle so held by the
+ * instruction before it (skid, as interior() pairs them): a divide's
+ * 32 cycles are its consumer's samples, not its own.  The
  * reconciled counts keep their shape and take the one scale that makes
  * the procedure's calm samples, pooled, their best case times their
  * counts.  Without a calm sample they stay as the bounds made them.
- * Measured on make accuracy's seven sets of five profiles (medians,
- * blocks within 25%; kernels / corpus / held out): 3.1-6.2 / 15.2-22.2 /
- * 10.1-22.2% from the bounds, 14.7-27.3 / 31.2-39.1 / 33.3-38.1% so
- * scaled.  Left out on trial, each worse somewhere: blocks labelled L,
+ * Measured on make accuracy's kept sets of five profiles each (medians,
+ * blocks within 25%; kernels / corpus / held out): sets 1-7 3.1-6.2 /
+ * 15.2-22.2 / 10.1-22.2% from the bounds, sets 1-9 14.7-27.3 /
+ * 31.2-39.1 / 33.7-37.9% so scaled.  Left out on trial, each worse somewhere: blocks labelled L,
  * blocks with a peak (held out 40-50%, the corpus 24-33%), a second
  * instruction after a load, loads, a block's last instruction,
  * a floor on the calm samples (the bounds' scale is worse still), and
- * equal shares of the block's best case instead of uops' (no change). */
+ * equal shares of the block's best case instead of uops' (no change).
+ * Pairing a sample with its own instruction's best case instead scored
+ * the same on those sets (within 1.4 points each way) but put a divide
+ * loop's count (e2e/stalls' st_divide, 150M runs) at 10M, against 90M
+ * so paired. */
 static void clock_scale(const struct dcpi_calc_input *in, struct dcpi_calc *c)
 {
 	double u = in->cycles_per_sample, cyc = 0, best = 0, calm = 0;
@@ -685,7 +691,7 @@ static void clock_scale(const struct dcpi_calc_input *in, struct dcpi_calc *c)
 			if (waits_before(in, i))
 				continue;
 			calm += (double)in->time[i];
-			best += c->blocks[b].freq * c->insns[i].best;
+			best += c->blocks[b].freq * c->insns[i - 1].best;
 		}
 	}
 	cyc = calm * u;

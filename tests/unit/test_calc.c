@@ -1015,45 +1015,79 @@ static void test_skid(void)
 	free(v);
 }
 
-/* Absolute counts from time and a clock (issue 29): skid_code's loop ran
- * N times, its calm instructions (the mov, the test and the jne: third
- * on, none after a load) at their best case, and the add after the load
- * stalled 5 cycles each time.  The samples over the best case bound the
- * count from above, 2.5 times too high; scaled so that the calm samples
- * are their best case times the count, it is N.  With no calm sample the
- * bound's scale stays. */
-static void test_clock_scale(void)
+/* Absolute counts from time and a clock (issue 29), by construction: a
+ * loop ran N times at its best case but for one instruction's extra
+ * cycles, and each instruction's cycles were sampled on the next (skid;
+ * the jne's on the loop's first).  Over the best case the samples bound
+ * the count from above, loose by the extra cycles; scaled by the calm
+ * instructions (third on, none after a load or a long-latency one, each
+ * sample a cycle of the one before it) it is N.
+ *   skid_code: the load (2) waits 5 cycles, on the add after it;
+ *   div_code: the divide (2) takes its best case, which the graph's
+ *   pairing of a sample with its own instruction would have put on the
+ *   calm xor before it: mov %edi,%eax; xor %edx,%edx; div %ecx;
+ *   add %eax,%r8d; dec %esi; jne 0; ret */
+static const uint8_t div_code[] = { 0x89, 0xf8, 0x31, 0xd2, 0xf7, 0xf1, 0x41, 0x01,
+				    0xc0, 0xff, 0xce, 0x75, 0xf3, 0xc3 };
+
+static void clock_case(const uint8_t *code, size_t len, size_t slow, double extra,
+		       const char *what)
 {
 	const double N = 1e6, u = 1000;
 	struct dcpi_calc_input in;
 	struct dcpi_calc c;
 	size_t n;
-	struct dcpi_insn *v = decode(skid_code, sizeof(skid_code), &n);
-	uint64_t t[7] = { 0 }, stalled[7] = { 0, 0, 0, 5000, 0, 0, 0 };
-	double best[7], bound;
+	struct dcpi_insn *v = decode(code, len, &n);
+	uint64_t t[8] = { 0 };
+	double best[8];
 
+	T_OK(n == 7, "%s: 7 instructions decode (%zu)", what, n);
+	if (n != 7) {
+		free(v);
+		return;
+	}
 	time_input(&in, v, n, t);
 	in.cycles_per_sample = u;
 	for (size_t i = 0; i < 6; i++)
 		t[i] = 100;
-	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs, to read the best case");
+	T_EQ(dcpi_calc_run(&in, &c), 0, "%s: time mode runs, to read the best case", what);
 	for (size_t i = 0; i < 7; i++)
 		best[i] = c.insns[i].best;
 	dcpi_calc_free(&c);
-	for (size_t i = 0; i < 6; i++)
-		t[i] = (uint64_t)llround(N * best[i] / u + (i == 3 ? 5 * N / u : 0));
-	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs, the add stalled");
-	T_OK(c.absolute, "absolute counts");
+	for (size_t i = 0; i < 6; i++) /* instruction i's cycles land on the next */
+		t[(i + 1) % 6] = (uint64_t)llround(N * (best[i] + (i == slow ? extra : 0)) / u);
+	T_EQ(dcpi_calc_run(&in, &c), 0, "%s: time mode runs", what);
+	T_OK(c.absolute, "%s: absolute counts", what);
 	T_OK(c.blocks[0].estimate > 0 && fabs(c.blocks[0].freq - N) / N < 0.01,
-	     "the loop's count from its calm samples: %g (truth %g)", c.blocks[0].freq, N);
-	T_OK(fabs(c.insns[3].cpi - (5 + best[3])) < 0.05 * (5 + best[3]),
-	     "the add's cpi shows its stall: %g (truth %g)", c.insns[3].cpi, 5 + best[3]);
-	T_OK(fabs(c.insns[4].stall) < 0.05, "the test none: %g", c.insns[4].stall);
-	T_OK(c.calm == (double)(t[2] + t[4] + t[5]), "the calm samples said: %g", c.calm);
+	     "%s: the loop's count from its calm samples: %g (truth %g)", what,
+	     c.blocks[0].freq, N);
+	T_OK(c.calm == (double)(t[2] + t[4] + t[5]), "%s: the calm samples said: %g", what,
+	     c.calm);
+	T_OK(fabs(c.insns[slow + 1].cpi - (best[slow] + extra)) < 0.05 * (best[slow] + extra),
+	     "%s: the cpi after the slow instruction is its cycles: %g (truth %g)", what,
+	     c.insns[slow + 1].cpi, best[slow] + extra);
 	dcpi_calc_free(&c);
-	in.time = stalled;
+	free(v);
+}
+
+static void test_clock_scale(void)
+{
+	const double u = 1000;
+	struct dcpi_calc_input in;
+	struct dcpi_calc c;
+	size_t n;
+	struct dcpi_insn *v;
+	uint64_t stalled[7] = { 0, 0, 0, 5000, 0, 0, 0 };
+	double bound;
+
+	clock_case(skid_code, sizeof(skid_code), 2, 5, "a load's stall");
+	clock_case(div_code, sizeof(div_code), 2, 0, "a divide");
+	/* with no calm sample the bound's scale stays */
+	v = decode(skid_code, sizeof(skid_code), &n);
+	time_input(&in, v, n, stalled);
+	in.cycles_per_sample = u;
 	T_EQ(dcpi_calc_run(&in, &c), 0, "time mode runs, samples only after the load");
-	bound = 5000 * u / (c.blocks[0].expect * (c.blocks[0].cost.cycles - best[0]) /
+	bound = 5000 * u / (c.blocks[0].expect * (c.blocks[0].cost.cycles - c.insns[0].best) /
 			    c.blocks[0].cost.cycles);
 	T_OK(fabs(c.blocks[0].freq - bound) / bound < 0.01,
 	     "no calm sample: the bound's scale (%g, bound %g)", c.blocks[0].freq, bound);
