@@ -418,6 +418,15 @@ static int ran(const struct dcpi_calc_input *in, const struct dcpi_calc *c, size
 	return n >= MIN_MEMBER_SAMPLES;
 }
 
+/* Whether the instruction before i may make i wait: a load, or a
+ * long-latency instruction. */
+static int waits_before(const struct dcpi_calc_input *in, size_t i)
+{
+	const struct dcpi_insn *p = insn_at(in, i - 1);
+
+	return (p->flags & DCPI_INSN_LOAD) || dcpi_cost_class(in->arch, p)->long_latency;
+}
+
 /* Mode TIME: whether block b's samples pile up where a stall ends: one
  * instruction holds half or more of them (from MIN_PEAK_SAMPLES on), and
  * it is the block's first or second instruction (where a mispredicted
@@ -440,15 +449,6 @@ static int ran(const struct dcpi_calc_input *in, const struct dcpi_calc *c, size
  * a store's pile counted as a peak took held-out H from 179 of 203
  * blocks within 25% to 161 of 163; corpus H stayed 122 of 122, M went
  * from 66 to 73% (corpus) and 77 to 79% (held out), L stayed 57-65%. */
-/* Whether the instruction before i may make i wait: a load, or a
- * long-latency instruction. */
-static int waits_before(const struct dcpi_calc_input *in, size_t i)
-{
-	const struct dcpi_insn *p = insn_at(in, i - 1);
-
-	return (p->flags & DCPI_INSN_LOAD) || dcpi_cost_class(in->arch, p)->long_latency;
-}
-
 #define PEAK_SHARE 0.5
 #define MIN_PEAK_SAMPLES DCPI_CALC_MEDIUM
 
@@ -669,18 +669,19 @@ static void scale_counts(struct dcpi_calc *c, double k)
  * Measured on make accuracy's kept sets of five profiles each (medians,
  * blocks within 25%; kernels / corpus / held out): sets 1-7 3.1-6.2 /
  * 15.2-22.2 / 10.1-22.2% from the bounds, sets 1-9 14.7-27.3 /
- * 31.2-39.1 / 33.7-37.9% so scaled.  Left out on trial, each worse somewhere: blocks labelled L,
- * blocks with a peak (held out 40-50%, the corpus 24-33%), a second
- * instruction after a load, loads, a block's last instruction,
- * a floor on the calm samples (the bounds' scale is worse still), and
- * equal shares of the block's best case instead of uops' (no change).
+ * 31.2-39.1 / 33.7-37.9% so scaled.  Left out on trial, each worse
+ * somewhere: blocks labelled L, blocks with a peak (held out 40-50%, the
+ * corpus 24-33%), a second instruction after a load, loads, a block's
+ * last instruction, a floor on the calm samples (the bounds' scale is
+ * worse still), and equal shares of the block's best case instead of
+ * uops' (no change).
  * Pairing a sample with its own instruction's best case instead scored
  * the same on those sets (within 1.4 points each way) but put a divide
  * loop's count (e2e/stalls' st_divide, 150M runs) at 10M, against 90M
  * so paired. */
 static void clock_scale(const struct dcpi_calc_input *in, struct dcpi_calc *c)
 {
-	double u = in->cycles_per_sample, cyc = 0, best = 0, calm = 0;
+	double best = 0, calm = 0;
 
 	for (size_t b = 0; b < c->cfg.nblocks; b++) {
 		const struct dcpi_cfg_block *bl = &c->cfg.blocks[b];
@@ -694,9 +695,8 @@ static void clock_scale(const struct dcpi_calc_input *in, struct dcpi_calc *c)
 			best += c->blocks[b].freq * c->insns[i - 1].best;
 		}
 	}
-	cyc = calm * u;
-	if (cyc > 0 && best > 0) {
-		scale_counts(c, cyc / best);
+	if (calm > 0 && best > 0) {
+		scale_counts(c, calm * in->cycles_per_sample / best);
 		c->calm = calm;
 	}
 }
