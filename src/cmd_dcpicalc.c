@@ -297,8 +297,9 @@ static void print_intro(const struct calc *k)
 		       "%.3f GHz, the clock the collector measured at start; their scale is the "
 		       "one that puts the procedure's %.0f calm samples (from a block's third "
 		       "instruction on, not after a load or a long-latency instruction) at their "
-		       "best case per execution, off either way where the core ran them in a "
-		       "stall's shadow or faster than the model (see ACCURACY in dcpicalc(1)); "
+		       "best case per execution: too low where the core ran them in a stall's "
+		       "shadow or faster than the model, too high where they took longer (see "
+		       "ACCURACY in dcpicalc(1)); "
 		       "the confidences speak for the counts relative to each other, not for "
 		       "the scale\n", k->set.events[k->cols.time],
 		       (double)k->set.stats.clock_khz / 1e6, c->calm);
