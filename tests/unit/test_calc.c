@@ -1023,9 +1023,9 @@ static void test_skid(void)
  * instructions (third on, none after a load or a long-latency one, each
  * sample a cycle of the one before it) it is N.
  *   skid_code: the load (2) waits 5 cycles, on the add after it;
- *   div_code: the divide (2) takes its best case, which the graph's
- *   pairing of a sample with its own instruction would have put on the
- *   calm xor before it: mov %edi,%eax; xor %edx,%edx; div %ecx;
+ *   div_code: the divide (2) takes its best case, which pairing a
+ *   sample with its own instruction's best case would have charged to
+ *   the calm xor's samples: mov %edi,%eax; xor %edx,%edx; div %ecx;
  *   add %eax,%r8d; dec %esi; jne 0; ret */
 static const uint8_t div_code[] = { 0x89, 0xf8, 0x31, 0xd2, 0xf7, 0xf1, 0x41, 0x01,
 				    0xc0, 0xff, 0xce, 0x75, 0xf3, 0xc3 };
