@@ -204,6 +204,40 @@ static void dump(const struct kern *k, const struct dcpi_calc *c, const uint64_t
 	fclose(f);
 }
 
+/* ACCURACY_DUMP_CLOCK=FILE: mode (b) with the clock, one line per block
+ * for analysis of the counts' scale (name, block, instructions, exact,
+ * count, confidence, best case, calm samples, cycles per sample, and each
+ * instruction's samples, best case and kind: l load, s store, x
+ * long-latency, - other). */
+static void dump_clock(const struct kern *k, const struct dcpi_calc *c, double cps,
+		       const char *kernel)
+{
+	const char *path = getenv("ACCURACY_DUMP_CLOCK");
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "a")))
+		return;
+	for (size_t b = 0; b < c->cfg.nblocks; b++) {
+		const struct dcpi_cfg_block *bl = &c->cfg.blocks[b];
+
+		fprintf(f, "%s\t%zu\t%zu\t%" PRIu64 "\t%.6g\t%c\t%.4g\t%.6g\t%.6g\t", kernel, b,
+			bl->ninsns, k->exact[bl->first], c->blocks[b].freq, c->blocks[b].conf,
+			c->blocks[b].cost.cycles, c->calm, cps);
+		for (size_t i = bl->first; i < bl->first + bl->ninsns; i++) {
+			const struct dcpi_insn *in = &k->a.insns[i].insn;
+			char kind = (in->flags & DCPI_INSN_LOAD) ? 'l' :
+				    dcpi_cost_class(dcpi_annot_image_arch(k->img), in)->long_latency ? 'x' :
+				    (in->flags & DCPI_INSN_STORE) ? 's' : '-';
+
+			fprintf(f, "%s%" PRIu64 ":%.4g:%c:%s %s", i > bl->first ? "|" : "",
+				k->a.insns[i].counts[k->time_col], c->insns[i].best, kind,
+				in->mnemonic, in->operands);
+		}
+		fputc('\n', f);
+	}
+	fclose(f);
+}
+
 /* ---- llvm-mca's model of this core, for modes (b) llvm-mca ----------------------------
  * A block's best case by llvm-mca -mcpu=native (LLVM's scheduling model of
  * the host CPU): a self-loop's cycles per iteration as simulated (its
@@ -341,6 +375,8 @@ static void run_mode(struct kern *k, int mode, const char *kernel)
 	score(mode, &c, est, bs, k->exact, c.absolute, kernel);
 	if (mode == M_TIME)
 		dump(k, &c, bs, kernel);
+	if (mode == M_TIME_CLOCK)
+		dump_clock(k, &c, cols.cycles_per_sample, kernel);
 	if (mode == M_TIME) {
 		for (size_t b = 0; b < c.cfg.nblocks; b++)
 			est[b] = (double)bs[b] / (double)c.cfg.blocks[b].ninsns;
