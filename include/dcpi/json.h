@@ -13,7 +13,9 @@
  * Layout: members and elements are separated by ", "; after
  * dcpi_json_break() the next separator (or the closing bracket) starts a
  * new line indented one space per open bracket.  Strings are UTF-8 passed
- * through, with '"', '\\' and control characters escaped (\uXXXX); numbers
+ * through, with '"', '\\' and control characters escaped (\uXXXX) and each
+ * byte that begins no well-formed UTF-8 sequence written as \ufffd (a
+ * path's bytes need not be UTF-8; a strict parser refuses them); numbers
  * that are not finite are written as null, which JSON can carry.
  *
  * Errors: the writer writes to a stdio stream and keeps no state about

@@ -108,18 +108,51 @@ void dcpi_json_arr_end(struct dcpi_json *j)
 	close_bracket(j, ']');
 }
 
-static void put_string(FILE *f, const char *s)
+/* The length of the well-formed UTF-8 sequence at s (Unicode 15, table
+ * 3-7: no overlong forms, no surrogates, nothing past U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
 
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	if (s[1] < lo || s[1] > hi) /* the terminating NUL fails here too */
+		return 0;
+	for (size_t k = 2; k < n; k++)
+		if (s[k] < 0x80 || s[k] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* A JSON string: '"', '\\' and control characters escaped; a byte that
+ * starts no well-formed UTF-8 sequence (a path's, say: Linux names are
+ * bytes) becomes U+FFFD, one for each such byte, as strict parsers
+ * refuse the document otherwise. */
+static void put_string(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	fputc('"', f);
+	while (*s) {
+		size_t n = utf8_len(s);
+
+		if (!n)
+			fputs("\\ufffd", f), s++;
+		else if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s++);
+		else if (*s < 0x20)
+			fprintf(f, "\\u%04x", *s++);
 		else
-			fputc(ch, f);
+			fwrite(s, 1, n, f), s += n;
 	}
 	fputc('"', f);
 }

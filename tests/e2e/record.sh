@@ -248,4 +248,21 @@ row=$("$DCPI_BIN/dcpiprof" -db "$LDB" -by comm -label uid=$(id -u) -csv "$T/spin
 	grep "^$T/spin2,spin_hot,,spin2,")
 [ -n "$row" ] && pass "dcpiprof -by comm -label uid=$(id -u): spin2's spin_hot under comm spin2" ||
 	fail "dcpiprof -by comm -label: spin2's spin_hot" "$("$DCPI_BIN/dcpiprof" -db "$LDB" -by comm -csv "$T/spin2" 2>&1)"
+# A path that is not UTF-8 (Linux names are bytes): the JSON reports carry
+# it with U+FFFD for the bad byte, and a strict parser takes them.
+odd="$T/sp$(printf '\377')in"
+cp "$T/spin" "$odd"
+"$REC" -db "$T/odd" -quiet -- "$odd" 200 2>/dev/null
+for args in "-json" "-i -json"; do
+	# shellcheck disable=SC2086
+	"$DCPI_BIN/dcpiprof" -db "$T/odd" $args >"$T/odd.json" 2>/dev/null
+	python3 - "$T/odd.json" "$T/sp" <<'EOF2' && pass "dcpiprof $args: a path not UTF-8 comes out as U+FFFD, strict JSON" ||
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+d = json.loads(raw.decode("utf-8", errors="strict"))
+want = sys.argv[2] + "\ufffdin"
+assert any(r["image"] == want for r in d["rows"]), raw[:400]
+EOF2
+		fail "dcpiprof $args: a path not UTF-8 comes out as U+FFFD, strict JSON" "$(head -c 600 "$T/odd.json")"
+done
 done_testing

@@ -111,6 +111,48 @@ static void test_control_bytes(void)
 	}
 }
 
+/* Bytes that begin no well-formed UTF-8 sequence (a path's: Linux names
+ * are bytes) become \ufffd each, so that strict parsers take the
+ * document; well-formed sequences of every length stay as they are. */
+static void test_bad_utf8(void)
+{
+	static const struct {
+		const char *in, *want, *what;
+	} c[] = {
+		{ "/tmp/a\xff" "b", "\"/tmp/a\\ufffdb\"\n", "a lone 0xff" },
+		{ "\xc3", "\"\\ufffd\"\n", "a lead byte at the end" },
+		{ "\xc3(", "\"\\ufffd(\"\n", "a lead byte without its continuation" },
+		{ "\x80\xbf", "\"\\ufffd\\ufffd\"\n", "continuation bytes alone" },
+		{ "\xc0\xaf", "\"\\ufffd\\ufffd\"\n", "an overlong '/'" },
+		{ "\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"\n", "an overlong three-byte form" },
+		{ "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"\n", "a surrogate (U+D800)" },
+		{ "\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"\n", "past U+10FFFF" },
+		{ "\xf5\x80", "\"\\ufffd\\ufffd\"\n", "0xf5, never a lead byte" },
+		{ "\xe2\x82", "\"\\ufffd\\ufffd\"\n", "a sequence cut short by the end" },
+		{ "\xe2\x82\xac\xf0\x9f\x98\x80\xed\x9f\xbf\xf4\x8f\xbf\xbf",
+		  "\"\xe2\x82\xac\xf0\x9f\x98\x80\xed\x9f\xbf\xf4\x8f\xbf\xbf\"\n",
+		  "well-formed three- and four-byte sequences at the edges kept" },
+		{ "\xff\"\x01", "\"\\ufffd\\\"\\u0001\"\n", "beside the other escapes" },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		FILE *f;
+		struct dcpi_json *j = start(&f);
+
+		dcpi_json_str(j, c[i].in);
+		T_STREQ(done(j, f), c[i].want, "%s", c[i].what);
+	}
+	{
+		FILE *f;
+		struct dcpi_json *j = start(&f);
+
+		dcpi_json_obj_begin(j);
+		dcpi_json_key_str(j, "k\xfe", "v");
+		dcpi_json_obj_end(j);
+		T_STREQ(done(j, f), "{\"k\\ufffd\": \"v\"}\n", "names too");
+	}
+}
+
 static void test_numbers(void)
 {
 	FILE *f;
@@ -166,6 +208,7 @@ int main(void)
 	test_layout();
 	test_escaping();
 	test_control_bytes();
+	test_bad_utf8();
 	test_numbers();
 	test_unbalanced();
 	test_exact_numbers();
