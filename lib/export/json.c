@@ -143,16 +143,21 @@ static void put_string(FILE *f, const char *str)
 
 	fputc('"', f);
 	while (*s) {
-		size_t n = utf8_len(s);
+		size_t n = 0;
 
-		if (!n)
-			fputs("\\ufffd", f), s++;
+		/* a run of bytes written as they are: printable ASCII and
+		   well-formed sequences past it */
+		for (size_t k; s[n] >= 0x20 && s[n] != '"' && s[n] != '\\' &&
+			       (k = utf8_len(s + n)); n += k)
+			;
+		if (n)
+			fwrite(s, 1, n, f), s += n;
 		else if (*s == '"' || *s == '\\')
 			fprintf(f, "\\%c", *s++);
 		else if (*s < 0x20)
 			fprintf(f, "\\u%04x", *s++);
 		else
-			fwrite(s, 1, n, f), s += n;
+			fputs("\\ufffd", f), s++;
 	}
 	fputc('"', f);
 }
