@@ -292,27 +292,26 @@ static void print_intro(const struct calc *k)
 		printf("note: counts are RELATIVE (hottest block = %.0f): %s samples time, and no "
 		       "clock rate converts it to cycles; cpi and probabilities do not depend "
 		       "on the scale\n", DCPI_CALC_REL_SCALE, k->set.events[k->cols.time]);
-	if (clock_converted(k) && c->calm > 0)
+	if (clock_converted(k)) {
 		printf("note: counts are ABSOLUTE estimates: %s samples converted to cycles at "
-		       "%.3f GHz, the clock the collector measured at start; their scale is the "
-		       "one that puts the procedure's %.0f calm samples (from a block's third "
-		       "instruction on, not after a load or a long-latency instruction) at their "
-		       "best case per execution: too low where the core ran them in a stall's "
-		       "shadow or faster than the model, too high where they took longer (see "
-		       "ACCURACY in dcpicalc(1)); "
-		       "the confidences speak for the counts relative to each other, not for "
-		       "the scale\n", k->set.events[k->cols.time],
-		       (double)k->set.stats.clock_khz / 1e6, c->calm);
-	else if (clock_converted(k))
-		printf("note: counts are ABSOLUTE estimates: %s samples converted to cycles at "
-		       "%.3f GHz, the clock the collector measured at start, over each block's "
-		       "best case, and no calm sample to scale them by: where a block stalls "
-		       "(real code does: see ACCURACY in dcpicalc(1)) its count is an upper "
-		       "bound, several times too high; a short block whose samples land "
-		       "elsewhere takes the graph's count, which can be far too low; the "
-		       "confidences speak for the counts relative to each other, not for the "
-		       "scale\n", k->set.events[k->cols.time],
+		       "%.3f GHz, the clock the collector measured at start", k->set.events[k->cols.time],
 		       (double)k->set.stats.clock_khz / 1e6);
+		if (c->calm > 0)
+			printf("; their scale is the "
+			       "one that puts the procedure's %.0f calm samples (from a block's third "
+			       "instruction on, not after a load or a long-latency instruction) at their "
+			       "best case per execution: too low where the core ran them in a stall's "
+			       "shadow or faster than the model, too high where they took longer (see "
+			       "ACCURACY in dcpicalc(1)); ", c->calm);
+		else
+			printf(", over each block's "
+			       "best case, and no calm sample to scale them by: where a block stalls "
+			       "(real code does: see ACCURACY in dcpicalc(1)) its count is an upper "
+			       "bound, several times too high; a short block whose samples land "
+			       "elsewhere takes the graph's count, which can be far too low; ");
+		printf("the confidences speak for the counts relative to each other, not for the "
+		       "scale\n");
+	}
 	if (!c->has_cpi)
 		printf("note: no cpi: %s\n", k->cols.time < 0 ? "no cycles or time samples"
 		       : "the samples measure time, and no clock rate converts it to cycles");
