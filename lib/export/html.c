@@ -121,21 +121,36 @@ static int has_outside_link(const char *s, size_t n)
 	return 0;
 }
 
+/* Whether the SVG as written, s[0..n), holds what a page must not run or
+ * follow.  Checked on what was written, not on what came in: dropping a
+ * comment or a namespace declaration joins what stood either side of it,
+ * so "<scr xmlns=\"a\"ipt" would come out as "<script". */
+static int svg_unsafe(const char *s, size_t n)
+{
+	static const char *const words[] = { "<script", "<foreign", "javascript:", "<!entity",
+					     "<!--" };
+
+	for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+		if (has_word(s, n, words[k]))
+			return 1;
+	return has_handler(s, n) || has_outside_link(s, n);
+}
+
 int dcpi_html_svg(struct dcpi_buf *b, const char *id, const char *svg, size_t n)
 {
 	static const char *const xmlns[] = { " xmlns=\"", " xmlns:xlink=\"" };
 	const char *end = svg + n, *p;
+	size_t start = b->len, body;
 	int err;
 
 	for (p = svg; p + 4 <= end && strncmp(p, "<svg", 4); p++)
 		;
-	if (p + 4 > end || has_word(p, end - p, "<script") || has_word(p, end - p, "<foreign") ||
-	    has_word(p, end - p, "javascript:") || has_word(p, end - p, "<!entity") ||
-	    has_handler(p, end - p) || has_outside_link(p, end - p))
+	if (p + 4 > end)
 		return -EINVAL;
 	err = dcpi_buf_printf(b, "<div class=\"cfg\" id=\"");
 	err = err ? err : put_id(b, id);
 	err = err ? err : dcpi_buf_printf(b, "\">\n");
+	body = b->len;
 	while (p < end && !err) {
 		const char *skip = NULL, *run = p + 1;
 		size_t k;
@@ -146,7 +161,7 @@ int dcpi_html_svg(struct dcpi_buf *b, const char *id, const char *svg, size_t n)
 			while (c + 3 <= end && strncmp(c, "-->", 3))
 				c++;
 			if (c + 3 > end)
-				return -EINVAL;
+				err = -EINVAL;
 			p = c + 3;
 			continue;
 		}
@@ -164,7 +179,12 @@ int dcpi_html_svg(struct dcpi_buf *b, const char *id, const char *svg, size_t n)
 		err = dcpi_buf_put(b, p, run - p);
 		p = run;
 	}
-	return err ? err : dcpi_buf_printf(b, "</div>\n");
+	if (!err && svg_unsafe((const char *)b->data + body, b->len - body))
+		err = -EINVAL;
+	err = err ? err : dcpi_buf_printf(b, "</div>\n");
+	if (err) /* nothing of a refused or unfinished SVG stays in the page */
+		b->len = start;
+	return err;
 }
 
 int dcpi_html_end(struct dcpi_buf *b, const struct dcpi_html_page *p)

@@ -134,6 +134,12 @@ static void test_svg(void)
 		{ "<svg><!-- unterminated </svg>", "a comment that does not end" },
 		{ "no svg here", "no svg element" },
 		{ "", "nothing" },
+		/* what dropping a namespace or a comment would join */
+		{ "<svg><scr xmlns=\"a\"ipt>x</scr ipt></svg>", "a script joined across a namespace" },
+		{ "<svg><scr<!-- x -->ipt>x</svg>", "a script joined across a comment" },
+		{ "<svg><!- xmlns=\"a\"-x--></svg>", "a comment joined across a namespace" },
+		{ "<svg><g o<!---->nclick=\"x()\"></g></svg>", "a handler joined across a comment" },
+		{ "<svg><a hr<!---->ef=\"x.html\">x</a></svg>", "a link joined across a comment" },
 	};
 	int err;
 	char *s = svg_of(good, &err);
@@ -154,6 +160,18 @@ static void test_svg(void)
 		s = svg_of(bad[i].svg, &err);
 		T_OK(!s && err == -EINVAL, "refused: %s", bad[i].why);
 		free(s);
+	}
+	{
+		struct dcpi_buf b = DCPI_BUF_INIT;
+		int kept;
+
+		dcpi_buf_put(&b, "<p>", 3);
+		err = dcpi_html_svg(&b, "cfg", bad[0].svg, strlen(bad[0].svg));
+		kept = b.len == 3 && !memcmp(b.data, "<p>", 3);
+		err = err ? dcpi_html_svg(&b, "cfg", bad[8].svg, strlen(bad[8].svg)) : 0;
+		T_OK(err == -EINVAL && kept && b.len == 3,
+		     "a refused SVG leaves nothing of itself in the page");
+		dcpi_buf_release(&b);
 	}
 }
 
