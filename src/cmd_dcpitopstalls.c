@@ -293,15 +293,17 @@ static void print_text(const struct ts *t, size_t n)
 {
 	const char *unit = t->b.r.cols->cycles_per_sample > 0 ? "cycles" : "samples";
 	double cum = 0;
+	char all[32];
 
 	report_print_header(stdout, t->b.o.db, &t->b.r.set, t->total, &t->b.w);
-	printf("\nStall = %s above the instruction's static best case, from %s (%.0f %s "
+	printf("\nStall = %s above the instruction's static best case, from %s (%s %s "
 	       "in all);\ncount = %s executions of its block, to the digits its confidence "
 	       "carries, c = confidence (H/M/L); "
 	       "avg = stall cycles per execution;\nculprits are POSSIBLE reasons by static "
 	       "rules%s: i I-cache, I ITLB, d D-cache, D DTLB,\nw write buffer, p branch "
 	       "mispredict, f functional unit, s synchronisation, m microcode, ? unexplained.\n",
-	       unit, t->b.r.set.events[t->b.r.cols->time], stall_units(t, t->total_stall), unit,
+	       unit, t->b.r.set.events[t->b.r.cols->time],
+	       stall_str(stall_units(t, t->total_stall), 3, 0, all, sizeof(all)), unit,
 	       t->absolute ? "estimated" : "relative",
 	       t->evidence && t->vtrace ? " (* : seen by a miss event near it, or measured missing L1)"
 	       : t->evidence ? " (* : seen by a miss event near it)"

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "dcpi/annotate.h"
+#include "dcpi/calc.h"
 #include "dcpi/error.h"
 #include "dcpi/json.h"
 #include "dcpi/obj.h"
@@ -20,6 +21,7 @@
 #include "report.h"
 
 #define MAX_PROCS ((size_t)1 << 20)
+#define FIG_DIGITS 3 /* significant digits of the text report's figures */
 
 /* One procedure's loss to -stall's kind. */
 struct loss {
@@ -157,16 +159,32 @@ static double pct(double v, double total)
 	return total > 0 ? 100.0 * v / total : 0;
 }
 
+/* A figure in the report's unit to digits significant digits (with a k,
+ * M, G suffix from 1,000 on), signed: the estimates behind it carry no
+ * more, and a cycle count from a time event no more than its clock. */
+static const char *fig_str(const struct wcg *t, double samples, int digits, char *buf, size_t len)
+{
+	double v = units(t, samples);
+
+	buf[0] = '-';
+	dcpi_count_str(fabs(v), 'H', digits, buf + (v < 0), len - (v < 0));
+	return buf;
+}
+
 static void text_line(const struct wcg *t, const char *name, double v, double total)
 {
-	printf("  %-34s %14.0f %7.1f%%\n", name, units(t, v), pct(v, total));
+	char a[32];
+
+	printf("  %-34s %14s %7.1f%%\n", name, fig_str(t, v, FIG_DIGITS, a, sizeof(a)),
+	       pct(v, total));
 }
 
 static void text_range(const struct wcg *t, const char *name, double lo, double hi, double total)
 {
-	char a[64];
+	char a[64], x[32], y[32];
 
-	snprintf(a, sizeof(a), "%.0f..%.0f", units(t, lo), units(t, hi));
+	snprintf(a, sizeof(a), "%s..%s", fig_str(t, lo, FIG_DIGITS, x, sizeof(x)),
+		 fig_str(t, hi, FIG_DIGITS, y, sizeof(y)));
 	printf("    %-32s %21s %5.1f%%..%.1f%%\n", name, a, pct(lo, total), pct(hi, total));
 }
 
@@ -175,6 +193,7 @@ static void text_image(const struct wcg *t, size_t i)
 	const struct dcpi_stall_tally *y = &t->tally[i];
 	double tot = y->samples, not = t->unanalysed[i] + y->unestimated, analysed = tot - not;
 	double err = sqrt(analysed > 0 ? analysed : 0);
+	char e[32], f[32];
 
 	printf("\nImage: %s\n", cli_safe(image_name(t, i)));
 	text_line(t, "Execution", y->execution, tot);
@@ -193,8 +212,8 @@ static void text_image(const struct wcg *t, size_t i)
 	text_line(t, "Not analysed", not, tot);
 	printf("  %-34s %14s\n", "", "--------------");
 	text_line(t, "Total sampled", tot, tot);
-	printf("  %-34s %13s%.0f %6.1f%%\n", "Net sampling error (1 s.e.)", "+-", units(t, err),
-	       pct(err, tot));
+	snprintf(e, sizeof(e), "+-%s", fig_str(t, err, 2, f, sizeof(f)));
+	printf("  %-34s %14s %6.1f%%\n", "Net sampling error (1 s.e.)", e, pct(err, tot));
 	printf("  Samples with confidence H or M: %.1f%%\n", pct(y->conf_ok, analysed));
 	if (pct(y->gain, tot) >= 1)
 		printf("  note: Execution and Static stalls are the static cost model's best case "
@@ -224,9 +243,10 @@ static void text_losses(const struct wcg *t, size_t n)
 	       dcpi_stall_name(k), dcpi_stall_code(k));
 	for (size_t i = 0; i < n; i++) {
 		const struct loss *l = &t->loss[i];
-		char a[64];
+		char a[64], x[32], y[32];
 
-		snprintf(a, sizeof(a), "%.0f..%.0f", units(t, l->min), units(t, l->max));
+		snprintf(a, sizeof(a), "%s..%s", fig_str(t, l->min, FIG_DIGITS, x, sizeof(x)),
+			 fig_str(t, l->max, FIG_DIGITS, y, sizeof(y)));
 		printf("  %21s %5.1f%%..%5.1f%%  %s  %s\n", a, pct(l->min, l->samples),
 		       pct(l->max, l->samples), cli_safe(l->proc),
 		       cli_safe(report_base(image_name(t, l->img))));

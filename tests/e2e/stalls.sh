@@ -135,7 +135,7 @@ grep -q "POSSIBLE reasons" <<<"$out" && pass "time samples alone: culprits said 
 # dcpiwhatcg: the divide loop's dynamic stall is f's; -stall f names it
 out=$("$DCPI_BIN/dcpiwhatcg" -db "$T/db-divide" -stall f -n 1 wl 2>&1); rc=$?
 frow=$(grep -E '^ +functional unit \(f\)' <<<"$out")
-[ $rc -eq 0 ] && [ -n "$frow" ] && grep -qE '^ +[0-9]+\.\.[0-9]+ .* st_divide ' <<<"$out" &&
+[ $rc -eq 0 ] && [ -n "$frow" ] && grep -qE '^ +[0-9.]+[kMGT]?\.\.[0-9.]+[kMGT]? .* st_divide ' <<<"$out" &&
 	pass "dcpiwhatcg: the divide's stall is f, st_divide loses most to it" ||
 	fail "dcpiwhatcg: the divide's stall is f, st_divide loses most to it" "rc=$rc $out"
 echo "$frow" | sed 's/^/# /'
