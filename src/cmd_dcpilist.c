@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "dcpi/annotate.h"
+#include "dcpi/calc.h"
 #include "dcpi/error.h"
 #include "dcpi/json.h"
 #include "dcpi/source.h"
@@ -141,18 +143,39 @@ static void open_image(struct listing *l)
 
 /* ---- text --------------------------------------------------------------------------- */
 
+/* The place a figure from samples is known to: its standard error (rel
+ * relative to v), to the nearest power of ten. */
+static double err_place(double v, double rel)
+{
+	return pow(10, round(log10(v * rel)));
+}
+
 static void counts_cols(const struct listing *l, const uint64_t *c)
 {
 	double cpi, freq;
+	char a[32], b[32];
+	int cy, in;
 
 	for (unsigned e = 0; e < l->set.nevents; e++)
 		printf("%10" PRIu64 " %6.2f%% ", c[e], report_pct(c[e], l->a.total[e]));
 	if (!l->derived)
 		return;
-	if (dcpi_annot_cpi(&l->set, c, &cpi, &freq))
-		printf("%6.2f %10.0f ", cpi, freq);
-	else
+	if (dcpi_annot_cpi(&l->set, c, &cpi, &freq) && dcpi_annot_derived_cols(&l->set, &cy, &in)) {
+		/* to the digits their samples carry: freq's error 1/sqrt(n) of
+		 * it, cpi's both counts' together */
+		double ri = 1 / sqrt((double)c[in]);
+		double rc = c[cy] ? sqrt(1 / (double)c[cy] + 1 / (double)c[in]) : 0;
+
+		dcpi_count_str(freq, 'H', dcpi_quantum_digits(freq, err_place(freq, ri)), b,
+			       sizeof(b));
+		if (cpi > 0)
+			dcpi_quantum_str(cpi, err_place(cpi, rc), 2, a, sizeof(a));
+		else
+			snprintf(a, sizeof(a), "0");
+		printf("%6s %10s ", a, b);
+	} else {
 		printf("%6s %10s ", "-", "-");
+	}
 }
 
 static void column_heads(const struct listing *l)
