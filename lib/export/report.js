@@ -71,6 +71,11 @@
 		d = digits - 1 - lead > 0 ? digits - 1 - lead : 0;
 		return (conf === 'L' ? '~' : '') + cfixed(v / scale, d) + sfx[k];
 	}
+	/* A figure of dcpiwhatcg's to the digits its text gives it (three, the
+	 * sampling error two), signed. */
+	function fig(v, digits) {
+		return v < 0 ? '-' + estimate(-v, 'H', digits) : estimate(v, 'H', digits);
+	}
 	/* A measured ratio (a cpi, a stall per execution) to the significant
 	 * digits the JSON says it carries, as dcpi_quantum_str prints it (at
 	 * most three decimals); two decimals where the JSON gives none. */
@@ -219,13 +224,13 @@
 					el('span', { class: r[3] === 'k-range' ? 'k-dyn' : r[3], style: 'width:' + Math.min(lo, 100) + '%' }),
 					hi > lo ? el('span', { class: 'k-range', style: 'width:' + Math.min(hi - lo, 100 - Math.min(lo, 100)) + '%' }) : null);
 				add(tb, el('tr', null, el('td', { class: 'mono', style: 'white-space:pre' }, r[0]),
-					el('td', { class: 'num' }, r[2] === null ? fixed(r[1], 0) : fixed(r[1], 0) + '..' + fixed(r[2], 0)),
+					el('td', { class: 'num' }, r[2] === null ? fig(r[1], 3) : fig(r[1], 3) + '..' + fig(r[2], 3)),
 					el('td', { class: 'num' }, r[2] === null ? fixed(r[1] / t * 100, 1) + '%' : fixed(r[1] / t * 100, 1) + '%..' + fixed(r[2] / t * 100, 1) + '%'),
 					el('td', null, bar)));
 			});
-			add(tb, el('tr', null, el('td', null, 'Total sampled'), el('td', { class: 'num' }, fixed(im.total, 0)), el('td', { class: 'num' }, '100.0%'), el('td')));
+			add(tb, el('tr', null, el('td', null, 'Total sampled'), el('td', { class: 'num' }, fig(im.total, 3)), el('td', { class: 'num' }, '100.0%'), el('td')));
 			add(box, [el('h3', { title: im.image }, base(im.image)), el('table', null, tb),
-				el('p', { class: 'note' }, 'Net sampling error (1 s.e.) \u00b1' + fixed(im.sampling_error, 0) +
+				el('p', { class: 'note' }, 'Net sampling error (1 s.e.) \u00b1' + fig(im.sampling_error, 2) +
 					'; samples with confidence H or M: ' + fixed(im.confident_percent, 1) + '%.' +
 					(im.unexplained_gain < 0 ? ' The code ran faster than the model says it can (unexplained gain): read Execution and Static stalls as upper bounds.' : ''))]);
 			add(s, box);

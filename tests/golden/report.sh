@@ -3,7 +3,8 @@
 # committed program prog), rendered by headless Chromium: the DOM must hold
 # the numbers the text tools print for it -- dcpiprof -ratio's column, the
 # lost and unknown samples of the header, dcpicalc's estimates of hot's
-# blocks (retired mode) and dcpitopstalls -proc's rows -- whatever the
+# blocks (retired mode), dcpitopstalls -proc's rows and dcpiwhatcg's
+# figures -- whatever the
 # compiler, since prog and its samples are fixed.
 . "$DCPI_ROOT/tests/tap.sh"
 . "$DCPI_ROOT/tests/golden/fixture.bash"
@@ -108,6 +109,52 @@ for g, w in zip(rows, st):
     t = tx['0x%x' % int(w['address'], 16)]
     assert g[0] == t[2] and g[1] == '%.2f' % w['percent'] and g[3] == t[5] and g[5] == w['address'], (g, w, t)
 print('# blocks', want, '; stalls', [(r[5], r[0], r[3]) for r in rows])
+EOF
+# the epoch's "where the cycles went": dcpiwhatcg's figures, as its text
+# gives them (three significant digits, the sampling error two)
+(cd "$T" && "$DCPI_BIN/dcpiwhatcg" -db "$DB") >"$T/whatcg.txt" 2>/dev/null
+check "the index: dcpiwhatcg's figures, as it prints them" \
+	python3 - "$T/index.dom" "$T/whatcg.txt" <<'EOF'
+import html.parser, re, sys
+class P(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.imgs = {}; s.cur = None; s.h3 = None; s.row = None; s.cell = None; s.note = None
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if tag == 'div' and a.get('class') == 'whatcg': s.cur = {}
+        elif tag == 'h3' and s.cur is not None: s.h3 = ''
+        elif tag == 'tr' and s.cur is not None: s.row = []
+        elif tag == 'td' and s.row is not None: s.cell = ''
+        elif tag == 'p' and s.cur is not None: s.note = ''
+    def handle_endtag(s, tag):
+        if tag == 'h3' and s.h3 is not None: s.imgs[s.h3] = s.cur; s.h3 = None
+        elif tag == 'td' and s.cell is not None: s.row.append(s.cell); s.cell = None
+        elif tag == 'tr' and s.row is not None:
+            if len(s.row) >= 2: s.cur[s.row[0].strip()] = s.row[1]
+            s.row = None
+        elif tag == 'p' and s.note is not None:
+            m = re.search(r'\(1 s\.e\.\) \u00b1(\S+);', s.note)
+            if m: s.cur['error'] = m.group(1)
+            s.note = None; s.cur = None
+    def handle_data(s, d):
+        for k in ('h3', 'cell', 'note'):
+            if getattr(s, k) is not None: setattr(s, k, getattr(s, k) + d)
+p = P(); p.feed(open(sys.argv[1]).read())
+want, img = {}, None
+for l in open(sys.argv[2]):
+    m = re.match(r'^Image: (.*)$', l)
+    if m: img = m.group(1).rsplit('/', 1)[-1]; want[img] = {}; continue
+    m = re.match(r'^ +(.*?) {2,}(\+-)?(-?[0-9.]+[kMGT]?(\.\.[0-9.]+[kMGT]?)?) +-?[0-9.]+%', l)
+    if img and m and m.group(2):
+        want[img]['error'] = m.group(3)
+    elif img and m:
+        want[img][m.group(1)] = m.group(3).lstrip('-')
+shown = {k: v for k, v in want.items() if k in p.imgs}
+assert shown and all(v.get('Execution') for v in shown.values()), (want, p.imgs)
+for k, v in shown.items():
+    for label, fig in v.items():
+        assert p.imgs[k].get(label) == fig, (k, label, fig, p.imgs[k])
+print('# whatcg', {k: (v['Execution'], v['Total sampled'], v['error']) for k, v in shown.items()})
 EOF
 # the script's number formatting against C's printf("%.*f") (Python's %
 # formats the exact double the same way, ties to even): shares like 3 of
