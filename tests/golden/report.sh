@@ -4,8 +4,7 @@
 # the numbers the text tools print for it -- dcpiprof -ratio's column, the
 # lost and unknown samples of the header, dcpicalc's estimates of hot's
 # blocks (retired mode), dcpitopstalls -proc's rows and dcpiwhatcg's
-# figures -- whatever the
-# compiler, since prog and its samples are fixed.
+# figures -- whatever the compiler, since prog and its samples are fixed.
 . "$DCPI_ROOT/tests/tap.sh"
 . "$DCPI_ROOT/tests/golden/fixture.bash"
 BROWSER=$(command -v chromium || command -v chromium-browser)
