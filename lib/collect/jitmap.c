@@ -125,7 +125,7 @@ static void proc_free(struct jm_proc *p)
 	dcpi_buf_release(&p->code);
 	free(p->lines);
 	free(p->defer);
-	free(p->ranges.maps);
+	jm_ranges_free(&p->ranges);
 	free(p->ents);
 	free(p->placed);
 	dcpi_buf_release(&p->names);
@@ -184,7 +184,6 @@ static struct jm_proc *proc_add(struct dcpi_jitmap *jm, int32_t pid)
 	p->dump_fd = -1;
 	p->uid_slot = -1;
 	p->key = (int64_t)pid | (int64_t)(++jm->gen & 0x7fffffff) << 32;
-	p->ranges.pid = pid;
 	p->created = dcpi_jm_now();
 	p->next = jm->buckets[h];
 	jm->buckets[h] = p;
@@ -225,14 +224,14 @@ static const struct lm_map *find(struct dcpi_jitmap *jm, struct jm_proc *p, uint
 
 	if (p->dump_fd >= 0 && p->dump_next && time >= p->dump_next)
 		dcpi_jm_dump_read(jm, p, time);
-	m = dcpi_lm_lookup(&p->ranges, ip);
+	m = jm_ranges_lookup(&p->ranges, ip);
 	if (m)
 		return m;
 	now = dcpi_jm_now();
 	map_more(jm, p, now);
 	if (p->dump_fd >= 0 && !p->dump_done && now - p->dump_checked >= DCPI_JITMAP_REREAD_NS)
 		dcpi_jm_dump_read(jm, p, time);
-	return dcpi_lm_lookup(&p->ranges, ip);
+	return jm_ranges_lookup(&p->ranges, ip);
 }
 
 static int place(struct jm_proc *p, struct jm_entry *e)
@@ -308,7 +307,7 @@ int dcpi_jitmap_resolve_key(struct dcpi_jitmap *jm, int64_t key, uint64_t ip, in
 		dcpi_jm_read(jm, p, 0);
 		dcpi_jm_dump_read(jm, p, UINT64_MAX);
 	}
-	m = dcpi_lm_lookup(&p->ranges, ip);
+	m = jm_ranges_lookup(&p->ranges, ip);
 	return m ? hit(jm, p, m, ip, key2, offset) : 0;
 }
 
@@ -340,7 +339,7 @@ static int settle_proc(struct dcpi_jitmap *jm, struct jm_proc *p, dcpi_jitmap_se
 	}
 	for (size_t i = 0; i < p->ndefer && !err; i++) {
 		const struct jm_deferred *d = &p->defer[i];
-		const struct lm_map *m = dcpi_lm_lookup(&p->ranges, d->ip);
+		const struct lm_map *m = jm_ranges_lookup(&p->ranges, d->ip);
 		int64_t key = 0;
 		uint64_t off = 0;
 		int h = m ? hit(jm, p, m, d->ip, &key, &off) : 0;

@@ -234,7 +234,7 @@ static int rec_move(struct dcpi_jitmap *jm, struct jm_proc *p, const uint8_t *r,
 	from = get64(r + JD_REC_HEADER + 16);
 	to = get64(r + JD_REC_HEADER + 24);
 	size = get64(r + JD_REC_HEADER + 32);
-	m = dcpi_lm_lookup(&p->ranges, from);
+	m = jm_ranges_lookup(&p->ranges, from);
 	if (!m || m->start != from || m->pgoff != 0)
 		return 0; /* code we never saw loaded: nothing to move */
 	e = &p->ents[m->image];

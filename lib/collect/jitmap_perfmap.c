@@ -366,7 +366,7 @@ int dcpi_jm_add_entry(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t start,
 	if (nlen > DCPI_JITMAP_MAX_LINE)
 		nlen = DCPI_JITMAP_MAX_LINE;
 	/* the entry, its name, its place among the ranges, its code */
-	err = dcpi_jm_charge(jm, p, sizeof(*e) + nlen + 1 + sizeof(struct lm_map) +
+	err = dcpi_jm_charge(jm, p, sizeof(*e) + nlen + 1 + 2 * sizeof(struct jm_rnode) +
 			     (code && p->code.len + size <= DCPI_JITMAP_MAX_CODE ? size : 0),
 			     "entries");
 	if (err)
@@ -387,7 +387,7 @@ int dcpi_jm_add_entry(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t start,
 	*e = (struct jm_entry){ start, size, p->names.len, JM_UNPLACED, code_off, 0, 0 };
 	dcpi_buf_put(&p->names, name, nlen);
 	dcpi_buf_put(&p->names, "", 1);
-	err = dcpi_lm_place(&p->ranges, start, start + size, 0, (int32_t)p->nents);
+	err = jm_ranges_place(&p->ranges, start, start + size, (int32_t)p->nents);
 	if (err)
 		return err == -ENOSPC || err == -EFBIG ? 0 : err;
 	p->nents++;
@@ -417,13 +417,21 @@ static int one_line(struct dcpi_jitmap *jm, struct jm_proc *p, const char *s, si
 
 /* Lines of buf[0, n); *used says how many bytes: up to the last newline,
  * all when final; a line without its newline yet is left for later unless
- * it is over the length cap already (then it is skipped). */
+ * it is over the length cap already (then it is skipped, and so is the
+ * rest of it in the reads that follow, up to its newline: not a line of
+ * its own, whatever it says). */
 int dcpi_jm_lines(struct dcpi_jitmap *jm, struct jm_proc *p, const char *buf, size_t n,
 		  int final, size_t *used)
 {
 	size_t i = 0;
 	int err = 0;
 
+	if (p->skip_rest) {
+		const char *nl = memchr(buf, '\n', n);
+
+		p->skip_rest = !nl;
+		i = nl ? (size_t)(nl - buf) + 1 : n;
+	}
 	while (i < n && !err) {
 		const char *nl = memchr(buf + i, '\n', n - i);
 		size_t len = nl ? (size_t)(nl - (buf + i)) : n - i;
@@ -432,6 +440,7 @@ int dcpi_jm_lines(struct dcpi_jitmap *jm, struct jm_proc *p, const char *buf, si
 			break; /* a partial line: wait for the rest */
 		err = one_line(jm, p, buf + i, len);
 		i += len + (nl != NULL);
+		p->skip_rest = !nl && !final;
 	}
 	*used = i;
 	return err;
@@ -480,7 +489,7 @@ int dcpi_jm_read(struct dcpi_jitmap *jm, struct jm_proc *p, int final)
 		return 0;
 	p->last_read = dcpi_jm_now();
 	if ((uint64_t)st.st_size < p->pos || !same_tail(p))
-		p->pos = 0; /* truncated or rewritten: the runtime started it afresh */
+		p->pos = 0, p->skip_rest = 0; /* truncated or rewritten: started afresh */
 	end = (uint64_t)st.st_size;
 	if (end > DCPI_JITMAP_MAX_BYTES) {
 		if (first_time(&p->warned_cap))

@@ -1,6 +1,6 @@
 /* The jitmap's private parts, shared by lib/collect/jitmap*.c only.
  *
- * Invariants: a process's ranges (struct lm_proc, from the loadmap) map
+ * Invariants: a process's ranges (struct jm_ranges, a treap) map
  * runtime addresses to entry indices (lm_map.image) and never overlap;
  * entries are append-only, so indices stay valid; an entry's img_off is
  * JM_UNPLACED until a sample hits it, then fixed, and placed[] lists the
@@ -41,6 +41,30 @@ struct jm_line {
 #define JM_MAX_LINES (1u << 20) /* per process */
 #define JM_NO_FILE UINT64_MAX
 
+/* A process's ranges: disjoint, sorted by start, each naming its entry
+ * (lm_map.image); a treap in n[1, len) (jitmap_ranges.c), 0 being nil. */
+#define JM_RANGES_MAX (2u * DCPI_JITMAP_MAX_ENTRIES + 2u)
+
+struct jm_rnode {
+	struct lm_map m;
+	uint32_t l, r, prio;
+};
+
+struct jm_ranges {
+	struct jm_rnode *n;
+	size_t len, cap;
+	uint32_t root, free, count;
+	uint64_t seed;
+};
+
+/* Place [start, end) for entry image: what it overlaps of earlier ranges
+ * is theirs no more.  0, -ENOSPC over JM_RANGES_MAX, -ENOMEM; on error
+ * the ranges are as they were. */
+int jm_ranges_place(struct jm_ranges *r, uint64_t start, uint64_t end, int32_t image);
+/* The range holding ip, or NULL; valid until the next placement. */
+const struct lm_map *jm_ranges_lookup(const struct jm_ranges *r, uint64_t ip);
+void jm_ranges_free(struct jm_ranges *r);
+
 struct jm_deferred {
 	uint64_t ip, time;
 	unsigned ev;
@@ -60,11 +84,12 @@ struct jm_proc {
 	int64_t start_ns;       /* process start, wall clock */
 	uint64_t next_try, last_read;
 	uint64_t pos;           /* next byte of the map to read */
+	uint8_t skip_rest;      /* pos is inside a line over the cap: skip to its newline */
 	char tail[32];          /* the tail_len bytes before pos, as read */
 	uint8_t tail_len;
 	char path[64];          /* as the process sees it */
 	char comm[17];          /* its command (status "Name:"), or "" */
-	struct lm_proc ranges;
+	struct jm_ranges ranges;
 	struct jm_entry *ents;
 	size_t nents, ents_cap;
 	struct dcpi_buf names;
