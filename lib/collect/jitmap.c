@@ -143,6 +143,7 @@ void dcpi_jitmap_free(struct dcpi_jitmap *jm)
 		}
 	free(jm->uids);
 	free(jm->procroot);
+	free(jm->win);
 	free(jm);
 }
 

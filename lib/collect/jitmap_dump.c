@@ -307,15 +307,39 @@ static int apply(struct dcpi_jitmap *jm, struct jm_proc *p, const uint8_t *r, si
 
 /* ---- reading --------------------------------------------------------------- */
 
-/* The record at dump_pos, if whole: 1 (*rec malloc'd), 0 not yet, <0. */
-static int next_record(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t size,
-		       uint64_t time, uint8_t **rec, uint32_t *len)
+/* Bytes [pos, pos + n) of p's dump (whose readable size is size), from
+ * the window, read afresh from pos when they are not in it: NULL when the
+ * file does not hold them (yet) or n is over the window. */
+static const uint8_t *window(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t pos, size_t n,
+			     uint64_t size)
 {
-	uint8_t h[JD_REC_HEADER];
+	size_t want;
+	ssize_t r;
+
+	if (pos >= jm->win_off && pos - jm->win_off <= jm->win_len &&
+	    n <= jm->win_len - (pos - jm->win_off))
+		return jm->win + (pos - jm->win_off);
+	if (n > JM_DUMP_WINDOW || pos >= size || n > size - pos)
+		return NULL;
+	if (!jm->win && !(jm->win = malloc(JM_DUMP_WINDOW)))
+		return NULL;
+	want = size - pos < JM_DUMP_WINDOW ? (size_t)(size - pos) : JM_DUMP_WINDOW;
+	r = pread(p->dump_fd, jm->win, want, (off_t)pos);
+	jm->win_off = pos;
+	jm->win_len = r > 0 ? (size_t)r : 0;
+	return jm->win_len >= n ? jm->win : NULL;
+}
+
+/* The record at dump_pos, if whole: 1 (*rec in the window, or malloc'd
+ * into *own when over it), 0 not yet, <0. */
+static int next_record(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t size,
+		       uint64_t time, const uint8_t **rec, uint8_t **own, uint32_t *len)
+{
+	const uint8_t *h = window(jm, p, p->dump_pos, JD_REC_HEADER, size);
 	uint64_t ts;
 
-	if (size - p->dump_pos < JD_REC_HEADER ||
-	    pread(p->dump_fd, h, sizeof(h), (off_t)p->dump_pos) != (ssize_t)sizeof(h))
+	*own = NULL;
+	if (!h)
 		return 0;
 	*len = get32(h + 4);
 	ts = get64(h + 8);
@@ -332,13 +356,19 @@ static int next_record(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t size,
 		p->dump_next = ts;
 		return 0;
 	}
-	*rec = malloc(*len);
-	if (!*rec)
+	if (*len <= JM_DUMP_WINDOW) {
+		*rec = window(jm, p, p->dump_pos, *len, size);
+		return *rec ? 1 : 0;
+	}
+	*own = malloc(*len);
+	if (!*own)
 		return -ENOMEM;
-	if (pread(p->dump_fd, *rec, *len, (off_t)p->dump_pos) != (ssize_t)*len) {
-		free(*rec);
+	if (pread(p->dump_fd, *own, *len, (off_t)p->dump_pos) != (ssize_t)*len) {
+		free(*own);
+		*own = NULL;
 		return 0;
 	}
+	*rec = *own;
 	return 1;
 }
 
@@ -403,15 +433,21 @@ int dcpi_jm_dump_read(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t time)
 		return 0; /* not written yet, or refused (then closed) */
 	size = (uint64_t)st.st_size < DCPI_JITMAP_MAX_DUMP ? (uint64_t)st.st_size
 							   : DCPI_JITMAP_MAX_DUMP;
+	if (size > p->dump_pos && size - p->dump_pos > JM_DUMP_STEP) {
+		size = p->dump_pos + JM_DUMP_STEP;
+		p->dump_next = 1; /* the rest on the next sample */
+	}
+	jm->win_len = 0; /* the file may have changed, or be another's */
 	while (!err && !p->dump_done && p->dump_pos < size) {
-		uint8_t *rec = NULL;
+		const uint8_t *rec = NULL;
+		uint8_t *own;
 		uint32_t len;
-		int r = next_record(jm, p, size, time, &rec, &len);
+		int r = next_record(jm, p, size, time, &rec, &own, &len);
 
 		if (r <= 0)
 			return r;
 		err = apply(jm, p, rec, len);
-		free(rec);
+		free(own);
 		p->dump_pos += len;
 	}
 	return err;

@@ -147,7 +147,18 @@ struct dcpi_jitmap {
 				   daemon run's */
 	int64_t made_ns;        /* when it was made (CLOCK_REALTIME ns): own
 				   children started after it */
+	/* the jitdump being read: a window of JM_DUMP_WINDOW bytes from
+	   win_off, valid within one dcpi_jm_dump_read only */
+	uint8_t *win;
+	uint64_t win_off;
+	size_t win_len;
 };
+
+#define JM_DUMP_WINDOW ((size_t)1 << 20)
+/* Bytes of a jitdump one dcpi_jm_dump_read goes through at most; the rest
+ * on the next sample that wants it (a 1 GiB dump of tiny records held the
+ * daemon a minute when read at once). */
+#define JM_DUMP_STEP ((uint64_t)64 << 20)
 
 /* Count n more bytes of p against the global and its user's budget: 0, or
  * -ENOSPC (nothing counted; a warning the first time for p) when either

@@ -1054,6 +1054,48 @@ static void test_budget(void)
 	dcpi_jitmap_free(jm);
 }
 
+/* A dump past one read's step (JM_DUMP_STEP, 64 MiB): records of 24
+ * bytes, so that they straddle the reader's 1 MiB windows, a LOAD with
+ * 2 MiB of code (over a window), and a LOAD past the step, read by the
+ * sample after the one that read the first 64 MiB. */
+static void test_dump_big(void)
+{
+	struct dcpi_jitmap *jm = new_jm();
+	struct dcpi_buf b = DCPI_BUF_INIT;
+	uint8_t *big = calloc(1, 2 << 20);
+	uint64_t off, ts = 10;
+	int64_t key;
+	int first, second;
+
+	if (!big)
+		abort();
+	big[0] = 0xc3; /* ret */
+	dump_header(&b, 0);
+	while (b.len < (1 << 20) + 100) {
+		put_hdr(&b, 99, 24, ts++);
+		put64(&b, 0);
+	}
+	dump_load(&b, ts++, 0x100000, "JS:*big x.js:1:1", big, 2 << 20);
+	while (b.len < (80u << 20)) {
+		put_hdr(&b, 99, 24, ts++);
+		put64(&b, 0);
+	}
+	dump_load(&b, ts++, 0x900000, "JS:*late x.js:9:1", code_f, sizeof(code_f));
+	put_hdr(&b, 3, 16, ts++);
+	dcpi_jitmap_feed_dump(jm, 126, b.data, b.len);
+	first = dcpi_jitmap_resolve(jm, 126, 0x900001, ts, &key, &off);
+	second = dcpi_jitmap_resolve(jm, 126, 0x900001, ts, &key, &off);
+	T_OK(first == 0 && second == 1, "an 80 MiB dump: a LOAD past its first 64 MiB is read "
+	     "by the next sample, not the first (%d, %d)", first, second);
+	T_EQ(dcpi_jitmap_resolve(jm, 126, 0x100000 + (1 << 20), ts, &key, &off), 1,
+	     "a LOAD of 2 MiB of code, over the reader's window, read whole");
+	T_OK(nwarnings == 0 && strstr(warnings, "not read") == NULL,
+	     "and no record taken for corrupt (%s)", warnings);
+	dcpi_buf_release(&b);
+	free(big);
+	dcpi_jitmap_free(jm);
+}
+
 int main(void)
 {
 	snprintf(tmp, sizeof(tmp), "/tmp/dcpi-test-jit.XXXXXX");
@@ -1076,6 +1118,7 @@ int main(void)
 		test_dump_before_header();
 	}
 	test_dump();
+	test_dump_big();
 	test_ctl_image();
 	test_budget();
 	{
