@@ -321,9 +321,18 @@ static const uint8_t *window(struct dcpi_jitmap *jm, struct jm_proc *p, uint64_t
 		return jm->win + (pos - jm->win_off);
 	if (n > JM_DUMP_WINDOW || pos >= size || n > size - pos)
 		return NULL;
-	if (!jm->win && !(jm->win = malloc(JM_DUMP_WINDOW)))
-		return NULL;
 	want = size - pos < JM_DUMP_WINDOW ? (size_t)(size - pos) : JM_DUMP_WINDOW;
+	if (want > jm->win_cap) { /* as big as the dumps read need, up to the window */
+		size_t cap = jm->win_cap ? jm->win_cap : 4096;
+		uint8_t *w;
+
+		while (cap < want)
+			cap *= 2;
+		if (!(w = realloc(jm->win, cap)))
+			return NULL;
+		jm->win = w;
+		jm->win_cap = cap;
+	}
 	r = pread(p->dump_fd, jm->win, want, (off_t)pos);
 	jm->win_off = pos;
 	jm->win_len = r > 0 ? (size_t)r : 0;

@@ -151,7 +151,7 @@ struct dcpi_jitmap {
 	   win_off, valid within one dcpi_jm_dump_read only */
 	uint8_t *win;
 	uint64_t win_off;
-	size_t win_len;
+	size_t win_len, win_cap;
 };
 
 #define JM_DUMP_WINDOW ((size_t)1 << 20)
