@@ -33,6 +33,14 @@
 #define REG_SP 7
 #define REG_RA 16
 #define MAX_ROWS (1u << 24)
+/* libdw computes the row at an address by running its FDE's instructions
+ * from the start, so an FDE's rows cost the square of their number (an
+ * 800 KB program of one 200,000-row FDE held the daemon 36 s; libdw runs
+ * some 2 ns an instruction).  Rows past FDE_MAX_ROWS of one FDE, and past
+ * TABLE_MAX_STEPS instructions run for one image, are not compiled:
+ * nothing is known there (a NONE row), and stacks stop. */
+#define FDE_MAX_ROWS 2048u
+#define TABLE_MAX_STEPS ((uint64_t)256 << 20)
 #define USER_TOP 0x800000000000ull   /* x86-64 user addresses lie below */
 
 /* What a table opened for lookups keeps: the image's CFI (libdw's, over
@@ -45,12 +53,14 @@ struct dcpi_unwind_lazy {
 	uint32_t *at, *cnt;     /* FDE i's rows: rows[at[i]], cnt[i] of them */
 	uint8_t *done;          /* FDE i compiled */
 	size_t cap;             /* rows allocated */
+	uint64_t steps;         /* CFI instructions run so far (rows x their index) */
 };
 
 struct build {
 	struct dcpi_unwind_table *t;
 	size_t cap;
 	size_t floor;           /* rows below it are another FDE's: kept as they are */
+	uint64_t steps;         /* as dcpi_unwind_lazy's */
 };
 
 static int push(struct build *b, const struct dcpi_unwind_row *r)
@@ -188,6 +198,7 @@ static void row_of(Dwarf_Frame *fr, uint64_t start, struct dcpi_unwind_row *r)
 static int walk_fde(struct build *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
 {
 	uint64_t a = lo;
+	unsigned rows = 0;
 	int err = 0;
 
 	while (a < hi && !err) {
@@ -195,6 +206,11 @@ static int walk_fde(struct build *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
 		Dwarf_Addr s, e;
 		struct dcpi_unwind_row r;
 
+		if (rows >= FDE_MAX_ROWS || b->steps >= TABLE_MAX_STEPS) {
+			b->t->unsupported++;
+			break; /* the rest of it: the NONE row below */
+		}
+		b->steps += ++rows;
 		if (dwarf_cfi_addrframe(cfi, a, &fr) != 0 || !fr)
 			break; /* no FDE here after all: what follows is the next's */
 		if (dwarf_frame_info(fr, &s, &e, NULL) < 0 || e <= a) {
@@ -553,7 +569,7 @@ static int walk_nth(struct build *b, const struct dcpi_unwind_lazy *z, size_t i)
 /* Every FDE's rows, in order: the whole table. */
 static int build_all(struct dcpi_unwind_table *t, struct dcpi_unwind_lazy *z)
 {
-	struct build b = { t, 0, 0 };
+	struct build b = { t, 0, 0, 0 };
 	int err = 0;
 
 	for (size_t i = 0; i < z->nfde && !err; i++)
@@ -565,11 +581,12 @@ static int build_all(struct dcpi_unwind_table *t, struct dcpi_unwind_lazy *z)
 static void compile_fde(struct dcpi_unwind_table *t, size_t i)
 {
 	struct dcpi_unwind_lazy *z = t->lazy;
-	struct build b = { t, z->cap, t->n };
+	struct build b = { t, z->cap, t->n, z->steps };
 
 	/* out of memory or rows: the rows made so far, and none past them */
 	(void)walk_nth(&b, z, i);
 	z->cap = b.cap;
+	z->steps = b.steps;
 	z->at[i] = (uint32_t)b.floor;
 	z->cnt[i] = (uint32_t)(t->n - b.floor);
 	z->done[i] = 1;

@@ -377,6 +377,37 @@ int main(void)
 		else
 			T_SKIP("cannot assemble the huge-register fixture");
 	}
+	/* one FDE of 10,000 rows (libdw runs an FDE from its start for each
+	   row: their square): the first 2,048 compiled, nothing known past */
+	{
+		FILE *f = fopen(fx_path("rows.s"), "w");
+		int ok = f && fputs("	.text\n	.globl g\n	.type g, @function\ng:\n"
+				    "	.cfi_startproc\n", f) >= 0;
+
+		for (int i = 0; ok && i < 5000; i++)
+			ok = fputs("	nop\n	.cfi_adjust_cfa_offset 8\n	nop\n"
+				   "	.cfi_adjust_cfa_offset -8\n", f) >= 0;
+		ok = ok && fputs("	ret\n	.cfi_endproc\n	.section .note.GNU-stack, \"\", "
+				 "@progbits\n", f) >= 0;
+		if (f && fclose(f))
+			ok = 0;
+		if (ok &&
+		    !fx_sh("cc -shared -nostdlib -o '%s' '%s'", fx_path("rows.so"), fx_path("rows.s")) &&
+		    dcpi_unwind_table_build(fx_path("rows.so"), &t) == 0) {
+			const struct dcpi_unwind_row *first = t.n ? &t.rows[0] : NULL;
+			const struct dcpi_unwind_row *late =
+				first ? dcpi_unwind_lookup(&t, first->start + 9000) : NULL;
+			const struct dcpi_unwind_row *early =
+				first ? dcpi_unwind_lookup(&t, first->start + 1000) : NULL;
+
+			T_OK(t.n >= 2048 && t.n <= 2051 && late && late->kind == DCPI_UW_NONE &&
+			     early && early->kind == DCPI_UW_SP && t.unsupported >= 1,
+			     "an FDE of 10,000 rows: %zu compiled, the rest unknown (NONE)", t.n);
+			dcpi_unwind_table_free(&t);
+		} else {
+			T_SKIP("cannot assemble the many-rows fixture");
+		}
+	}
 	fx_cleanup();
 	return t_done();
 }
