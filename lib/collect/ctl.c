@@ -205,40 +205,31 @@ static struct dcpi_ctl_client *slot(struct dcpi_ctl_server *s)
 	return old;
 }
 
-/* Accept what is waiting (a bounded number per call), while there is room. */
-/* Whether process pid has gid among its supplementary groups
- * (/proc/PID/status "Groups:"). */
-static int in_group(pid_t pid, gid_t gid)
+/* Whether the peer on fd had gid among its groups when it connected
+ * (SO_PEERGROUPS, taken by the kernel at connect(2), as SO_PEERCRED is:
+ * reading /proc/PID/status afterwards would ask whoever holds the pid
+ * now, which need not be the peer). */
+static int in_group(int fd, gid_t gid)
 {
-	char path[64], line[4096];
+	gid_t g[64], *v = g;
+	socklen_t len = sizeof(g);
 	int found = 0;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *p = line + 7, *end;
-
-		if (strncmp(line, "Groups:", 7))
-			continue;
-		for (;;) {
-			unsigned long g = strtoul(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (g == gid) {
-				found = 1;
-				break;
-			}
-			p = end;
-		}
-		break;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, v, &len) != 0) {
+		if (errno != ERANGE || len == 0 || len > 65536 * sizeof(gid_t) ||
+		    !(v = malloc(len)))
+			return 0;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, v, &len) != 0)
+			len = 0;
 	}
-	fclose(f);
+	for (size_t i = 0; i < len / sizeof(gid_t) && !found; i++)
+		found = v[i] == gid;
+	if (v != g)
+		free(v);
 	return found;
 }
 
+/* Accept what is waiting (a bounded number per call), while there is room. */
 static int accept_some(struct dcpi_ctl_server *s)
 {
 	for (int k = 0; k < DCPI_CTL_CLIENTS; k++) {
@@ -260,7 +251,7 @@ static int accept_some(struct dcpi_ctl_server *s)
 		c->fd = fd;
 		c->uid = cred.uid;
 		c->pid = cred.pid;
-		c->member = s->group && (cred.gid == s->group || in_group(cred.pid, s->group));
+		c->member = s->group && (cred.gid == s->group || in_group(fd, s->group));
 		c->n = 0;
 		c->ready = 0;
 		c->deadline_ms = now_ms() + DCPI_CTL_CLIENT_MS;
