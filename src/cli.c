@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "dcpi/record.h"
+#include "dcpi/utf8.h"
 #include "dcpi/error.h"
 #include "dcpi/version.h"
 
@@ -78,17 +79,35 @@ void cli_warn(const char *fmt, ...)
 
 #define SAFE_MAX (4 * 4096 + 1) /* a profile's longest string, every byte escaped */
 
+size_t cli_plain_len(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t k = dcpi_utf8_len(p);
+
+	if (k == 1 && ((*p < 0x20 && *p != '\t') || *p == 0x7f || *p == '\\'))
+		return 0;
+	if (k == 2 && p[0] == 0xc2 && p[1] < 0xa0) /* U+0080..U+009F: C1 controls */
+		return 0;
+	return k;
+}
+
 void cli_escape(char *out, size_t cap, const char *s)
 {
-	size_t n = 0;
+	size_t n = 0, k;
 
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (n + 5 > cap)
-			break;
-		if ((*p < 0x20 && *p != '\t') || *p == 0x7f || *p == '\\')
-			n += (size_t)snprintf(out + n, 5, "\\x%02x", *p);
-		else
-			out[n++] = (char)*p;
+	for (const char *p = s ? s : ""; *p; p += k) {
+		k = cli_plain_len(p);
+		if (k) {
+			if (n + k + 1 > cap)
+				break;
+			memcpy(out + n, p, k);
+			n += k;
+		} else {
+			if (n + 5 > cap)
+				break;
+			n += (size_t)snprintf(out + n, 5, "\\x%02x", (unsigned char)*p);
+			k = 1;
+		}
 	}
 	out[n] = 0;
 }

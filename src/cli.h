@@ -24,15 +24,21 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * daemon's own log could not take.  err: LOG_ERR, else LOG_INFO. */
 void cli_syslog(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* s for a terminal or a text report: control bytes but tab, DEL and '\\'
- * as \xNN, so that a hostile name (a path, a symbol, an event in a profile) cannot
- * forge lines or drive the terminal.  NULL reads as "".  Returns one of
+/* s for a terminal or a text report: control bytes but tab, DEL, '\\',
+ * the C1 controls' UTF-8 (U+0080..U+009F: C2 80..C2 9F) and every byte
+ * that begins no well-formed UTF-8 sequence (a lone 0x9b is CSI on an
+ * 8-bit terminal) as \xNN, byte by byte, so that a hostile name (a path,
+ * a symbol, an event in a profile) cannot forge lines or drive the
+ * terminal.  NULL reads as "".  Returns one of
  * CLI_SAFE_SLOTS rotating static buffers: valid until that many more
  * calls, enough for one printf's arguments. */
 #define CLI_SAFE_SLOTS 8
 const char *cli_safe(const char *s);
 /* The same into out (cap bytes, cap > 0; cut at a whole escape). */
 void cli_escape(char *out, size_t cap, const char *s);
+/* How many bytes at s cli_escape passes as they are (a whole UTF-8
+ * character, 1 for the NUL), or 0 when it writes the byte at s \xNN. */
+size_t cli_plain_len(const char *s);
 /* The database directory: the -db argument if given, else $DCPIDB, else
  * a usage error naming both. */
 const char *cli_db(const char *db_opt);

@@ -137,7 +137,8 @@ static void apply_file_opt(struct opts *o)
 
 static void open_image(struct listing *l)
 {
-	l->src = (struct dcpi_source_opts){ l->o.dirs, l->o.ndirs, l->o.remaps, l->o.nremaps };
+	l->src = (struct dcpi_source_opts){ .dirs = l->o.dirs, .ndirs = l->o.ndirs,
+					    .remaps = l->o.remaps, .nremaps = l->o.nremaps };
 	l->img = report_annot_open(&l->set, l->o.co.db, l->o.image, &l->src);
 }
 

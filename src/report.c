@@ -306,31 +306,28 @@ const struct dcpi_symtab_opts *report_symtab_opts(const char *db)
 	return &o;
 }
 
-/* RFC 4180: quoted when it holds a comma, a quote or any control byte
- * (a bare CR or ESC would break a reader's or a terminal's lines). */
-static int csv_plain(const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		if (*p < 0x20 || *p == 0x7f || *p == ',' || *p == '"')
-			return 0;
-	return 1;
-}
-
 void report_csv_field(FILE *f, const char *s)
 {
+	int quoted;
+	size_t k;
+
 	if (!s)
 		return;
-	if (csv_plain(s)) {
-		fputs(s, f);
-		return;
+	quoted = strpbrk(s, ",\"") != NULL;
+	if (quoted)
+		fputc('"', f);
+	for (; *s; s += k) {
+		/* a tab too: a field is one cell of one line */
+		k = *s == '\t' ? 0 : cli_plain_len(s);
+		if (!k)
+			fprintf(f, "\\x%02x", (unsigned char)*s), k = 1;
+		else if (*s == '"')
+			fputs("\"\"", f);
+		else
+			fwrite(s, 1, k, f);
 	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	if (quoted)
+		fputc('"', f);
 }
 
 void report_keep_label(struct dcpi_profset *set, const char *spec)

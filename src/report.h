@@ -104,7 +104,10 @@ void report_json_counts(struct dcpi_json *j, unsigned nevents, const uint64_t *c
 double report_pct(uint64_t n, uint64_t total);
 
 /* One CSV field on f (RFC 4180): quoted, quotes doubled, when it holds a
- * comma, a quote or any control byte; NULL is an empty field. */
+ * comma or a quote; what cli_escape escapes (control bytes, DEL, '\\',
+ * C1 controls, bytes not UTF-8), and a tab, as \xNN, so that a field
+ * is one cell of one line and no byte of it drives a terminal; NULL is an
+ * empty field. */
 void report_csv_field(FILE *f, const char *s);
 
 /* dcpi bins' measurement of this machine written to path as its bins file

@@ -5,6 +5,7 @@
 #define DCPI_SOURCE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define DCPI_SOURCE_MAX_SIZE ((size_t)64 << 20)      /* source file bytes */
 
@@ -26,6 +27,13 @@ struct dcpi_source_opts {
 	size_t ndirs;
 	const struct dcpi_remap *remaps;  /* -remap rules, tried in order */
 	size_t nremaps;
+	/* The owner of the image (its DWARF names the files): when neither
+	 * root (0, what a zeroed struct says), (uid_t)-1 nor the caller's
+	 * euid, a file is read only when image_uid owns it or it is
+	 * world-readable, so that a user's DWARF cannot make root's tools
+	 * show files the user cannot read.  Other files found are refused
+	 * (-EACCES when nothing else is found, with a message naming them). */
+	uid_t image_uid;
 };
 
 struct dcpi_source;
@@ -34,7 +42,8 @@ struct dcpi_source;
  * the path rewritten by each matching remap; the path itself; then for
  * each dir: DIR/P for P = the path (relative paths) or each trailing part
  * of it, longest first, down to DIR/basename.  Only regular files are
- * read, at most DCPI_SOURCE_MAX_SIZE bytes (-EFBIG).  -ENOENT when none
+ * read, at most DCPI_SOURCE_MAX_SIZE bytes (-EFBIG), and for another
+ * user's image only the files o->image_uid may read.  -ENOENT when none
  * exists, with a message naming every place tried (cut with "..." when
  * very long). */
 int dcpi_source_open(const char *dwarf_path, const struct dcpi_source_opts *o,

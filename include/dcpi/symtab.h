@@ -33,6 +33,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define DCPI_SYMTAB_MAX_SYMS (1u << 24)  /* symbols kept from one image */
 #define DCPI_KALLSYMS_LINE_MAX 1024      /* longer kallsyms lines are skipped */
@@ -198,6 +199,10 @@ const char *dcpi_symtab_image_file(const struct dcpi_symtab *st);
  * separate debug file when one was found, else the image file; the
  * kallsyms file for the kernel. */
 const char *dcpi_symtab_debug_file(const struct dcpi_symtab *st);
+/* The owner of the image or debug file read when it is neither root nor
+ * the caller's euid (the debug file's when both are such), else 0: the
+ * user whose DWARF names the source files (dcpi_source_opts.image_uid). */
+uid_t dcpi_symtab_owner(const struct dcpi_symtab *st);
 enum dcpi_symtab_status dcpi_symtab_status(const struct dcpi_symtab *st);
 enum dcpi_symtab_source dcpi_symtab_source(const struct dcpi_symtab *st);
 /* What the open noticed, for the tools' headers ("file rebuilt since

@@ -34,6 +34,7 @@ struct dcpi_annot_image {
 	size_t nsamples;
 	char *notes[DCPI_ANNOT_MAX_NOTES];
 	size_t nnotes, notes_cut;
+	struct dcpi_source_opts src;  /* o.src's, with the image's owner */
 	struct source_slot sources[MAX_SOURCES];
 	size_t nsources;
 	unsigned long serial;         /* of the current annotation, for notes */
@@ -137,6 +138,9 @@ static int open_image(struct dcpi_annot_image *img)
 	img->dis = dcpi_obj_code(img->obj, &img->code_delta);
 	if (!img->dis && dcpi_obj_code_note(img->obj))
 		img_note(img, "%s", dcpi_obj_code_note(img->obj));
+	if (img->o.src)
+		img->src = *img->o.src;
+	img->src.image_uid = dcpi_symtab_owner(img->st);
 	img->sl = dcpi_obj_lines(img->obj);
 	if (!img->sl && dcpi_obj_lines_note(img->obj))
 		img_note(img, "%s", dcpi_obj_lines_note(img->obj));
@@ -632,12 +636,12 @@ static const char *source_text(struct dcpi_annot_image *img, const char *file, u
 			return NULL;
 		slot = &img->sources[img->nsources++];
 		slot->dwarf_path = file;
-		if (dcpi_source_open(file, img->o.src, &slot->src))
+		if (dcpi_source_open(file, &img->src, &slot->src))
 			slot->src = NULL;
 	}
 	if (!slot->src && slot->noted != img->serial) {
 		slot->noted = img->serial; /* once per file and annotation */
-		if (dcpi_source_open(file, img->o.src, &slot->src))
+		if (dcpi_source_open(file, &img->src, &slot->src))
 			ann_note(a, "source file not found: %s; its lines are listed without text",
 				 dcpi_errmsg());
 	}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "dcpi/json.h"
+#include "dcpi/utf8.h"
 
 struct dcpi_json {
 	FILE *f;
@@ -108,31 +109,6 @@ void dcpi_json_arr_end(struct dcpi_json *j)
 	close_bracket(j, ']');
 }
 
-/* The length of the well-formed UTF-8 sequence at s (Unicode 15, table
- * 3-7: no overlong forms, no surrogates, nothing past U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
-	else
-		return 0;
-	if (s[1] < lo || s[1] > hi) /* the terminating NUL fails here too */
-		return 0;
-	for (size_t k = 2; k < n; k++)
-		if (s[k] < 0x80 || s[k] > 0xbf)
-			return 0;
-	return n;
-}
-
 /* A JSON string: '"', '\\' and control characters escaped; a byte that
  * starts no well-formed UTF-8 sequence (a path's, say: Linux names are
  * bytes) becomes U+FFFD, one for each such byte, as strict parsers
@@ -148,7 +124,7 @@ static void put_string(FILE *f, const char *str)
 		/* a run of bytes written as they are: printable ASCII and
 		   well-formed sequences past it */
 		for (size_t k; s[n] >= 0x20 && s[n] != '"' && s[n] != '\\' &&
-			       (k = utf8_len(s + n)); n += k)
+			       (k = dcpi_utf8_len(s + n)); n += k)
 			;
 		if (n)
 			fwrite(s, 1, n, f), s += n;

@@ -16,6 +16,7 @@
 #include "dcpi/file.h"
 #include "dcpi/hex.h"
 #include "dcpi/pprof.h"
+#include "dcpi/utf8.h"
 #include "internal.h"
 
 /* ---- interning: strings, mappings, functions, locations, samples ---------- */
@@ -122,6 +123,27 @@ static int put_packed(struct dcpi_buf *b, unsigned field, const uint64_t *v, siz
 	if (!err)
 		err = put_bytes_field(b, field, p.data, p.len);
 	dcpi_buf_release(&p);
+	return err;
+}
+
+/* A string of the string table (field 6): pprof's strings are UTF-8,
+ * which protobuf's parsers check, and a path is bytes: each byte that
+ * begins no well-formed sequence becomes U+FFFD, as in the JSON. */
+static int put_string(struct dcpi_buf *b, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	struct dcpi_buf u = DCPI_BUF_INIT;
+	size_t k;
+	int err = 0;
+
+	for (; *s && !err; s += k)
+		if (!(k = dcpi_utf8_len(s)))
+			err = dcpi_buf_put(&u, "\xef\xbf\xbd", 3), k = 1;
+		else
+			err = dcpi_buf_put(&u, s, k);
+	if (!err)
+		err = put_bytes_field(b, 6, u.data, u.len);
+	dcpi_buf_release(&u);
 	return err;
 }
 
@@ -471,7 +493,7 @@ static int encode(struct pp *p, struct dcpi_buf *out, const struct dcpi_pprof_op
 		err = encode_tail(p, out, o);
 	/* last: the tail and the labels above may still add strings */
 	for (size_t i = 0; i < p->strings.n && !err; i++)
-		err = put_bytes_field(out, 6, p->strings.v[i]->key, strlen(p->strings.v[i]->key));
+		err = put_string(out, p->strings.v[i]->key);
 	return err;
 }
 

@@ -280,6 +280,7 @@ static int accept_file(struct dcpi_symtab *st, struct symelf *img, const uint8_t
 		dcpi_symtab_note(st, "profile has no build-id; identity not checked");
 	}
 	set_id(st, img->idlen ? img->id : id, img->idlen ? img->idlen : idlen);
+	dcpi_symtab_set_owner(st, img->uid);
 	return dcpi_symtab_set_str(&st->image_file, img->path);
 }
 
@@ -298,6 +299,7 @@ static int use_other(struct dcpi_symtab *st, enum dcpi_symtab_status status,
 		return 1;
 	}
 	dcpi_symtab_note(st, "%s; using copy from %s", why, f->path);
+	dcpi_symtab_set_owner(st, f->uid);
 	return dcpi_symtab_set_str(&st->image_file, f->path);
 }
 

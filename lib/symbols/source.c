@@ -29,6 +29,7 @@ struct dcpi_source {
 /* The search state: what was tried, the first error that was not "no
  * such file" (reported when nothing is found). */
 struct search {
+	uid_t uid;               /* dcpi_source_opts.image_uid when it restricts, else 0 */
 	struct dcpi_buf tried;
 	int cut;
 	int first_err;
@@ -179,6 +180,16 @@ static int try_path(const char *path, struct search *se, struct dcpi_source **ou
 		}
 		return 0;
 	}
+	if (se->uid && st.st_uid != se->uid && !(st.st_mode & S_IROTH)) {
+		close(fd);
+		if (!se->first_err) {
+			se->first_err = EACCES;
+			snprintf(se->first_msg, sizeof(se->first_msg),
+				 "source not read: %s is not readable by the image's owner uid %lu",
+				 path, (unsigned long)se->uid);
+		}
+		return 0;
+	}
 	src = calloc(1, sizeof(*src));
 	err = src ? load(path, fd, &st, src) : dcpi_error(ENOMEM, "%s: out of memory", path);
 	close(fd);
@@ -267,10 +278,12 @@ static int search(const char *path, const struct dcpi_source_opts *o, struct sea
 int dcpi_source_open(const char *dwarf_path, const struct dcpi_source_opts *o,
 		     struct dcpi_source **out)
 {
-	struct search se = { DCPI_BUF_INIT, 0, 0, "" };
+	struct search se = { 0, DCPI_BUF_INIT, 0, 0, "" };
 	int r;
 
 	*out = NULL;
+	if (o && o->image_uid != 0 && o->image_uid != (uid_t)-1 && o->image_uid != geteuid())
+		se.uid = o->image_uid;
 	if (!dwarf_path || !*dwarf_path)
 		return dcpi_error(EINVAL, "no source file name");
 	r = search(dwarf_path, o, &se, out);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dcpi/demangle.h"
 #include "dcpi/error.h"
@@ -646,6 +647,17 @@ size_t dcpi_symtab_describe(const struct dcpi_symtab *st, uint64_t offset, char 
 const char *dcpi_symtab_path(const struct dcpi_symtab *st)
 {
 	return st->path;
+}
+
+void dcpi_symtab_set_owner(struct dcpi_symtab *st, uid_t uid)
+{
+	if (uid != 0 && uid != geteuid())
+		st->owner = uid;
+}
+
+uid_t dcpi_symtab_owner(const struct dcpi_symtab *st)
+{
+	return st->owner;
 }
 
 const char *dcpi_symtab_image_file(const struct dcpi_symtab *st)

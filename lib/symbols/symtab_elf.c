@@ -31,6 +31,7 @@ int dcpi_symelf_open(const char *path, struct symelf *f)
 		err = f->fd;
 		goto fail;
 	}
+	f->uid = sb.st_uid;
 	/* ELF_C_READ, not mmap: a file rewritten under us must not SIGBUS. */
 	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF) {

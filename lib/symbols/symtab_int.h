@@ -47,6 +47,7 @@ struct dcpi_symtab {
 	char *path;               /* as asked */
 	char *image_file;         /* as read; NULL: none */
 	char *debug_file;         /* where the symbols came from */
+	uid_t owner;              /* see dcpi_symtab_owner(); 0: none */
 	char *label;              /* IMAGE in describe(): basename, "kernel", module */
 	struct dcpi_buf msg;      /* NUL-terminated once non-empty */
 	enum dcpi_symtab_status status;
@@ -78,10 +79,15 @@ struct symelf {
 	char *path;
 	uint8_t id[DCPI_BUILD_ID_MAX];
 	size_t idlen;
+	uid_t uid;              /* the file's owner, as opened */
 };
 
 /* symtab.c: the builder. */
 struct dcpi_symtab *dcpi_symtab_new(enum dcpi_image_kind kind, const char *path);
+/* Record uid, the owner of an image or debug file read, when it is
+ * neither root nor the caller (the last such wins: the debug file, whose
+ * DWARF names the sources, is read after the image). */
+void dcpi_symtab_set_owner(struct dcpi_symtab *st, uid_t uid);
 const char *dcpi_symtab_intern(struct dcpi_symtab *st, const char *s, size_t len);
 int dcpi_symtab_add(struct dcpi_symtab *st, const struct symtab_in *sym);
 int dcpi_symtab_add_seg(struct dcpi_symtab *st, const struct symtab_seg *seg);

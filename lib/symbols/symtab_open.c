@@ -98,6 +98,7 @@ static int load_symbols(struct dcpi_symtab *st, const struct symelf *img,
 		dcpi_symtab_note(st, "symbols from .dynsym only (no debug file found)");
 	if (dcpi_symtab_set_str(&st->debug_file, src->path))
 		return -ENOMEM;
+	dcpi_symtab_set_owner(st, src->uid);
 	return dcpi_symelf_load_syms(st, src, type);
 }
 

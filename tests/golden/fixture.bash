@@ -71,14 +71,14 @@ write_kallsyms() {
 #   [ext4]      ext4_map_blocks 25/5
 #   unknown     40/20 (10/5 of them pid 4343's, dcpid -unknown, in the 1 MB
 #               region at 0x7f00dea00000)
-#   WEIRD       35/70 (a path with " \ , and byte 0x01; no such file)
+#   WEIRD       35/70 (a path with " \ , bytes 0x01, ESC, CR and BEL, U+009B (CSI) and a lone 0x9b; no such file)
 #   total                                               = 1325/1865
 #   stats: samples 3190 (= 1325 + 1865), lost 120, throttled 3,
 #          unknown 60, kernel 400 (= 270 + 100 + 25 + 5)
 # The older epoch (20240101T000000Z), another boot with the kernel 2 MB
 # higher: prog hot 10/20, kernel do_syscall_64 7/3; samples 40, lost 6,
 # throttled 1, kernel 10.
-WEIRD=$(printf '/opt/we"ird\\dir,v2/lib\001x.so')
+WEIRD=$(printf '/opt/we"ird\\dir,v2/lib\001x\302\233\233\033[7m\r\a.so')
 golden_spec() {
 	local hot6 hot7 hot8 hot10 stray warm4 cold0 main5
 	hot6=$(insn_off hot 6) && hot7=$(insn_off hot 7) && hot8=$(insn_off hot 8) &&

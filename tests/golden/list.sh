@@ -50,4 +50,25 @@ while IFS=, read -r image pid rest; do
 done < <("$DCPI_BIN/dcpiprof" -db "$DB" -pid -csv 2>/dev/null)
 [ $n -ge 6 ] && [ -z "$bad" ] && pass "dcpitopcounts takes each of the $n images dcpiprof -pid prints" ||
 	fail "dcpitopcounts takes each image dcpiprof -pid prints ($n)" "$bad"
+
+# Another user's image: its DWARF names prog.c, which root can read and
+# that user cannot (root's, 0600): root's dcpilist does not show it, and
+# says why; a world-readable prog.c is shown.
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	nobody=$(id -u nobody)
+	chown nobody "$T/prog" && chmod 0600 "$T/prog.c"
+	out=$(cd "$T" && "$DCPI_BIN/dcpilist" -db "$DB" -source hot prog 2>&1)
+	! grep -qF 'sink = x' <<<"$out" &&
+		grep -qF "source not read: prog.c is not readable by the image's owner uid $nobody" <<<"$out" &&
+		pass "root's dcpilist shows no source of nobody's image that nobody cannot read" ||
+		fail "root's dcpilist shows no source of nobody's image that nobody cannot read" "$out"
+	chmod 0644 "$T/prog.c"
+	out=$(cd "$T" && "$DCPI_BIN/dcpilist" -db "$DB" -source hot prog 2>&1)
+	grep -qF 'sink = x' <<<"$out" && ! grep -qF 'source not read' <<<"$out" &&
+		pass "a world-readable source of nobody's image is shown" ||
+		fail "a world-readable source of nobody's image is shown" "$out"
+	chown root "$T/prog"
+else
+	skip "not root (or no user nobody): the source-owner rule needs chown"
+fi
 done_testing

@@ -50,8 +50,11 @@ want = {}
 for l in open(sys.argv[2]):
     f = l.split()
     if len(f) >= 9 and re.match(r'^\d+$', f[0]) and f[1].endswith('%') and re.match(r'^[\d.]+$|^-$', f[6]):
-        # the text escapes control bytes (\xNN); the page shows the name itself
-        want[re.sub(r'\\x([0-9a-f]{2})', lambda m: chr(int(m.group(1), 16)), f[7])] = f[6]
+        # the text escapes control bytes and what is not UTF-8 (\xNN, byte by
+        # byte); the page shows the name itself, U+FFFD for each byte not UTF-8
+        # (and a CR as HTML reads it, a newline)
+        want[re.sub(rb'\\x([0-9a-f]{2})', lambda m: bytes([int(m.group(1), 16)]),
+                    f[7].encode()).decode('utf-8', 'replace').replace('\r', '\n')] = f[6]
 got = {r[0]: r[-1] for r in p.rows}
 assert want and all(got.get(k) == v for k, v in want.items()), (want, got)
 d = json.load(open(sys.argv[3]))

@@ -370,7 +370,7 @@ static void test_moved(void)
 	struct dcpi_source *src = NULL;
 	struct dcpi_remap rm[2];
 	const char *dirs[2];
-	struct dcpi_source_opts o = { NULL, 0, rm, 2 };
+	struct dcpi_source_opts o = { .remaps = rm, .nremaps = 2 };
 	uint64_t lo = 0, sz = 0;
 	int err;
 
@@ -397,7 +397,7 @@ static void test_moved(void)
 	found_via("-remap", built, &o, hot, want1);
 	dirs[0] = fx_path("nowhere");
 	dirs[1] = to;
-	o = (struct dcpi_source_opts){ dirs, 2, NULL, 0 };
+	o = (struct dcpi_source_opts){ .dirs = dirs, .ndirs = 2 };
 	found_via("-I DIR (DIR/relative-path)", built, &o, hot, want1);
 	snprintf(dir2, sizeof(dir2), "%s/sub", to);
 	dirs[1] = dir2;
@@ -405,7 +405,7 @@ static void test_moved(void)
 	found_via("-I DIR (DIR/basename)", built, &o, hot, want2);
 
 	snprintf(dir1, sizeof(dir1), "%s/nowhere/sub/srcline_hot.c", fx_tmp);
-	o = (struct dcpi_source_opts){ dirs, 1, rm, 1 };
+	o = (struct dcpi_source_opts){ .dirs = dirs, .ndirs = 1, .remaps = rm, .nremaps = 1 };
 	err = dcpi_source_open(built, &o, &src);
 	T_EQ(err, -ENOENT, "a missing source: -ENOENT");
 	T_OK(strstr(dcpi_errmsg(), built) && strstr(dcpi_errmsg(), dir1) &&
@@ -556,6 +556,64 @@ static void test_corrupt(void)
 	T_OK(sane, "every answer on corrupt DWARF is a clean error or a whole location");
 	T_OK(affected > 0, "the corruption was seen (%d of %d copies)", affected, tried);
 }
+
+/* Another user's image: its DWARF may name only files that user can
+ * read (owned by it, or world-readable); root's and the caller's images
+ * read what the caller can. */
+static void test_source_owner(void)
+{
+	uid_t me = geteuid(), other = me == 65534 ? 65533 : 65534;
+	const char *f = fx_path("secret.c");
+	struct dcpi_source_opts o = { .image_uid = other };
+	struct dcpi_source *src = NULL;
+	FILE *fp = fopen(f, "w");
+	int err;
+
+	if (!fp || fputs("the secret\n", fp) < 0 || fclose(fp) || chmod(f, 0600)) {
+		T_OK(0, "write %s", f);
+		return;
+	}
+	err = dcpi_source_open(f, &o, &src);
+	T_EQ(err, -EACCES, "another user's image: a 0600 file of mine is not read");
+	T_OK(!src && strstr(dcpi_errmsg(), "is not readable by the image's owner uid"),
+	     "and the message says why: %s", dcpi_errmsg());
+	dcpi_source_close(src);
+	src = NULL;
+	o.dirs = (const char *const[]){ fx_tmp };
+	o.ndirs = 1;
+	T_EQ(dcpi_source_open("/elsewhere/secret.c", &o, &src), -EACCES,
+	     "nor when found through -I");
+	dcpi_source_close(src);
+	src = NULL;
+	chmod(f, 0644);
+	err = dcpi_source_open(f, &o, &src);
+	T_OK(!err && src && !strcmp(dcpi_source_line(src, 1, NULL), "the secret"),
+	     "a world-readable file is read");
+	dcpi_source_close(src);
+	src = NULL;
+	chmod(f, 0600);
+	for (int k = 0; k < 3; k++) {
+		o.image_uid = k == 0 ? 0 : k == 1 ? me : (uid_t)-1;
+		err = dcpi_source_open(f, &o, &src);
+		T_OK(!err && src, "image owned by %s: read as before",
+		     k == 0 ? "root" : k == 1 ? "the caller" : "nobody known");
+		dcpi_source_close(src);
+		src = NULL;
+	}
+	if (me != 0) {
+		T_SKIP("not root: cannot give the file to uid %lu", (unsigned long)other);
+		return;
+	}
+	o.image_uid = other;
+	if (chown(f, other, (gid_t)-1)) {
+		T_OK(0, "chown %s", f);
+		return;
+	}
+	err = dcpi_source_open(f, &o, &src);
+	T_OK(!err && src, "a 0600 file of the image's owner is read");
+	dcpi_source_close(src);
+}
+
 int main(void)
 {
 	if (fx_setup("srcline"))
@@ -564,6 +622,7 @@ int main(void)
 	test_inline();
 	test_sources();
 	test_corrupt();
+	test_source_owner();
 	fx_cleanup();
 	return t_done();
 }

@@ -405,6 +405,15 @@ static void test_demangle(void)
 	static const char *names[] = { "_ZN2ns5Klass6methodEi", "_ZNSt6vectorIiSaIiEE9push_backERKi",
 				       "_ZN4core3fmt5write17h0123456789abcdefE",
 				       "_RNvCs1234_7mycrate3foo" };
+	/* the same without c++filt, as libiberty gives them */
+	static const char *fixed[][2] = {
+		{ "_ZN2ns5Klass6methodEi", "ns::Klass::method(int)" },
+		{ "_ZNSt6vectorIiSaIiEE9push_backERKi",
+		  "std::vector<int, std::allocator<int> >::push_back(int const&)" },
+		{ "_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write" },
+		{ "_RNvCs1234_7mycrate3foo", "mycrate::foo" },
+		{ "_RINvCs1234_7mycrate3fooTmlEE", "mycrate::foo::<(u32, i32)>" },
+	};
 	char cmd[256], line[512];
 	size_t i;
 
@@ -429,6 +438,110 @@ static void test_demangle(void)
 		free(d);
 	}
 	T_OK(dcpi_demangle("main") == NULL, "a C name is not mangled");
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		char *d = dcpi_demangle(fixed[i][0]);
+
+		T_STREQ(d, fixed[i][1], "demangle %s", fixed[i][0]);
+		free(d);
+	}
+}
+
+/* "_Z1f1a" and then levels of "1bI" X X "E", each X the template-id
+ * of the level before (the substitution S<2(k-1)-1>_, S_ for the
+ * first): f(a, b<a, a>, b<b<a, a>, b<a, a> >, ...), every level doubling
+ * the demangled name: 26 levels (278 bytes) demangle to about 900 MB. */
+static void demangle_bomb(char *out, int levels)
+{
+	strcpy(out, "_Z1f1a");
+	for (int k = 1; k <= levels; k++) {
+		int idx = k == 1 ? 0 : 2 * (k - 1);
+		char id[16], *p = id;
+
+		*p++ = 'S';
+		if (idx) {
+			char d[8];
+			int nd = 0, n = idx - 1;
+
+			do {
+				d[nd++] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[n % 36];
+				n /= 36;
+			} while (n);
+			while (nd)
+				*p++ = d[--nd];
+		}
+		*p++ = '_';
+		*p = '\0';
+		sprintf(out + strlen(out), "1bI%s%sE", id, id);
+	}
+}
+
+/* The same in Rust v0: c::f::<i32, (i32, i32), ((i32, i32), (i32, i32)),
+ * ...>, each tuple two back-references ("B<base 62>_", an offset after
+ * "_R") to the one before. */
+static void demangle_bomb_rust(char *out, int levels)
+{
+	static const char b62[] = "0123456789abcdefghijklmnopqrstuvwxyz"
+				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	size_t prev;
+
+	strcpy(out, "_RINvC1c1f");
+	prev = strlen(out) - 2;
+	strcat(out, "l");
+	for (int k = 0; k < levels; k++) {
+		size_t here = strlen(out) - 2, n = prev;
+		char ref[16], d[8];
+		int nd = 0, r = 0;
+
+		if (n) {
+			n--;
+			do {
+				d[nd++] = b62[n % 62];
+				n /= 62;
+			} while (n);
+		}
+		while (nd)
+			ref[r++] = d[--nd];
+		ref[r] = '\0';
+		sprintf(out + strlen(out), "TB%s_B%s_E", ref, ref);
+		prev = here;
+	}
+	strcat(out, "E");
+}
+
+/* A name demangling past DCPI_DEMANGLE_MAX does not demangle (the
+ * demangler stops at the limit, not at gigabytes); one below it does. */
+static void test_demangle_bomb(void)
+{
+	static const int levels[] = { 16, 24, 26, 60 };
+	char raw[1024], *d;
+
+	demangle_bomb(raw, 2);
+	d = dcpi_demangle(raw);
+	T_STREQ(d, "f(a, b<a, a>, b<b<a, a>, b<a, a> >)", "two levels demangle");
+	free(d);
+	demangle_bomb(raw, 12);
+	d = dcpi_demangle(raw);
+	T_OK(d && strlen(d) == 53191 && strlen(d) <= DCPI_DEMANGLE_MAX,
+	     "12 levels demangle whole (53191 bytes, below the limit)");
+	free(d);
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		demangle_bomb(raw, levels[i]);
+		d = dcpi_demangle(raw);
+		T_OK(d == NULL, "%d levels (%zu bytes) past the limit: not demangled", levels[i],
+		     strlen(raw));
+		free(d);
+	}
+	demangle_bomb_rust(raw, 2);
+	d = dcpi_demangle(raw);
+	T_STREQ(d, "c::f::<i32, (i32, i32), ((i32, i32), (i32, i32))>", "Rust: two levels demangle");
+	free(d);
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		demangle_bomb_rust(raw, levels[i]);
+		d = dcpi_demangle(raw);
+		T_OK(d == NULL, "Rust: %d levels (%zu bytes) past the limit: not demangled",
+		     levels[i], strlen(raw));
+		free(d);
+	}
 }
 
 static void test_cxx(void)
@@ -740,6 +853,7 @@ int main(void)
 	test_demangle_lazy();
 	test_root();
 	test_demangle();
+	test_demangle_bomb();
 	test_rebuilt();
 	test_corrupt();
 	test_kallsyms_fake();
