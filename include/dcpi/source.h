@@ -36,6 +36,11 @@ struct dcpi_source_opts {
 	uid_t image_uid;
 };
 
+/* image_uid for an image whose owner is not known (a copy the daemon made
+ * in the database's image cache, the original gone): only world-readable
+ * files are read. */
+#define DCPI_UID_UNKNOWN ((uid_t)-2)
+
 struct dcpi_source;
 
 /* Find and read the source file DWARF names dwarf_path.  Tried in order:

@@ -201,7 +201,10 @@ const char *dcpi_symtab_image_file(const struct dcpi_symtab *st);
 const char *dcpi_symtab_debug_file(const struct dcpi_symtab *st);
 /* The owner of the image or debug file read when it is neither root nor
  * the caller's euid (the debug file's when both are such), else 0: the
- * user whose DWARF names the source files (dcpi_source_opts.image_uid). */
+ * user whose DWARF names the source files (dcpi_source_opts.image_uid).
+ * DCPI_UID_UNKNOWN (dcpi/source.h) for a copy of one link in the
+ * database's image cache (opts.buildid_cache): the daemon's copy, made
+ * whoever the image's owner was. */
 uid_t dcpi_symtab_owner(const struct dcpi_symtab *st);
 enum dcpi_symtab_status dcpi_symtab_status(const struct dcpi_symtab *st);
 enum dcpi_symtab_source dcpi_symtab_source(const struct dcpi_symtab *st);

@@ -18,6 +18,7 @@
 
 #include "dcpi/error.h"
 #include "dcpi/hex.h"
+#include "dcpi/source.h"
 #include "symtab_int.h"
 
 #define SYS_DEBUG_DIR "/usr/lib/debug"
@@ -284,10 +285,19 @@ static int accept_file(struct dcpi_symtab *st, struct symelf *img, const uint8_t
 	return dcpi_symtab_set_str(&st->image_file, img->path);
 }
 
+/* Whether path is in the database's image cache (opts->buildid_cache). */
+static int in_cache(const struct dcpi_symtab_opts *opts, const char *path)
+{
+	size_t n = opts && opts->buildid_cache ? strlen(opts->buildid_cache) : 0;
+
+	return n && !strncmp(path, opts->buildid_cache, n) && path[n] == '/';
+}
+
 /* The file at the path is not the profiled image; f (a copy, or with
  * DEBUG_ONLY a debug file) is.  Returns 0 for a copy, 1 for DEBUG_ONLY. */
-static int use_other(struct dcpi_symtab *st, enum dcpi_symtab_status status,
-		     const struct symelf *f, int had_file, const uint8_t *id, size_t idlen)
+static int use_other(struct dcpi_symtab *st, const struct dcpi_symtab_opts *opts,
+		     enum dcpi_symtab_status status, const struct symelf *f, int had_file,
+		     const uint8_t *id, size_t idlen)
 {
 	const char *why = had_file ? "file rebuilt since profiling" : "file gone since profiling";
 
@@ -299,7 +309,14 @@ static int use_other(struct dcpi_symtab *st, enum dcpi_symtab_status status,
 		return 1;
 	}
 	dcpi_symtab_note(st, "%s; using copy from %s", why, f->path);
-	dcpi_symtab_set_owner(st, f->uid);
+	/* the image cache's copies are the daemon's whoever's the image was:
+	   a copy of one link (not a link of the image itself, which keeps
+	   its owner) has no known owner, and its DWARF names no file that
+	   is not world-readable */
+	if (in_cache(opts, f->path) && f->nlink == 1 && (f->uid == 0 || f->uid == geteuid()))
+		st->owner = DCPI_UID_UNKNOWN;
+	else
+		dcpi_symtab_set_owner(st, f->uid);
 	return dcpi_symtab_set_str(&st->image_file, f->path);
 }
 
@@ -333,10 +350,10 @@ int dcpi_debuginfo_find_image(struct dcpi_symtab *st, const char *path, const ui
 				  "to find a copy by", full);
 	}
 	if (!find_copy(opts, &w, img))
-		return use_other(st, DCPI_SYMTAB_COPY, img, had_file, id, idlen);
+		return use_other(st, opts, DCPI_SYMTAB_COPY, img, had_file, id, idlen);
 	if (!find_debug_by_id(opts, &w, dbg)) {
 		if (dcpi_symelf_has_layout(dbg))
-			return use_other(st, DCPI_SYMTAB_DEBUG_ONLY, dbg, had_file, id, idlen);
+			return use_other(st, opts, DCPI_SYMTAB_DEBUG_ONLY, dbg, had_file, id, idlen);
 		snprintf(note, sizeof(note), " (debug file %s has the symbols but not the file "
 			 "layout to place profile offsets)", dbg->path);
 		dcpi_symelf_close(dbg);

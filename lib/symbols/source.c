@@ -182,7 +182,12 @@ static int try_path(const char *path, struct search *se, struct dcpi_source **ou
 	}
 	if (se->uid && st.st_uid != se->uid && !(st.st_mode & S_IROTH)) {
 		close(fd);
-		if (!se->first_err) {
+		if (!se->first_err && se->uid == DCPI_UID_UNKNOWN) {
+			se->first_err = EACCES;
+			snprintf(se->first_msg, sizeof(se->first_msg),
+				 "source not read: %s is not world-readable, and the image (a copy "
+				 "in the image cache) has no known owner", path);
+		} else if (!se->first_err) {
 			se->first_err = EACCES;
 			snprintf(se->first_msg, sizeof(se->first_msg),
 				 "source not read: %s is not readable by the image's owner uid %lu",

@@ -32,6 +32,7 @@ int dcpi_symelf_open(const char *path, struct symelf *f)
 		goto fail;
 	}
 	f->uid = sb.st_uid;
+	f->nlink = sb.st_nlink;
 	/* ELF_C_READ, not mmap: a file rewritten under us must not SIGBUS. */
 	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF) {

@@ -80,6 +80,7 @@ struct symelf {
 	uint8_t id[DCPI_BUILD_ID_MAX];
 	size_t idlen;
 	uid_t uid;              /* the file's owner, as opened */
+	nlink_t nlink;          /* its links, as opened */
 };
 
 /* symtab.c: the builder. */

@@ -592,6 +592,15 @@ static void test_source_owner(void)
 	dcpi_source_close(src);
 	src = NULL;
 	chmod(f, 0600);
+	o.dirs = NULL;
+	o.ndirs = 0;
+	o.image_uid = DCPI_UID_UNKNOWN;
+	err = dcpi_source_open(f, &o, &src);
+	T_OK(err == -EACCES && !src && strstr(dcpi_errmsg(), "has no known owner"),
+	     "an image of no known owner (the image cache's copy): a 0600 file is not read (%s)",
+	     dcpi_errmsg());
+	dcpi_source_close(src);
+	src = NULL;
 	for (int k = 0; k < 3; k++) {
 		o.image_uid = k == 0 ? 0 : k == 1 ? me : (uid_t)-1;
 		err = dcpi_source_open(f, &o, &src);

@@ -15,6 +15,7 @@
 #include "dcpi/demangle.h"
 #include "dcpi/error.h"
 #include "dcpi/snapshot.h"
+#include "dcpi/source.h"
 #include "dcpi/symtab.h"
 #include "fixture.h"
 #include "tap.h"
@@ -649,7 +650,18 @@ static void test_rebuilt(void)
 	unlink(bin);
 	err = dcpi_symtab_open(bin, id1, idlen, &opts, &st);
 	T_OK(!err && strstr(dcpi_symtab_message(st), "gone"), "deleted + cache: copy used");
+	/* the cache's copy is ours whoever's the image was: no known owner,
+	   so its DWARF names only world-readable sources */
+	T_OK(!err && dcpi_symtab_owner(st) == DCPI_UID_UNKNOWN,
+	     "deleted + cache: a copy of one link has no known owner (%lu)",
+	     err ? 0ul : (unsigned long)dcpi_symtab_owner(st));
 	dcpi_symtab_close(st);
+	fx_sh("ln '%s' '%s/cache-link'", copy, tmp); /* a link of the image: its owner is kept */
+	err = dcpi_symtab_open(bin, id1, idlen, &opts, &st);
+	T_OK(!err && dcpi_symtab_owner(st) == 0, "deleted + cache: a link of the image keeps its "
+	     "owner (%lu)", err ? 0ul : (unsigned long)dcpi_symtab_owner(st));
+	dcpi_symtab_close(st);
+	unlink(tpath("cache-link"));
 	opts.buildid_cache = NULL;
 	/* A debug file made by objcopy --only-keep-debug has the symbols but
 	 * zeroed PT_LOAD sizes: it cannot place offsets, so it is not used. */
