@@ -11,6 +11,7 @@
 #include "dcpi/callgraph.h"
 #include "dcpi/error.h"
 #include "dcpi/folded.h"
+#include "dcpi/utf8.h"
 
 struct stack {
 	char *key;
@@ -41,15 +42,24 @@ static void stack_free(void *p)
 	free(s);
 }
 
-/* One frame name: ';' would split it, control bytes would break lines. */
+/* One frame name: ';' would split it, control bytes would break lines
+ * (and C1 controls, U+0080..U+009F, or a byte that begins no UTF-8
+ * sequence, would reach a terminal as escapes): a '?' for each. */
 static int put_name(struct dcpi_buf *b, const char *s)
 {
 	int err = 0;
 
-	for (; *s && !err; s++) {
-		char c = *s == ';' ? ':' : (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+	while (*s && !err) {
+		const unsigned char *u = (const unsigned char *)s;
+		size_t n = dcpi_utf8_len(u);
 
-		err = dcpi_buf_put(b, &c, 1);
+		if (n == 1 && *s != ';' && *u >= 0x20 && *u != 0x7f)
+			err = dcpi_buf_put(b, s, 1);
+		else if (n > 1 && !(n == 2 && u[0] == 0xc2 && u[1] < 0xa0))
+			err = dcpi_buf_put(b, s, n);
+		else
+			err = dcpi_buf_put(b, *s == ';' ? ":" : "?", 1), n = n ? n : 1;
+		s += n;
 	}
 	return err;
 }
