@@ -202,6 +202,13 @@ all: $(STACKDEPTH)
 $(STACKDEPTH): bench/tools/stackdepth.c $(O)/libdcpi.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/libdcpi.a $(LDLIBS)
+# hostile: what a user's hostile perf map, jitdump or unwind rows cost
+# the daemon's readers, against the same amount of ordinary input
+HOSTILE := $(O)/bench/hostile
+all: $(HOSTILE)
+$(HOSTILE): bench/tools/hostile.c $(O)/libdcpi.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/libdcpi.a $(LDLIBS)
 $(COLLBENCH): bench/tools/collbench.c $(O)/libdcpi.a tests/unit/replay.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(O)/libdcpi.a $(LDLIBS)
