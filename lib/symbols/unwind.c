@@ -411,7 +411,16 @@ static int check_cfi(Elf *elf, const char *name)
 		if (!(d = elf_getdata(scn, NULL)) || !d->d_buf)
 			continue;
 		nsec++;
-		while (!err && dwarf_next_cfi(eh.e_ident, d, true, off, &next, &e) == 0) {
+		while (!err) {
+			/* an entry libdw cannot read (a length past the section) is
+			   refused too: the header's table may still point into it,
+			   and libdw would run what lies past the section's data */
+			int rc = dwarf_next_cfi(eh.e_ident, d, true, off, &next, &e);
+
+			if (rc) {
+				err = rc < 0 ? -1 : 0;
+				break;
+			}
 			if (++nent > 4u << 20) {
 				err = -1;
 				break;
